@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * oomkit.h - the whole public API of liboomkit.
+ *
+ * liboomkit lets user space decide what happens when a memory cgroup runs out
+ * of memory.  A program creates a context, watches cgroups, optionally takes
+ * over their OOM handling (the kernel OOM killer is held off for a bounded
+ * delay), and supplies one handler callback.  The library runs the event loop,
+ * preallocates every buffer the handler path needs, keeps a separate guardian
+ * process that hands an OOM back to the kernel if the handler hangs or dies,
+ * and offers allocation-free helpers to inspect and act on cgroups and
+ * processes.
+ *
+ * Conventions: every function that can fail returns >= 0 on success and
+ * -errno on failure; out-parameters are named ret_* and are written only on
+ * success.  The library never prints and never exits; it logs through an
+ * optional callback.  Cgroup arguments are paths relative to the root of the
+ * hierarchy ("" or "/" is the root, "jobs/web" a child); an absolute path
+ * under the mount point is accepted as well.
+ */
+#ifndef OOMKIT_H
+#define OOMKIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OOMKIT_VERSION_MAJOR 0
+#define OOMKIT_VERSION_MINOR 1
+
+/* "No limit": what memory.limit_in_bytes / memory.max report when unlimited. */
+#define OOMKIT_UNLIMITED UINT64_MAX
+
+typedef struct oomkit_ctx oomkit_ctx;
+typedef struct oomkit_watch oomkit_watch;
+
+/* ---------------------------------------------------------------- logging */
+
+enum oomkit_log_level {
+	OOMKIT_LOG_ERR = 3,
+	OOMKIT_LOG_WARNING = 4,
+	OOMKIT_LOG_NOTICE = 5,
+	OOMKIT_LOG_INFO = 6,
+	OOMKIT_LOG_DEBUG = 7,
+};
+
+/* Receives one formatted message (no trailing newline).  Called on the
+ * handler path too, so it must not allocate if the caller cares about that. */
+typedef void (*oomkit_log_fn)(enum oomkit_log_level level, const char *msg, void *userdata);
+
+/* ---------------------------------------------------------------- context */
+
+struct oomkit_options {
+	const char *memory_root;   /* cgroup v1 memory mount; NULL: from /proc/self/mounts */
+	const char *cgroup2_root;  /* cgroup2 mount; NULL: from /proc/self/mounts */
+	const char *freezer_root;  /* cgroup v1 freezer mount; NULL: from /proc/self/mounts */
+	const char *proc_root;     /* NULL: "/proc" */
+	unsigned max_cgroups;      /* watches and cgroup walks are sized for this; 0: 1024 */
+	unsigned max_pids;         /* pid buffers are sized for this; 0: 4096 */
+	bool mlock;                /* prefault and mlockall() after setup */
+	bool guardian;             /* start a guardian process for taken-over cgroups */
+	bool protect;              /* set oom_score_adj -1000 on self and guardian (root) */
+	oomkit_log_fn log;         /* NULL: no logging */
+	void *log_userdata;
+};
+
+/* Fills *opts with defaults: autodetected mounts, guardian on, mlock off. */
+void oomkit_options_init(struct oomkit_options *opts);
+
+/* Creates a context: detects mounts, allocates every buffer, starts the
+ * guardian if asked.  -ENOENT: no memory cgroup hierarchy was found. */
+int oomkit_new(const struct oomkit_options *opts, oomkit_ctx **ret_ctx);
+
+/* Hands every taken-over cgroup back to the kernel OOM killer, stops the
+ * guardian, closes every watch and frees the context.  NULL is a no-op. */
+void oomkit_free(oomkit_ctx *ctx);
+
+/* Which cgroup interface a path is served by. */
+enum oomkit_backend {
+	OOMKIT_BACKEND_NONE = 0,
+	OOMKIT_BACKEND_V1 = 1,     /* memory.oom_control, cgroup.event_control */
+	OOMKIT_BACKEND_V2 = 2,     /* memory.events, memory.high/max, cgroup.kill */
+};
+
+/* The backend of the context's memory hierarchy. */
+enum oomkit_backend oomkit_backend(const oomkit_ctx *ctx);
+
+/* The mount point the context resolves relative cgroup paths against. */
+const char *oomkit_memory_root(const oomkit_ctx *ctx);
+
+/* --------------------------------------------------------------- events */
+
+enum oomkit_event_kind {
+	OOMKIT_EVENT_OOM = 1,        /* the memcg (or an ancestor) is at its limit, nothing reclaimable */
+	OOMKIT_EVENT_THRESHOLD = 2,  /* usage crossed a threshold, either way */
+	OOMKIT_EVENT_PRESSURE = 3,   /* memory.pressure_level reported a level */
+	OOMKIT_EVENT_GONE = 4,       /* the cgroup was removed; the watch is closed after this */
+};
+
+enum oomkit_pressure_level {
+	OOMKIT_PRESSURE_LOW = 0,
+	OOMKIT_PRESSURE_MEDIUM = 1,
+	OOMKIT_PRESSURE_CRITICAL = 2,
+};
+
+struct oomkit_event {
+	enum oomkit_event_kind kind;
+	oomkit_watch *watch;
+	const char *cgroup;          /* the watched cgroup, relative to the root */
+	const char *origin;          /* OOM: the cgroup whose limit was hit (cgroup or an ancestor) */
+	bool own;                    /* OOM: origin is the watched cgroup itself */
+	bool under_oom;              /* state when the event was read */
+	uint64_t usage_bytes;        /* of the watched cgroup */
+	uint64_t limit_bytes;        /* of the watched cgroup; OOMKIT_UNLIMITED if none */
+	uint64_t threshold_bytes;    /* THRESHOLD: the threshold crossed */
+	bool rising;                 /* THRESHOLD: usage is now at or above it */
+	enum oomkit_pressure_level level; /* PRESSURE */
+	uint64_t time_ns;            /* CLOCK_MONOTONIC when the kernel event was read */
+};
+
+/* What a handler tells the library about an OOM it was shown. */
+enum oomkit_verdict {
+	OOMKIT_RESOLVED = 0,   /* memory was freed or the limit raised */
+	OOMKIT_KERNEL = 1,     /* hand the OOM to the kernel OOM killer now */
+	OOMKIT_WAIT = 2,       /* keep waiting; the kernel steps in after the delay */
+};
+
+/* The one callback a program writes.  Runs on the loop's thread; must not
+ * allocate if the program wants the reserve guarantees.  The verdict matters
+ * only for OOM events on taken-over cgroups whose origin is the cgroup itself. */
+typedef enum oomkit_verdict (*oomkit_handler_fn)(oomkit_ctx *ctx, const struct oomkit_event *event,
+						 void *userdata);
+
+/* Watch flags. */
+#define OOMKIT_WATCH_ALLOW_SELF 0x1u   /* allow watching a cgroup that contains this process */
+
+/* Watches cgroup for OOM events (and GONE).  -ELOOP: the cgroup contains the
+ * calling process (a handler there hangs in the kernel) unless
+ * OOMKIT_WATCH_ALLOW_SELF; -ENOSPC: max_cgroups watches exist. */
+int oomkit_watch_oom(oomkit_ctx *ctx, const char *cgroup, unsigned flags, oomkit_handler_fn handler,
+		     void *userdata, oomkit_watch **ret_watch);
+
+/* Watches usage crossing threshold_bytes in either direction (and GONE). */
+int oomkit_watch_threshold(oomkit_ctx *ctx, const char *cgroup, uint64_t threshold_bytes, unsigned flags,
+			   oomkit_handler_fn handler, void *userdata, oomkit_watch **ret_watch);
+
+/* Watches memory pressure at level or above (v1 memory.pressure_level, and GONE). */
+int oomkit_watch_pressure(oomkit_ctx *ctx, const char *cgroup, enum oomkit_pressure_level level,
+			  unsigned flags, oomkit_handler_fn handler, void *userdata,
+			  oomkit_watch **ret_watch);
+
+/* Stops a watch and frees it.  If it was the last watch holding a take-over
+ * of its cgroup, the kernel OOM killer is given back first. */
+int oomkit_unwatch(oomkit_ctx *ctx, oomkit_watch *watch);
+
+/* The cgroup a watch is on, relative to the root. */
+const char *oomkit_watch_cgroup(const oomkit_watch *watch);
+
+/* Takes over the OOM handling of an OOM-watched cgroup: the kernel OOM killer
+ * is disabled for it, and if it is still under OOM delay_ms after an event,
+ * the kernel killer is re-enabled so the kernel resolves it.  The guardian
+ * process enforces the same delay if this process hangs or dies.  After the
+ * kernel has resolved an OOM the library disables its killer again.
+ * -EINVAL: not an OOM watch. */
+int oomkit_take_over(oomkit_ctx *ctx, oomkit_watch *watch, uint64_t delay_ms);
+
+/* Gives the kernel OOM killer back to a taken-over watch's cgroup. */
+int oomkit_release(oomkit_ctx *ctx, oomkit_watch *watch);
+
+/* ------------------------------------------------------------------ loop */
+
+/* Runs the event loop until oomkit_stop() or an error. */
+int oomkit_run(oomkit_ctx *ctx);
+
+/* Makes oomkit_run() return after the current dispatch.  Async-signal-safe. */
+void oomkit_stop(oomkit_ctx *ctx);
+
+/* An fd that becomes readable when oomkit_dispatch() has work, for embedding
+ * the library in another event loop. */
+int oomkit_fd(const oomkit_ctx *ctx);
+
+/* Handles what is ready, waiting up to timeout_ms (-1: forever, 0: not at
+ * all).  Returns the number of kernel events and timers handled. */
+int oomkit_dispatch(oomkit_ctx *ctx, int timeout_ms);
+
+/* --------------------------------------------- helpers: cgroups (no malloc) */
+
+struct oomkit_cgroup_memory {
+	uint64_t usage_bytes;
+	uint64_t limit_bytes;        /* OOMKIT_UNLIMITED if none */
+	uint64_t max_usage_bytes;    /* v1 memory.max_usage_in_bytes, v2 memory.peak */
+	uint64_t failcnt;            /* v1 memory.failcnt, v2 memory.events max */
+	uint64_t oom_kill;           /* kernel OOM kills counted by the cgroup */
+	bool under_oom;
+	bool oom_kill_disable;       /* the kernel killer is held off */
+};
+
+/* Reads a cgroup's memory counters. */
+int oomkit_cgroup_memory(oomkit_ctx *ctx, const char *cgroup, struct oomkit_cgroup_memory *ret_mem);
+
+/* Reads one memory.stat key (e.g. "total_rss", "anon").  -ENOENT: no such key. */
+int oomkit_cgroup_stat(oomkit_ctx *ctx, const char *cgroup, const char *key, uint64_t *ret_value);
+
+/* Writes up to n pids of cgroup (and its descendants if recursive) into
+ * pids; returns how many were written.  -ENOBUFS: more than n. */
+int oomkit_cgroup_pids(oomkit_ctx *ctx, const char *cgroup, bool recursive, pid_t *pids, size_t n);
+
+/* Calls fn for every direct child cgroup name; stops early and returns fn's
+ * value if it is non-zero.  Returns the number of children otherwise. */
+int oomkit_cgroup_children(oomkit_ctx *ctx, const char *cgroup,
+			   int (*fn)(const char *name, void *userdata), void *userdata);
+
+/* Whether the cgroup exists: 1 yes, 0 no. */
+int oomkit_cgroup_exists(oomkit_ctx *ctx, const char *cgroup);
+
+/* Sets the memory limit (v1 memory.limit_in_bytes, v2 memory.max). */
+int oomkit_set_limit(oomkit_ctx *ctx, const char *cgroup, uint64_t limit_bytes);
+
+/* Enables or disables the kernel OOM killer for a cgroup (v1 oom_control). */
+int oomkit_set_kernel_killer(oomkit_ctx *ctx, const char *cgroup, bool enabled);
+
+/* Creates cgroup (and missing parents) with a limit; existing ones are kept
+ * and their limit set.  Returns 1 if created, 0 if it existed. */
+int oomkit_cgroup_create(oomkit_ctx *ctx, const char *cgroup, uint64_t limit_bytes);
+
+/* Moves a process into a cgroup. */
+int oomkit_cgroup_attach(oomkit_ctx *ctx, const char *cgroup, pid_t pid);
+
+/* Removes an empty cgroup.  -EBUSY: it still has processes or children. */
+int oomkit_cgroup_remove(oomkit_ctx *ctx, const char *cgroup);
+
+/* Writes the cgroup the process belongs to in the memory hierarchy into buf
+ * (relative to the root). */
+int oomkit_process_cgroup(oomkit_ctx *ctx, pid_t pid, char *buf, size_t len);
+
+/* -------------------------------------------- helpers: processes (no malloc) */
+
+struct oomkit_process {
+	pid_t pid;
+	pid_t ppid;
+	uid_t uid;                   /* real uid */
+	uint64_t start_time;         /* clock ticks after boot (/proc/PID/stat field 22) */
+	uint64_t rss_anon_kib;
+	uint64_t rss_file_kib;
+	uint64_t rss_shmem_kib;
+	uint64_t swap_kib;
+	int oom_score_adj;
+	char comm[16];
+	char cmdline[256];           /* arguments joined by spaces, truncated */
+};
+
+/* Reads a process's identity and memory.  -ESRCH: it is gone. */
+int oomkit_process_info(oomkit_ctx *ctx, pid_t pid, struct oomkit_process *ret_proc);
+
+/* Kills one process without races: pidfd_open, check start_time (0: skip the
+ * check), pidfd_send_signal(SIGKILL), process_mrelease, then wait up to
+ * timeout_ms for it to exit.  -ESRCH: gone already; -ESTALE: the pid now
+ * belongs to another process (nothing was sent); -ETIMEDOUT: signalled but
+ * not yet gone. */
+int oomkit_kill(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, int timeout_ms);
+
+/* Kills every process of a cgroup and its descendants (v2: cgroup.kill; v1:
+ * freeze with the freezer controller where mounted, kill, thaw; else kill
+ * until empty).  Returns the number of processes signalled. */
+int oomkit_kill_cgroup(oomkit_ctx *ctx, const char *cgroup, int timeout_ms);
+
+/* ------------------------------------------------------------- reports */
+
+struct oomkit_decision {
+	const char *action;          /* "kill", "grow", "kernel", "wait", "none", ... */
+	const char *reason;          /* one sentence */
+	pid_t victim_pid;            /* 0 if none */
+	uint64_t new_limit_bytes;    /* grow: the new limit, else 0 */
+};
+
+/* Writes a JSON debug artifact to fd: time, cgroup, memory counters,
+ * oom_control, memory.stat, every process with its memory, and the decision.
+ * Buffered in the context; no allocation. */
+int oomkit_write_report(oomkit_ctx *ctx, int fd, const struct oomkit_event *event,
+			const struct oomkit_decision *decision);
+
+/* ------------------------------------------------------------- reserve */
+
+/* Creates (if needed) cgroup with limit reserve_bytes above current usage of
+ * this process, and moves this process and its guardian into it: the user-space
+ * counterpart of memory.oom_reserve_in_bytes.  The cgroup must not be one
+ * that is watched. */
+int oomkit_enter_reserve(oomkit_ctx *ctx, const char *cgroup, uint64_t reserve_bytes);
+
+/* Pid of the guardian process, 0 if none. */
+pid_t oomkit_guardian_pid(const oomkit_ctx *ctx);
+
+/* Human readable name of an event kind, verdict or pressure level. */
+const char *oomkit_event_kind_name(enum oomkit_event_kind kind);
+const char *oomkit_verdict_name(enum oomkit_verdict verdict);
+const char *oomkit_pressure_level_name(enum oomkit_pressure_level level);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OOMKIT_H */

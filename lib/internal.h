@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * internal.h - liboomkit internals shared between its files (not installed).
+ *
+ * Everything here is prefixed oomkit__.  Parsers take a buffer and its length
+ * and never read files; readers fill caller (context) buffers and never
+ * allocate.  Every function returns >= 0 or -errno.
+ */
+#ifndef OOMKIT_INTERNAL_H
+#define OOMKIT_INTERNAL_H
+
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "oomkit.h"
+
+#define OOMKIT__EXPORT __attribute__((visibility("default")))
+
+/* Paths inside the hierarchy are bounded; a cgroup path longer than this is
+ * refused with -ENAMETOOLONG rather than truncated. */
+#define OOMKIT__PATH_MAX 512
+/* One file read on the handler path (memory.stat, cgroup.procs chunks, /proc/PID/status). */
+#define OOMKIT__IOBUF_SIZE (64 * 1024)
+/* JSON report buffer, flushed to the fd whenever it fills. */
+#define OOMKIT__REPORT_BUF_SIZE (16 * 1024)
+
+/* ------------------------------------------------------------ parse.c */
+
+struct oomkit__oom_control {
+	bool oom_kill_disable;
+	bool under_oom;
+	uint64_t oom_kill;           /* 0 when the kernel does not report it */
+};
+
+struct oomkit__proc_stat {
+	pid_t pid;
+	char comm[16];               /* truncated to 15 chars, NUL-terminated */
+	char state;
+	pid_t ppid;
+	uint64_t start_time;         /* field 22, clock ticks */
+};
+
+struct oomkit__proc_status {
+	uid_t uid;                   /* real uid (first field of Uid:) */
+	uint64_t rss_anon_kib;
+	uint64_t rss_file_kib;
+	uint64_t rss_shmem_kib;
+	uint64_t swap_kib;
+	bool has_rss;                /* RssAnon present (absent for kernel threads) */
+};
+
+struct oomkit__mounts {
+	char memory_root[OOMKIT__PATH_MAX];   /* "" if not mounted */
+	char cgroup2_root[OOMKIT__PATH_MAX];  /* "" if not mounted */
+	char freezer_root[OOMKIT__PATH_MAX];  /* "" if not mounted */
+	bool cgroup2_has_memory;              /* not known from mounts; filled by the caller */
+};
+
+/* Parses memory.oom_control ("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n").
+ * -EINVAL if oom_kill_disable or under_oom is missing or malformed. */
+int oomkit__parse_oom_control(const char *buf, size_t len, struct oomkit__oom_control *ret);
+
+/* Parses one unsigned decimal number followed by optional whitespace; "max"
+ * gives OOMKIT_UNLIMITED.  -ERANGE on overflow, -EINVAL on anything else. */
+int oomkit__parse_u64(const char *buf, size_t len, uint64_t *ret);
+
+/* Finds "key value" on its own line (memory.stat, memory.events) and parses
+ * value.  -ENOENT if the key is absent, -EINVAL/-ERANGE if malformed. */
+int oomkit__parse_keyed_u64(const char *buf, size_t len, const char *key, uint64_t *ret);
+
+/* Parses /proc/PID/stat, whose comm may contain spaces and parentheses: the
+ * comm ends at the last ')'. */
+int oomkit__parse_proc_stat(const char *buf, size_t len, struct oomkit__proc_stat *ret);
+
+/* Parses /proc/PID/status for Uid, RssAnon, RssFile, RssShmem, VmSwap (kB). */
+int oomkit__parse_proc_status(const char *buf, size_t len, struct oomkit__proc_status *ret);
+
+/* Parses /proc/self/mounts (octal escapes such as \040 decoded) for the v1
+ * memory and freezer hierarchies and the cgroup2 mount. */
+int oomkit__parse_mounts(const char *buf, size_t len, struct oomkit__mounts *ret);
+
+/* Finds a process's cgroup in /proc/PID/cgroup contents: controller "memory"
+ * matches a v1 line "N:...memory...:/path", NULL matches the v2 line "0::/path".
+ * Writes the path without its leading '/' ("" for the root). -ENOENT if absent. */
+int oomkit__parse_proc_cgroup(const char *buf, size_t len, const char *controller, char *out,
+			      size_t out_len);
+
+/* Parses newline-separated pids (cgroup.procs) into pids[0..n).  Returns the
+ * count; -ENOBUFS if more than n; -EINVAL on a malformed line. */
+int oomkit__parse_pids(const char *buf, size_t len, pid_t *pids, size_t n);
+
+/* Turns a NUL-separated /proc/PID/cmdline into a space-separated string,
+ * truncated to out_len - 1 bytes; non-printable bytes become '?'. */
+void oomkit__format_cmdline(const char *buf, size_t len, char *out, size_t out_len);
+
+/* Normalises a cgroup argument into a path relative to root: strips root if
+ * in is an absolute path under it, strips leading and trailing '/', collapses
+ * "//".  -EINVAL for "." or ".." components or an absolute path outside root;
+ * -ENAMETOOLONG if it does not fit. */
+int oomkit__cgroup_relpath(const char *in, const char *root, char *out, size_t out_len);
+
+/* ------------------------------------------------------------- util.c */
+
+/* Reads a whole small file at dirfd/name into buf (NUL-terminated, at most
+ * len - 1 bytes).  Returns its length; -EFBIG if it did not fit. */
+int oomkit__read_file_at(int dirfd, const char *name, char *buf, size_t len);
+
+/* pread()s an already open file from offset 0. */
+int oomkit__pread_all(int fd, char *buf, size_t len);
+
+/* Writes a string to dirfd/name (O_WRONLY|O_TRUNC not used: cgroupfs). */
+int oomkit__write_file_at(int dirfd, const char *name, const char *s);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t oomkit__now_ns(void);
+
+/* Logs through the context's callback; formats into a stack buffer. */
+void oomkit__log(const oomkit_ctx *ctx, enum oomkit_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ----------------------------------------------------------- context */
+
+/* A watch.  Watches live in one array of max_cgroups slots allocated by
+ * oomkit_new(); a slot is free when kind == 0. */
+struct oomkit_watch {
+	enum oomkit_event_kind kind;       /* OOM, THRESHOLD or PRESSURE; 0: free slot */
+	char cgroup[OOMKIT__PATH_MAX];     /* relative to memory_root */
+	int dirfd;                         /* O_PATH|O_DIRECTORY on the cgroup */
+	int efd;                           /* eventfd registered with the kernel */
+	int oomfd;                         /* OOM watches: memory.oom_control, opened once */
+	uint64_t threshold_bytes;
+	enum oomkit_pressure_level level;
+	oomkit_handler_fn handler;
+	void *userdata;
+	/* take-over state (OOM watches only) */
+	bool taken_over;
+	uint64_t delay_ms;
+	int state;                         /* enum oomkit__oom_state in loop.c */
+	uint64_t deadline_ns;              /* while pending: when the kernel steps in */
+};
+
+struct oomkit_ctx {
+	char memory_root[OOMKIT__PATH_MAX];
+	char cgroup2_root[OOMKIT__PATH_MAX];
+	char freezer_root[OOMKIT__PATH_MAX];
+	char proc_root[OOMKIT__PATH_MAX];
+	enum oomkit_backend backend;
+	int memory_root_fd;                /* O_PATH|O_DIRECTORY */
+	int proc_fd;                       /* O_PATH|O_DIRECTORY */
+	unsigned max_cgroups;
+	unsigned max_pids;
+	bool mlock;
+	bool protect;
+	oomkit_log_fn log;
+	void *log_userdata;
+
+	int epfd;
+	int timerfd;                       /* armed only while an OOM is pending */
+	struct oomkit_watch *watches;      /* max_cgroups slots */
+	unsigned n_watches;
+	volatile sig_atomic_t stop;
+
+	/* Preallocated buffers for the handler path. */
+	char *iobuf;                       /* OOMKIT__IOBUF_SIZE */
+	char *iobuf2;                      /* second buffer for nested reads */
+	pid_t *pidbuf;                     /* max_pids */
+	char *reportbuf;                   /* OOMKIT__REPORT_BUF_SIZE */
+	char pathbuf[OOMKIT__PATH_MAX * 2];
+	char originbuf[OOMKIT__PATH_MAX];
+	char self_cgroup[OOMKIT__PATH_MAX]; /* this process's memcg, relative */
+
+	/* guardian.c */
+	pid_t guardian_pid;
+	int guardian_pidfd;
+	int guardian_sock;
+	bool guardian_wanted;
+};
+
+/* -------------------------------------------------------- cgroup-v1.c */
+
+/* Opens dirfd for a relative cgroup path under the memory root. */
+int oomkit__cgroup_open(oomkit_ctx *ctx, const char *rel);
+
+/* Registers an eventfd for a watch with cgroup.event_control; sets w->efd. */
+int oomkit__v1_register(oomkit_ctx *ctx, struct oomkit_watch *w);
+
+/* Reads oom_control of rel (or of an open fd if fd >= 0). */
+int oomkit__v1_oom_control(oomkit_ctx *ctx, const char *rel, int fd, struct oomkit__oom_control *ret);
+
+/* Finds the origin of an OOM seen by a watch on rel: the highest ancestor
+ * (rel itself included) whose under_oom is set.  Writes it into out. */
+int oomkit__v1_oom_origin(oomkit_ctx *ctx, const char *rel, char *out, size_t out_len);
+
+/* ------------------------------------------------------------ proc.c */
+
+/* Opens dirfd for /proc/PID under the context's proc root. */
+int oomkit__proc_open(oomkit_ctx *ctx, pid_t pid);
+
+/* Reads /proc/PID/stat. */
+int oomkit__proc_stat(oomkit_ctx *ctx, pid_t pid, struct oomkit__proc_stat *ret);
+
+/* ------------------------------------------------------- guardian.c */
+
+int oomkit__guardian_start(oomkit_ctx *ctx);
+void oomkit__guardian_stop(oomkit_ctx *ctx);
+/* Tells the guardian to hold (delay_ms > 0) or drop (delay_ms == 0) rel. */
+int oomkit__guardian_hold(oomkit_ctx *ctx, const char *rel, uint64_t delay_ms);
+/* Called by the loop when the guardian's pidfd is readable: reaps and restarts it. */
+int oomkit__guardian_restart(oomkit_ctx *ctx);
+
+/* ------------------------------------------------------- reserve.c */
+
+/* Touches stack and buffers and runs each reader once, then mlockall(). */
+int oomkit__reserve_lock(oomkit_ctx *ctx);
+
+#endif /* OOMKIT_INTERNAL_H */

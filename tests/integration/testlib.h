@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * testlib.h - helpers for integration tests on the real memory cgroup v1
+ * hierarchy: a private parent memcg per test process, child memcgs with
+ * limits, hog processes, and cleanup that runs even when a test fails.
+ */
+#ifndef OOMKIT_TESTLIB_H
+#define OOMKIT_TESTLIB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define TL_MEMORY_ROOT "/sys/fs/cgroup/memory"
+#define TL_MIB (1024ull * 1024ull)
+
+/* Exits 77 (skip) with a reason unless root and memcg v1 are available; with
+ * OOMKIT_REQUIRE_KERNEL=1 exits 1 instead.  Installs cleanup handlers. */
+void tl_require_kernel(void);
+
+/* The test's private parent memcg, relative to the memory root
+ * ("oomkit-test-PID-N"), created on first use with a 1 GiB limit. */
+const char *tl_parent(void);
+
+/* Creates parent/name with limit_bytes (0: no limit of its own) and returns
+ * its path relative to the memory root (static storage, one per name). */
+const char *tl_cgroup(const char *name, uint64_t limit_bytes);
+
+/* Absolute path of a relative cgroup path. */
+const char *tl_abs(const char *rel);
+
+/* Starts the hog in cgroup rel: allocates mib MiB in step_kib steps with
+ * pause_us between them, then sleeps.  Returns its pid. */
+pid_t tl_spawn_hog(const char *rel, unsigned mib, unsigned step_kib, unsigned pause_us);
+
+/* Starts a process in rel that only sleeps. */
+pid_t tl_spawn_sleeper(const char *rel);
+
+/* Waits up to timeout_ms for pid (a child) to exit; returns its wait status or
+ * -1 on timeout. */
+int tl_wait_exit(pid_t pid, int timeout_ms);
+
+/* Whether pid exists and is not a zombie. */
+bool tl_alive(pid_t pid);
+
+/* Reads a memory.* value (e.g. "memory.usage_in_bytes") of rel; UINT64_MAX on error. */
+uint64_t tl_read_u64(const char *rel, const char *file);
+
+/* Reads "key value" from a keyed file (memory.oom_control, memory.stat). */
+uint64_t tl_read_key(const char *rel, const char *file, const char *key);
+
+/* Writes a string to a control file of rel; returns 0 or -errno. */
+int tl_write(const char *rel, const char *file, const char *value);
+
+/* Polls cond(arg) every 5 ms until it is true or timeout_ms passes. */
+bool tl_wait_for(bool (*cond)(void *arg), void *arg, int timeout_ms);
+
+/* Waits until usage of rel is at least bytes (the hog has got that far). */
+bool tl_wait_usage(const char *rel, uint64_t bytes, int timeout_ms);
+
+/* Waits until rel reports under_oom 1. */
+bool tl_wait_under_oom(const char *rel, int timeout_ms);
+
+/* Kills every process in our cgroups, re-enables their kernel killers and
+ * removes them, deepest first.  Runs at exit and on fatal signals too. */
+void tl_cleanup(void);
+
+/* Path of the hog binary. */
+const char *tl_hog_path(void);
+
+#endif
