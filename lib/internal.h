@@ -173,6 +173,8 @@ struct oomkit_ctx {
 	char pathbuf[OOMKIT__PATH_MAX * 2];
 	char originbuf[OOMKIT__PATH_MAX];
 	char self_cgroup[OOMKIT__PATH_MAX]; /* this process's memcg, relative */
+	bool self_cgroup_known;
+	unsigned n_pending;                /* watches whose OOM is pending or with the kernel */
 
 	/* guardian.c */
 	pid_t guardian_pid;
@@ -203,6 +205,11 @@ int oomkit__proc_open(oomkit_ctx *ctx, pid_t pid);
 
 /* Reads /proc/PID/stat. */
 int oomkit__proc_stat(oomkit_ctx *ctx, pid_t pid, struct oomkit__proc_stat *ret);
+
+/* ----------------------------------------------------------- loop.c */
+
+/* Adds the guardian's pidfd to the loop's epoll set. */
+int oomkit__loop_add_guardian(oomkit_ctx *ctx, int pidfd);
 
 /* ------------------------------------------------------- guardian.c */
 

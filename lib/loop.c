@@ -1,0 +1,608 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * loop.c - the context, watches, the OOM take-over state machine and the
+ * event loop: one epoll set holding every watch's eventfd, a timerfd that is
+ * armed only while an OOM is pending, and the guardian's pidfd.  While nothing
+ * happens the loop sleeps in epoll_wait() with no timeout: zero wakeups.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+/* How often a pending OOM's under_oom is re-read, so a resolved OOM is seen
+ * promptly: the kernel sends no event when under_oom clears. */
+#define PENDING_POLL_NS (10ull * 1000 * 1000)
+#define EPOLL_BATCH 64
+
+/* epoll data: the tag in the high half, a watch index in the low half. */
+enum { TAG_TIMER = 1, TAG_GUARDIAN = 2, TAG_WATCH = 3 };
+
+enum oomkit__oom_state {
+	OOM_IDLE = 0,
+	OOM_PENDING = 1, /* under OOM, the handler has until deadline_ns */
+	OOM_KERNEL = 2,  /* handed to the kernel killer; take it back once resolved */
+};
+
+static uint64_t tag(uint32_t t, uint32_t index)
+{
+	return (uint64_t)t << 32 | index;
+}
+
+OOMKIT__EXPORT void oomkit_options_init(struct oomkit_options *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->guardian = true;
+}
+
+/* ------------------------------------------------------------ setup */
+
+static int copy_str(char *dst, size_t len, const char *src)
+{
+	size_t n = strlen(src);
+	if (n >= len)
+		return -ENAMETOOLONG;
+	memcpy(dst, src, n + 1);
+	/* A trailing slash would make every relative path computation wrong. */
+	while (n > 1 && dst[n - 1] == '/')
+		dst[--n] = 0;
+	return 0;
+}
+
+/* Reads /proc/self/mounts (setup only: may allocate) and fills the roots the
+ * caller did not set. */
+static int detect_mounts(oomkit_ctx *ctx, const struct oomkit_options *o)
+{
+	size_t cap = 1 << 16;
+	char *buf = NULL;
+	int n;
+	for (;;) {
+		char *nb = realloc(buf, cap);
+		if (!nb) {
+			free(buf);
+			return -ENOMEM;
+		}
+		buf = nb;
+		n = oomkit__read_file_at(ctx->proc_fd, "self/mounts", buf, cap);
+		if (n != -EFBIG || cap >= (1u << 24))
+			break;
+		cap *= 4;
+	}
+	struct oomkit__mounts m;
+	int r = n < 0 ? n : oomkit__parse_mounts(buf, (size_t)n, &m);
+	free(buf);
+	if (r < 0)
+		return r;
+	if (!o->memory_root)
+		memcpy(ctx->memory_root, m.memory_root, sizeof(ctx->memory_root));
+	if (!o->cgroup2_root)
+		memcpy(ctx->cgroup2_root, m.cgroup2_root, sizeof(ctx->cgroup2_root));
+	if (!o->freezer_root)
+		memcpy(ctx->freezer_root, m.freezer_root, sizeof(ctx->freezer_root));
+	return 0;
+}
+
+static int set_roots(oomkit_ctx *ctx, const struct oomkit_options *o)
+{
+	int r;
+	if ((r = copy_str(ctx->proc_root, sizeof(ctx->proc_root), o->proc_root ? o->proc_root : "/proc")) < 0)
+		return r;
+	ctx->proc_fd = open(ctx->proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (ctx->proc_fd < 0)
+		return -errno;
+	if ((o->memory_root && (r = copy_str(ctx->memory_root, sizeof(ctx->memory_root), o->memory_root)) < 0) ||
+	    (o->cgroup2_root && (r = copy_str(ctx->cgroup2_root, sizeof(ctx->cgroup2_root), o->cgroup2_root)) < 0) ||
+	    (o->freezer_root && (r = copy_str(ctx->freezer_root, sizeof(ctx->freezer_root), o->freezer_root)) < 0))
+		return r;
+	if (!o->memory_root || !o->cgroup2_root || !o->freezer_root) {
+		r = detect_mounts(ctx, o);
+		if (r < 0)
+			return r;
+	}
+	if (!ctx->memory_root[0])
+		return -ENOENT;
+	ctx->backend = OOMKIT_BACKEND_V1;
+	ctx->memory_root_fd = open(ctx->memory_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return ctx->memory_root_fd < 0 ? -errno : 0;
+}
+
+/* Thousands of watches need thousands of fds: raise the soft limit to the
+ * hard one if the default would not do. */
+static void raise_nofile(unsigned max_cgroups)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)max_cgroups * 3 + 256;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static int alloc_buffers(oomkit_ctx *ctx)
+{
+	ctx->watches = calloc(ctx->max_cgroups, sizeof(*ctx->watches));
+	ctx->iobuf = malloc(OOMKIT__IOBUF_SIZE);
+	ctx->iobuf2 = malloc(OOMKIT__IOBUF_SIZE);
+	ctx->pidbuf = calloc(ctx->max_pids, sizeof(pid_t));
+	ctx->reportbuf = malloc(OOMKIT__REPORT_BUF_SIZE);
+	if (!ctx->watches || !ctx->iobuf || !ctx->iobuf2 || !ctx->pidbuf || !ctx->reportbuf)
+		return -ENOMEM;
+	for (unsigned i = 0; i < ctx->max_cgroups; i++) {
+		ctx->watches[i].dirfd = -1;
+		ctx->watches[i].efd = -1;
+		ctx->watches[i].oomfd = -1;
+	}
+	return 0;
+}
+
+static int setup_loop(oomkit_ctx *ctx)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(TAG_TIMER, 0)};
+	ctx->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (ctx->epfd < 0)
+		return -errno;
+	ctx->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (ctx->timerfd < 0)
+		return -errno;
+	if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->timerfd, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+/* The memcg this process lives in, so watching it (or an ancestor) can be
+ * refused.  Unknown (fixture /proc trees) leaves it empty. */
+static void find_self_cgroup(oomkit_ctx *ctx)
+{
+	char buf[4096];
+	int n = oomkit__read_file_at(ctx->proc_fd, "self/cgroup", buf, sizeof(buf));
+	ctx->self_cgroup_known = n >= 0 && oomkit__parse_proc_cgroup(buf, (size_t)n, "memory", ctx->self_cgroup,
+								     sizeof(ctx->self_cgroup)) >= 0;
+}
+
+static int protect_self(void)
+{
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int r = write(fd, "-1000", 5) == 5 ? 0 : -errno;
+	close(fd);
+	return r;
+}
+
+OOMKIT__EXPORT int oomkit_new(const struct oomkit_options *opts, oomkit_ctx **ret_ctx)
+{
+	struct oomkit_options defaults;
+	int r;
+
+	if (!ret_ctx)
+		return -EINVAL;
+	if (!opts) {
+		oomkit_options_init(&defaults);
+		opts = &defaults;
+	}
+	oomkit_ctx *ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+	ctx->memory_root_fd = ctx->proc_fd = ctx->epfd = ctx->timerfd = -1;
+	ctx->guardian_pidfd = ctx->guardian_sock = -1;
+	ctx->max_cgroups = opts->max_cgroups ? opts->max_cgroups : 1024;
+	ctx->max_pids = opts->max_pids ? opts->max_pids : 4096;
+	ctx->mlock = opts->mlock;
+	ctx->protect = opts->protect;
+	ctx->log = opts->log;
+	ctx->log_userdata = opts->log_userdata;
+
+	if ((r = set_roots(ctx, opts)) < 0 || (r = alloc_buffers(ctx)) < 0 || (r = setup_loop(ctx)) < 0)
+		goto fail;
+	raise_nofile(ctx->max_cgroups);
+	find_self_cgroup(ctx);
+	if (ctx->protect && (r = protect_self()) < 0)
+		oomkit__log(ctx, OOMKIT_LOG_WARNING, "cannot set oom_score_adj -1000: %s", strerror(-r));
+	if (opts->guardian) {
+		ctx->guardian_wanted = true;
+		if ((r = oomkit__guardian_start(ctx)) < 0)
+			goto fail;
+	}
+	if (ctx->mlock && (r = oomkit__reserve_lock(ctx)) < 0)
+		goto fail;
+	*ret_ctx = ctx;
+	return 0;
+fail:
+	oomkit_free(ctx);
+	return r;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+OOMKIT__EXPORT void oomkit_free(oomkit_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	if (ctx->watches)
+		for (unsigned i = 0; i < ctx->max_cgroups; i++)
+			if (ctx->watches[i].kind)
+				oomkit_unwatch(ctx, &ctx->watches[i]);
+	oomkit__guardian_stop(ctx);
+	close_fd(&ctx->timerfd);
+	close_fd(&ctx->epfd);
+	close_fd(&ctx->memory_root_fd);
+	close_fd(&ctx->proc_fd);
+	free(ctx->watches);
+	free(ctx->iobuf);
+	free(ctx->iobuf2);
+	free(ctx->pidbuf);
+	free(ctx->reportbuf);
+	free(ctx);
+}
+
+OOMKIT__EXPORT enum oomkit_backend oomkit_backend(const oomkit_ctx *ctx)
+{
+	return ctx->backend;
+}
+
+OOMKIT__EXPORT const char *oomkit_memory_root(const oomkit_ctx *ctx)
+{
+	return ctx->memory_root;
+}
+
+OOMKIT__EXPORT int oomkit_fd(const oomkit_ctx *ctx)
+{
+	return ctx->epfd;
+}
+
+OOMKIT__EXPORT void oomkit_stop(oomkit_ctx *ctx)
+{
+	ctx->stop = 1;
+}
+
+/* ----------------------------------------------------------- watches */
+
+/* Whether rel is this process's memcg or one of its ancestors (the root
+ * excepted: it has no limit and never has a memcg OOM). */
+static bool contains_self(const oomkit_ctx *ctx, const char *rel)
+{
+	size_t n = strlen(rel);
+	if (!ctx->self_cgroup_known || n == 0)
+		return false;
+	return strncmp(ctx->self_cgroup, rel, n) == 0 && (ctx->self_cgroup[n] == 0 || ctx->self_cgroup[n] == '/');
+}
+
+static struct oomkit_watch *free_slot(oomkit_ctx *ctx)
+{
+	for (unsigned i = 0; i < ctx->max_cgroups; i++)
+		if (!ctx->watches[i].kind)
+			return &ctx->watches[i];
+	return NULL;
+}
+
+static uint32_t watch_index(const oomkit_ctx *ctx, const struct oomkit_watch *w)
+{
+	return (uint32_t)(w - ctx->watches);
+}
+
+static void clear_watch(struct oomkit_watch *w)
+{
+	close_fd(&w->efd);
+	close_fd(&w->oomfd);
+	close_fd(&w->dirfd);
+	memset(w, 0, sizeof(*w));
+	w->efd = w->oomfd = w->dirfd = -1;
+}
+
+static int add_watch(oomkit_ctx *ctx, struct oomkit_watch *tmpl, const char *cgroup, unsigned flags,
+		     oomkit_watch **ret_watch)
+{
+	int r;
+	if (!ctx || !cgroup || !tmpl->handler)
+		return -EINVAL;
+	struct oomkit_watch *w = free_slot(ctx);
+	if (!w)
+		return -ENOSPC;
+	*w = *tmpl;
+	w->efd = w->oomfd = -1;
+	if ((r = oomkit__cgroup_relpath(cgroup, ctx->memory_root, w->cgroup, sizeof(w->cgroup))) < 0)
+		goto fail;
+	if (!(flags & OOMKIT_WATCH_ALLOW_SELF) && contains_self(ctx, w->cgroup)) {
+		oomkit__log(ctx, OOMKIT_LOG_ERR,
+			    "refusing to watch %s: it contains this process (%s), which would hang in its OOM",
+			    w->cgroup, ctx->self_cgroup);
+		r = -ELOOP;
+		goto fail;
+	}
+	if ((r = w->dirfd = oomkit__cgroup_open(ctx, w->cgroup)) < 0)
+		goto fail;
+	if ((r = oomkit__v1_register(ctx, w)) < 0)
+		goto fail;
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(TAG_WATCH, watch_index(ctx, w))};
+	if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, w->efd, &ev) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	ctx->n_watches++;
+	if (ret_watch)
+		*ret_watch = w;
+	return 0;
+fail:
+	clear_watch(w);
+	return r;
+}
+
+OOMKIT__EXPORT int oomkit_watch_oom(oomkit_ctx *ctx, const char *cgroup, unsigned flags, oomkit_handler_fn handler,
+				    void *userdata, oomkit_watch **ret_watch)
+{
+	struct oomkit_watch t = {.kind = OOMKIT_EVENT_OOM, .handler = handler, .userdata = userdata, .dirfd = -1};
+	return add_watch(ctx, &t, cgroup, flags, ret_watch);
+}
+
+OOMKIT__EXPORT int oomkit_watch_threshold(oomkit_ctx *ctx, const char *cgroup, uint64_t threshold_bytes,
+					  unsigned flags, oomkit_handler_fn handler, void *userdata,
+					  oomkit_watch **ret_watch)
+{
+	struct oomkit_watch t = {.kind = OOMKIT_EVENT_THRESHOLD,
+				 .threshold_bytes = threshold_bytes,
+				 .handler = handler,
+				 .userdata = userdata,
+				 .dirfd = -1};
+	return add_watch(ctx, &t, cgroup, flags, ret_watch);
+}
+
+OOMKIT__EXPORT int oomkit_watch_pressure(oomkit_ctx *ctx, const char *cgroup, enum oomkit_pressure_level level,
+					 unsigned flags, oomkit_handler_fn handler, void *userdata,
+					 oomkit_watch **ret_watch)
+{
+	if (level > OOMKIT_PRESSURE_CRITICAL)
+		return -EINVAL;
+	struct oomkit_watch t = {
+		.kind = OOMKIT_EVENT_PRESSURE, .level = level, .handler = handler, .userdata = userdata, .dirfd = -1};
+	return add_watch(ctx, &t, cgroup, flags, ret_watch);
+}
+
+OOMKIT__EXPORT const char *oomkit_watch_cgroup(const oomkit_watch *watch)
+{
+	return watch->cgroup;
+}
+
+static bool valid_watch(const oomkit_ctx *ctx, const oomkit_watch *w)
+{
+	return ctx && w && w >= ctx->watches && w < ctx->watches + ctx->max_cgroups && w->kind;
+}
+
+OOMKIT__EXPORT int oomkit_unwatch(oomkit_ctx *ctx, oomkit_watch *watch)
+{
+	if (!valid_watch(ctx, watch))
+		return -EINVAL;
+	if (watch->taken_over)
+		oomkit_release(ctx, watch);
+	if (watch->state != OOM_IDLE)
+		ctx->n_pending--;
+	(void)epoll_ctl(ctx->epfd, EPOLL_CTL_DEL, watch->efd, NULL);
+	clear_watch(watch);
+	ctx->n_watches--;
+	return 0;
+}
+
+/* ---------------------------------------------------------- take-over */
+
+static int read_oom(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__oom_control *oc)
+{
+	return oomkit__v1_oom_control(ctx, w->cgroup, w->oomfd, oc);
+}
+
+static void set_state(oomkit_ctx *ctx, struct oomkit_watch *w, int state)
+{
+	if (w->state == OOM_IDLE && state != OOM_IDLE)
+		ctx->n_pending++;
+	else if (w->state != OOM_IDLE && state == OOM_IDLE)
+		ctx->n_pending--;
+	w->state = state;
+}
+
+/* Arms the timer for the earliest deadline, or polls every PENDING_POLL_NS
+ * while an OOM is pending; disarms it when nothing is. */
+static void arm_timer(oomkit_ctx *ctx)
+{
+	struct itimerspec its = {0};
+	if (ctx->n_pending) {
+		uint64_t next = oomkit__now_ns() + PENDING_POLL_NS;
+		for (unsigned i = 0; i < ctx->max_cgroups; i++) {
+			const struct oomkit_watch *w = &ctx->watches[i];
+			if (w->state == OOM_PENDING && w->deadline_ns < next)
+				next = w->deadline_ns;
+		}
+		if (next == 0)
+			next = 1;
+		its.it_value.tv_sec = (time_t)(next / 1000000000u);
+		its.it_value.tv_nsec = (long)(next % 1000000000u);
+	}
+	(void)timerfd_settime(ctx->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+OOMKIT__EXPORT int oomkit_take_over(oomkit_ctx *ctx, oomkit_watch *watch, uint64_t delay_ms)
+{
+	struct oomkit__oom_control oc;
+	if (!valid_watch(ctx, watch) || watch->kind != OOMKIT_EVENT_OOM)
+		return -EINVAL;
+	int r = oomkit_set_kernel_killer(ctx, watch->cgroup, false);
+	if (r < 0)
+		return r;
+	watch->taken_over = true;
+	watch->delay_ms = delay_ms;
+	r = oomkit__guardian_hold(ctx, watch->cgroup, delay_ms ? delay_ms : 1);
+	if (r < 0)
+		oomkit__log(ctx, OOMKIT_LOG_WARNING, "guardian does not hold %s: %s", watch->cgroup, strerror(-r));
+	/* Already stuck when taken over: the delay starts now. */
+	if (read_oom(ctx, watch, &oc) >= 0 && oc.under_oom && watch->state == OOM_IDLE) {
+		watch->deadline_ns = oomkit__now_ns() + delay_ms * 1000000u;
+		set_state(ctx, watch, OOM_PENDING);
+		arm_timer(ctx);
+	}
+	return 0;
+}
+
+OOMKIT__EXPORT int oomkit_release(oomkit_ctx *ctx, oomkit_watch *watch)
+{
+	if (!valid_watch(ctx, watch))
+		return -EINVAL;
+	if (!watch->taken_over)
+		return 0;
+	watch->taken_over = false;
+	set_state(ctx, watch, OOM_IDLE);
+	(void)oomkit__guardian_hold(ctx, watch->cgroup, 0);
+	int r = oomkit_set_kernel_killer(ctx, watch->cgroup, true);
+	/* A removed cgroup needs no killer. */
+	return r == -ENOENT ? 0 : r;
+}
+
+/* Hands the OOM of w to the kernel killer now. */
+static void to_kernel(oomkit_ctx *ctx, struct oomkit_watch *w, const char *why)
+{
+	oomkit__log(ctx, OOMKIT_LOG_NOTICE, "%s: kernel OOM killer re-enabled (%s)", w->cgroup, why);
+	(void)oomkit_set_kernel_killer(ctx, w->cgroup, true);
+	set_state(ctx, w, OOM_KERNEL);
+}
+
+/* Re-reads a pending watch: resolved, past its deadline, or still waiting. */
+static void check_pending(oomkit_ctx *ctx, struct oomkit_watch *w, uint64_t now)
+{
+	struct oomkit__oom_control oc;
+	if (read_oom(ctx, w, &oc) < 0 || !oc.under_oom) {
+		if (w->state == OOM_KERNEL && w->taken_over)
+			/* The kernel resolved it; hold it off again for the next OOM. */
+			(void)oomkit_set_kernel_killer(ctx, w->cgroup, false);
+		set_state(ctx, w, OOM_IDLE);
+		return;
+	}
+	if (w->state == OOM_PENDING && now >= w->deadline_ns)
+		to_kernel(ctx, w, "OOM delay expired");
+}
+
+static void apply_verdict(oomkit_ctx *ctx, struct oomkit_watch *w, const struct oomkit_event *ev,
+			  enum oomkit_verdict v)
+{
+	if (v == OOMKIT_KERNEL) {
+		to_kernel(ctx, w, "handler asked");
+		return;
+	}
+	if (w->state == OOM_IDLE) {
+		w->deadline_ns = ev->time_ns + w->delay_ms * 1000000u;
+		set_state(ctx, w, OOM_PENDING);
+	}
+	/* RESOLVED is believed once under_oom clears: a killed victim's memory
+	 * is uncharged a moment after it dies. */
+	check_pending(ctx, w, oomkit__now_ns());
+}
+
+/* ------------------------------------------------------------ events */
+
+static void fill_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_event *ev)
+{
+	struct oomkit_cgroup_memory m;
+	if (oomkit_cgroup_memory(ctx, w->cgroup, &m) >= 0) {
+		ev->usage_bytes = m.usage_bytes;
+		ev->limit_bytes = m.limit_bytes;
+		ev->under_oom = m.under_oom;
+	}
+}
+
+static void deliver_gone(oomkit_ctx *ctx, struct oomkit_watch *w, uint64_t now)
+{
+	struct oomkit_event ev = {.kind = OOMKIT_EVENT_GONE,
+				  .watch = w,
+				  .cgroup = w->cgroup,
+				  .origin = w->cgroup,
+				  .limit_bytes = OOMKIT_UNLIMITED,
+				  .time_ns = now};
+	/* Nothing is left to give back: drop the take-over before the handler may unwatch. */
+	if (w->taken_over) {
+		(void)oomkit__guardian_hold(ctx, w->cgroup, 0);
+		w->taken_over = false;
+	}
+	set_state(ctx, w, OOM_IDLE);
+	w->handler(ctx, &ev, w->userdata);
+	if (w->kind)
+		oomkit_unwatch(ctx, w);
+}
+
+static void handle_watch(oomkit_ctx *ctx, struct oomkit_watch *w)
+{
+	uint64_t count, now = oomkit__now_ns();
+	if (read(w->efd, &count, sizeof(count)) != sizeof(count))
+		return;
+	/* The kernel signals every registered eventfd when a cgroup is removed. */
+	if (faccessat(w->dirfd, "memory.usage_in_bytes", F_OK, 0) < 0) {
+		deliver_gone(ctx, w, now);
+		return;
+	}
+	struct oomkit_event ev = {
+		.kind = w->kind, .watch = w, .cgroup = w->cgroup, .origin = w->cgroup, .own = true, .time_ns = now};
+	fill_memory(ctx, w, &ev);
+	if (w->kind == OOMKIT_EVENT_OOM && ev.under_oom &&
+	    oomkit__v1_oom_origin(ctx, w->cgroup, ctx->originbuf, sizeof(ctx->originbuf)) >= 0) {
+		ev.origin = ctx->originbuf;
+		ev.own = strcmp(ev.origin, w->cgroup) == 0;
+	} else if (w->kind == OOMKIT_EVENT_THRESHOLD) {
+		ev.threshold_bytes = w->threshold_bytes;
+		ev.rising = ev.usage_bytes >= w->threshold_bytes;
+	} else if (w->kind == OOMKIT_EVENT_PRESSURE) {
+		ev.level = w->level;
+	}
+	enum oomkit_verdict v = w->handler(ctx, &ev, w->userdata);
+	/* The handler may have unwatched or released; only an OOM of this
+	 * cgroup's own limit is ours to resolve. */
+	if (w->kind == OOMKIT_EVENT_OOM && w->taken_over && ev.own && ev.under_oom)
+		apply_verdict(ctx, w, &ev, v);
+}
+
+static void handle_timer(oomkit_ctx *ctx)
+{
+	uint64_t expirations, now = oomkit__now_ns();
+	(void)!read(ctx->timerfd, &expirations, sizeof(expirations));
+	for (unsigned i = 0; i < ctx->max_cgroups && ctx->n_pending; i++)
+		if (ctx->watches[i].state != OOM_IDLE)
+			check_pending(ctx, &ctx->watches[i], now);
+}
+
+OOMKIT__EXPORT int oomkit_dispatch(oomkit_ctx *ctx, int timeout_ms)
+{
+	struct epoll_event evs[EPOLL_BATCH];
+	int n = epoll_wait(ctx->epfd, evs, EPOLL_BATCH, timeout_ms);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	for (int i = 0; i < n; i++) {
+		uint32_t t = (uint32_t)(evs[i].data.u64 >> 32), index = (uint32_t)evs[i].data.u64;
+		if (t == TAG_TIMER)
+			handle_timer(ctx);
+		else if (t == TAG_GUARDIAN)
+			(void)oomkit__guardian_restart(ctx);
+		else if (t == TAG_WATCH && index < ctx->max_cgroups && ctx->watches[index].kind)
+			handle_watch(ctx, &ctx->watches[index]);
+	}
+	arm_timer(ctx);
+	return n;
+}
+
+OOMKIT__EXPORT int oomkit_run(oomkit_ctx *ctx)
+{
+	int r = 0;
+	while (!ctx->stop && r >= 0)
+		r = oomkit_dispatch(ctx, -1);
+	ctx->stop = 0;
+	return r < 0 ? r : 0;
+}
+
+int oomkit__loop_add_guardian(oomkit_ctx *ctx, int pidfd)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(TAG_GUARDIAN, 0)};
+	return epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, pidfd, &ev) < 0 ? -errno : 0;
+}
