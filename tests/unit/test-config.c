@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test-config.c - oomkitd.conf parsing: tables of good configurations with
+ * the values they must produce, and bad ones with the error line they must
+ * produce (file:line, section and key), plus the value syntaxes on their own.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "oomkit.h"
+
+#define MiB (1024ull * 1024ull)
+#define GiB (1024ull * MiB)
+
+static struct config *parse_ok(const char *text)
+{
+	struct config *cfg = calloc(1, sizeof(*cfg));
+	char errors[CONFIG_ERRORS_MAX];
+	int r;
+
+	assert_non_null(cfg);
+	r = config_parse_string(text, "oomkitd.conf", cfg, errors, sizeof(errors));
+	if (r != 0)
+		fail_msg("unexpected errors for:\n%s\n---\n%s", text, errors);
+	return cfg;
+}
+
+static void test_builtin(void **state)
+{
+	(void)state;
+	struct config *cfg = parse_ok(config_builtin);
+	char chain[128];
+
+	assert_string_equal(cfg->machine, "/sys/fs/cgroup/memory/oomkit");
+	assert_int_equal(cfg->machine_limit_bytes, OOMKIT_UNLIMITED);
+	config_format_chain(&cfg->chain, chain, sizeof(chain));
+	assert_string_equal(chain, "report, kill-lowest, kernel");
+	assert_int_equal(cfg->delay_ms, 2000);
+	assert_int_equal(cfg->reserve_bytes, 16 * MiB);
+	assert_string_equal(cfg->report_dir, "/var/lib/oomkit/reports");
+	assert_string_equal(cfg->socket, "/run/oomkit/oomkitd.sock");
+	assert_string_equal(cfg->metrics, "/var/lib/oomkit/oomkit.prom");
+	assert_false(cfg->readonly_status);
+	assert_int_equal(cfg->n_jobs, 0);
+	free(cfg);
+}
+
+/* The example of the issue, which scripts and users rely on, word for word. */
+static const char issue_example[] = "[oomkitd]\n"
+				    "machine = /sys/fs/cgroup/memory/oomkit   ; parent memcg of all jobs\n"
+				    "machine_limit = 2G                        ; optional\n"
+				    "policy = report, kill-lowest, kernel      ; chain for machine-level OOM\n"
+				    "delay = 2s\n"
+				    "reserve = 16M\n"
+				    "report_dir = /var/lib/oomkit/reports\n"
+				    "socket = /run/oomkit/oomkitd.sock\n"
+				    "metrics = /var/lib/oomkit/oomkit.prom\n"
+				    "\n"
+				    "[job web]\n"
+				    "priority = 900\n"
+				    "limit = 512M\n"
+				    "limit_max = 1G\n"
+				    "expect = 300M\n"
+				    "policy = grow, kill-over-expected, kernel\n"
+				    "kill = process                            ; or: job\n"
+				    "protect = sshd, postgres\n"
+				    "owner = 1000                              ; optional delegation\n"
+				    "\n"
+				    "# a job with every default\n"
+				    "[job batch]\n";
+
+static void test_issue_example(void **state)
+{
+	(void)state;
+	struct config *cfg = parse_ok(issue_example);
+	const struct config_job *web, *batch;
+	char chain[128];
+
+	assert_int_equal(cfg->machine_limit_bytes, 2 * GiB);
+	assert_int_equal(cfg->n_jobs, 2);
+	web = config_find_job(cfg, "web");
+	assert_non_null(web);
+	assert_int_equal(web->priority, 900);
+	assert_int_equal(web->limit_bytes, 512 * MiB);
+	assert_int_equal(web->limit_max_bytes, 1 * GiB);
+	assert_int_equal(web->expect_bytes, 300 * MiB);
+	config_format_chain(&web->chain, chain, sizeof(chain));
+	assert_string_equal(chain, "grow, kill-over-expected, kernel");
+	assert_int_equal(web->kill, KILL_PROCESS);
+	assert_int_equal(web->n_protect, 2);
+	assert_string_equal(web->protect[0], "sshd");
+	assert_string_equal(web->protect[1], "postgres");
+	assert_true(web->has_owner);
+	assert_int_equal(web->owner, 1000);
+	assert_int_equal(web->line, 11);
+
+	batch = config_find_job(cfg, "batch");
+	assert_non_null(batch);
+	assert_int_equal(batch->priority, 500);
+	assert_int_equal(batch->limit_bytes, OOMKIT_UNLIMITED);
+	assert_int_equal(batch->limit_max_bytes, OOMKIT_UNLIMITED);
+	assert_int_equal(batch->expect_bytes, 0);
+	assert_false(batch->has_owner);
+	config_format_chain(&batch->chain, chain, sizeof(chain));
+	assert_string_equal(chain, "report, kernel");
+	assert_null(config_find_job(cfg, "nope"));
+	free(cfg);
+}
+
+struct good_case {
+	const char *text;
+	uint64_t limit, limit_max;
+	unsigned priority;
+	enum kill_scope kill;
+};
+
+static void test_good_jobs(void **state)
+{
+	(void)state;
+	static const struct good_case cases[] = {
+		{"[job a]\nlimit = 100M\n", 100 * MiB, 100 * MiB, 500, KILL_PROCESS},
+		{"[job a]\nlimit=64MiB\nlimit_max=128MB\n", 64 * MiB, 128 * MiB, 500, KILL_PROCESS},
+		{"[job a]\nlimit = 1048576\n", 1 * MiB, 1 * MiB, 500, KILL_PROCESS},
+		{"[job a]\nlimit = 4k\nlimit_max = max\n", 4096, OOMKIT_UNLIMITED, 500, KILL_PROCESS},
+		{"[job a]\npriority = 0\nkill = job\n", OOMKIT_UNLIMITED, OOMKIT_UNLIMITED, 0, KILL_JOB},
+		{"[job a]\npriority = 1000\n", OOMKIT_UNLIMITED, OOMKIT_UNLIMITED, 1000, KILL_PROCESS},
+		{"; comment\n# comment\n\n[job a]\r\npriority: 7\r\n", OOMKIT_UNLIMITED, OOMKIT_UNLIMITED, 7,
+		 KILL_PROCESS},
+		{"[job a]\nlimit = 1G\nlimit_max = 1G", 1 * GiB, 1 * GiB, 500, KILL_PROCESS},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct config *cfg = parse_ok(cases[i].text);
+		assert_int_equal(cfg->n_jobs, 1);
+		assert_string_equal(cfg->jobs[0].name, "a");
+		assert_int_equal(cfg->jobs[0].limit_bytes, cases[i].limit);
+		assert_int_equal(cfg->jobs[0].limit_max_bytes, cases[i].limit_max);
+		assert_int_equal(cfg->jobs[0].priority, cases[i].priority);
+		assert_int_equal(cfg->jobs[0].kill, cases[i].kill);
+		free(cfg);
+	}
+}
+
+struct bad_case {
+	const char *text;
+	const char *error; /* must appear in the error text */
+};
+
+static const struct bad_case bad_cases[] = {
+	{"[oomkitd]\nmachine = /a\n\n[job web]\nlimit = abc\n",
+	 "oomkitd.conf:5: [job web] limit: bad size 'abc'"},
+	{"[oomkitd]\nbogus = 1\n", "oomkitd.conf:2: [oomkitd] bogus: unknown key"},
+	{"[job a]\nbogus = 1\n", "oomkitd.conf:2: [job a] bogus: unknown key"},
+	{"[jobs]\nx = 1\n", "oomkitd.conf:1: [jobs]: unknown section"},
+	{"[job a]\n[job a]\n", "oomkitd.conf:2: [job a]: duplicate job (first at line 1)"},
+	{"[oomkitd]\n[oomkitd]\n", "oomkitd.conf:2: [oomkitd]: section given twice"},
+	{"[job a]\nlimit = 2G\nlimit_max = 1G\n", "oomkitd.conf:2: [job a] limit: 2G is above limit_max 1G"},
+	{"[job a]\nlimit_max = 1G\n", "[job a] limit: max is above limit_max 1G"},
+	{"[job a]\npriority = 1001\n", "oomkitd.conf:2: [job a] priority: '1001' is not a priority"},
+	{"[job a]\npriority = -1\n", "[job a] priority: '-1' is not a priority"},
+	{"[job a]\npriority = 5x\n", "[job a] priority: '5x' is not a priority"},
+	{"[job a]\npolicy = report, kill-oldest\n", "oomkitd.conf:2: [job a] policy: unknown policy 'kill-oldest'"},
+	{"[job a]\npolicy = report,,kernel\n", "[job a] policy: empty policy name"},
+	{"[job a]\npolicy =\n", "[job a] policy: empty policy name"},
+	{"[oomkitd]\npolicy = grow, kernel\n", "[oomkitd] policy: grow applies to jobs"},
+	{"[job a]\nkill = everything\n", "[job a] kill: 'everything' is neither process nor job"},
+	{"[job a]\nlimit = 1M\nlimit = 2M\n", "oomkitd.conf:3: [job a] limit: given twice"},
+	{"[job a]\nprotect = averyveryverylongname\n", "[job a] protect: 'averyveryverylongname' is longer"},
+	{"[job a]\nowner = no-such-user-here\n", "[job a] owner: unknown user 'no-such-user-here'"},
+	{"[job a/b]\n", "oomkitd.conf:1: [job a/b]: bad job name"},
+	{"[job ..]\n", "[job ..]: bad job name"},
+	{"[job ]\n", "[job ]: bad job name"},
+	{"machine = /x\n", "oomkitd.conf:1: machine: key outside a section"},
+	{"[oomkitd]\nmachine = relative/path\n", "[oomkitd] machine: 'relative/path' is not an absolute path"},
+	{"[oomkitd]\nreport_dir = /a/../b\n", "[oomkitd] report_dir: '/a/../b' contains '..'"},
+	{"[oomkitd]\ndelay = 2\n", "oomkitd.conf:2: [oomkitd] delay: bad duration '2'"},
+	{"[oomkitd]\ndelay = 2m\n", "[oomkitd] delay: bad duration '2m'"},
+	{"[oomkitd]\ndelay = 5ms\n", "[oomkitd] delay: '5ms' out of range"},
+	{"[oomkitd]\nreserve = max\n", "[oomkitd] reserve: bad size 'max'"},
+	{"[oomkitd]\nmachine_limit = 99999999999999999999G\n", "[oomkitd] machine_limit: bad size"},
+	{"[oomkitd]\nmachine_limit = 17179869184G\n", "[oomkitd] machine_limit: bad size"},
+	{"[oomkitd]\nreadonly_status = maybe\n", "[oomkitd] readonly_status: bad boolean 'maybe'"},
+	{"[oomkitd]\nreport_max_count = lots\n", "[oomkitd] report_max_count: bad count 'lots'"},
+	{"[oomkitd]\nsocket = /run/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.sock\n",
+	 "[oomkitd] socket: path too long"},
+	{"[job a]\nlimit = 1M\n  limit_max = 2M\n", "oomkitd.conf:3: [job a]: indented line"},
+	{"[job a\n", "oomkitd.conf:1: section header without ']'"},
+	{"[job a]\njust words\n", "oomkitd.conf:2: [job a]: syntax error"},
+	{"[oomkitd]\nmachine = /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+	 "oomkitd.conf:2: [oomkitd]: line too long"},
+};
+
+static void test_bad(void **state)
+{
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		struct config cfg_before, *cfg = malloc(sizeof(*cfg));
+		char errors[CONFIG_ERRORS_MAX];
+		int r;
+
+		assert_non_null(cfg);
+		memset(cfg, 0x5a, sizeof(*cfg));
+		memcpy(&cfg_before, cfg, sizeof(cfg_before));
+		r = config_parse_string(bad_cases[i].text, "oomkitd.conf", cfg, errors, sizeof(errors));
+		if (r != -EINVAL)
+			fail_msg("case %zu accepted:\n%s", i, bad_cases[i].text);
+		if (!strstr(errors, bad_cases[i].error))
+			fail_msg("case %zu: wanted '%s', got:\n%s", i, bad_cases[i].error, errors);
+		/* Nothing of a bad configuration reaches the caller. */
+		assert_memory_equal(cfg, &cfg_before, sizeof(cfg_before));
+		free(cfg);
+	}
+}
+
+/* Every error is reported, not only the first, each with its own line. */
+static void test_all_errors(void **state)
+{
+	(void)state;
+	struct config *cfg = malloc(sizeof(*cfg));
+	char errors[CONFIG_ERRORS_MAX];
+	const char *text = "[oomkitd]\ndelay = soon\n[job a]\nlimit = x\npriority = 2000\n[job a]\n";
+
+	assert_non_null(cfg);
+	assert_int_equal(config_parse_string(text, "f.conf", cfg, errors, sizeof(errors)), -EINVAL);
+	assert_non_null(strstr(errors, "f.conf:2: [oomkitd] delay:"));
+	assert_non_null(strstr(errors, "f.conf:4: [job a] limit:"));
+	assert_non_null(strstr(errors, "f.conf:5: [job a] priority:"));
+	assert_non_null(strstr(errors, "f.conf:6: [job a]: duplicate job"));
+	free(cfg);
+}
+
+static void test_load_file(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/oomkit-test-config-XXXXXX";
+	struct config *cfg = malloc(sizeof(*cfg));
+	char errors[CONFIG_ERRORS_MAX];
+	int fd = mkstemp(path);
+
+	assert_non_null(cfg);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "[job x]\nlimit = 3M\n", 19), 19);
+	close(fd);
+	assert_int_equal(config_load(path, cfg, errors, sizeof(errors)), 0);
+	assert_int_equal(cfg->jobs[0].limit_bytes, 3 * MiB);
+	assert_string_equal(cfg->source, path);
+	unlink(path);
+
+	assert_int_equal(config_load(path, cfg, errors, sizeof(errors)), -ENOENT);
+	assert_non_null(strstr(errors, path));
+	assert_non_null(strstr(errors, "cannot read"));
+	assert_int_equal(config_load("/tmp", cfg, errors, sizeof(errors)), -EINVAL);
+	free(cfg);
+}
+
+static void test_sizes(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *s;
+		int r;
+		uint64_t v;
+	} cases[] = {
+		{"0", 0, 0},
+		{"1", 0, 1},
+		{"1K", 0, 1024},
+		{"1k", 0, 1024},
+		{"2M", 0, 2 * MiB},
+		{"3G", 0, 3 * GiB},
+		{"1T", 0, 1024 * GiB},
+		{"5MiB", 0, 5 * MiB},
+		{"5MB", 0, 5 * MiB},
+		{"18446744073709551615", 0, UINT64_MAX},
+		{"18446744073709551616", -ERANGE, 0},
+		{"16777216T", -ERANGE, 0},
+		{"", -EINVAL, 0},
+		{"M", -EINVAL, 0},
+		{"1X", -EINVAL, 0},
+		{"1Mi", -EINVAL, 0},
+		{"1 M", -EINVAL, 0},
+		{"-1", -EINVAL, 0},
+		{"0x10", -EINVAL, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t v = 42;
+		int r = config_parse_size(cases[i].s, false, &v);
+		if (r != cases[i].r)
+			fail_msg("'%s': r=%d, wanted %d", cases[i].s, r, cases[i].r);
+		assert_int_equal(v, cases[i].r == 0 ? cases[i].v : 42);
+	}
+	uint64_t v;
+	assert_int_equal(config_parse_size("max", true, &v), 0);
+	assert_int_equal(v, OOMKIT_UNLIMITED);
+	assert_int_equal(config_parse_size("max", false, &v), -EINVAL);
+}
+
+static void test_durations(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *s;
+		int r;
+		uint64_t v;
+	} cases[] = {
+		{"2s", 0, 2000}, {"250ms", 0, 250}, {"0", 0, 0},      {"10", -EINVAL, 0},
+		{"1m", -EINVAL, 0}, {"s", -EINVAL, 0}, {"1.5s", -EINVAL, 0}, {"18446744073709551615s", -ERANGE, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t v = 42;
+		int r = config_parse_duration(cases[i].s, &v);
+		if (r != cases[i].r)
+			fail_msg("'%s': r=%d, wanted %d", cases[i].s, r, cases[i].r);
+		assert_int_equal(v, cases[i].r == 0 ? cases[i].v : 42);
+	}
+}
+
+static void test_format(void **state)
+{
+	(void)state;
+	char buf[32];
+
+	config_format_size(512 * MiB, buf, sizeof(buf));
+	assert_string_equal(buf, "512M");
+	config_format_size(1536 * 1024, buf, sizeof(buf));
+	assert_string_equal(buf, "1536K");
+	config_format_size(1000, buf, sizeof(buf));
+	assert_string_equal(buf, "1000");
+	config_format_size(0, buf, sizeof(buf));
+	assert_string_equal(buf, "0");
+	config_format_size(OOMKIT_UNLIMITED, buf, sizeof(buf));
+	assert_string_equal(buf, "max");
+	assert_null(policy_kind_name(POLICY__COUNT));
+	assert_string_equal(policy_kind_name(POLICY_KILL_OVER_EXPECTED), "kill-over-expected");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_builtin),   cmocka_unit_test(test_issue_example),
+		cmocka_unit_test(test_good_jobs), cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_all_errors), cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_sizes),     cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_format),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
