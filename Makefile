@@ -1,0 +1,56 @@
+# oomkit: `make demo` runs the demo on the real kernel, `make check` every test,
+# `make bench` the benchmarks.  Each first installs any missing Debian package.
+PREFIX ?= /usr/local
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+# Everything the build, the tests (including the qemu guest tier and the
+# fuzzers) and the benchmarks need, as Debian packages.
+DEB_DEPS := meson ninja-build pkg-config gcc clang libclang-rt-14-dev libcmocka-dev libinih-dev \
+	libsystemd-dev python3 qemu-system-x86 busybox-static cpio gzip gnuplot-nox earlyoom valgrind
+
+.PHONY: all bootstrap build asan fuzz-build check demo bench install clean fuzz soak
+
+all: build
+
+bootstrap:
+	@sh scripts/bootstrap.sh $(DEB_DEPS)
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) --prefix=$(PREFIX)
+
+build: bootstrap $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+$(ASAN_BUILD)/build.ninja:
+	meson setup $(ASAN_BUILD) -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false
+
+asan: bootstrap $(ASAN_BUILD)/build.ninja
+	ninja -C $(ASAN_BUILD)
+
+$(FUZZ_BUILD)/build.ninja:
+	CC=clang meson setup $(FUZZ_BUILD) -Dfuzz=true -Dtests=disabled -Dbench=false
+
+fuzz-build: bootstrap $(FUZZ_BUILD)/build.ninja
+	ninja -C $(FUZZ_BUILD)
+
+check: build asan fuzz-build
+	sh scripts/check.sh $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+
+fuzz: fuzz-build
+	sh tests/fuzz/run.sh $(FUZZ_BUILD)/tests/fuzz 600
+
+demo: build
+	sh scripts/demo.sh $(BUILD)
+
+bench: build
+	sh bench/run.sh $(BUILD)
+
+soak: build
+	sh tests/soak.sh $(BUILD)
+
+install: build
+	DESTDIR=$(DESTDIR) meson install -C $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
