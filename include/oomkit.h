@@ -269,6 +269,19 @@ int oomkit_kill(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, int timeout_ms)
  * until empty).  Returns the number of processes signalled. */
 int oomkit_kill_cgroup(oomkit_ctx *ctx, const char *cgroup, int timeout_ms);
 
+/* ------------------------------------------ helpers: the machine (no malloc) */
+
+struct oomkit_system_memory {
+	uint64_t total_bytes;        /* MemTotal */
+	uint64_t available_bytes;    /* MemAvailable */
+	uint64_t free_bytes;         /* MemFree */
+	uint64_t swap_total_bytes;   /* SwapTotal */
+	uint64_t swap_free_bytes;    /* SwapFree */
+};
+
+/* Reads the machine's memory from /proc/meminfo under the proc root. */
+int oomkit_system_memory(oomkit_ctx *ctx, struct oomkit_system_memory *ret_mem);
+
 /* ------------------------------------------------------------- reports */
 
 struct oomkit_decision {
