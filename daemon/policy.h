@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * policy.h - oomkitd's decisions: pure functions of a snapshot.  The daemon
+ * gathers the jobs and processes of the scope that ran out of memory (a job,
+ * or the whole machine), and policy_decide() walks the policy chain and says
+ * what to do and why.  No I/O and no allocation happen here, so every rule
+ * is tested with tables and the daemon's handler path stays allocation-free.
+ */
+#ifndef OOMKITD_POLICY_H
+#define OOMKITD_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+
+#define POLICY_REASON_MAX 256
+#define POLICY_TRAIL_MAX 512
+
+/* A job at machine level.  Inside a job's own OOM only that job is in scope. */
+struct policy_group {
+	const char *name;
+	unsigned priority;           /* 0..1000, higher is more important */
+	uint64_t usage_bytes;
+	uint64_t limit_bytes;        /* UINT64_MAX: none */
+	uint64_t limit_max_bytes;
+	uint64_t expect_bytes;       /* 0: unknown */
+	enum kill_scope kill;
+	const char (*protect)[CONFIG_COMM_MAX];
+	unsigned n_protect;
+};
+
+struct policy_proc {
+	pid_t pid;
+	uint64_t start_time;         /* clock ticks after boot: larger is newer */
+	int group;                   /* index into the groups; -1: none */
+	uint64_t rss_bytes;
+	int oom_score_adj;
+	char comm[16];
+};
+
+enum policy_scope {
+	SCOPE_MACHINE = 0,
+	SCOPE_JOB = 1,
+};
+
+struct policy_input {
+	enum policy_scope scope;
+	unsigned scope_group;        /* SCOPE_JOB: the job whose limit was hit */
+	const struct policy_group *groups;
+	unsigned n_groups;
+	const struct policy_proc *procs;
+	unsigned n_procs;
+	uint64_t capacity_bytes;     /* the machine limit, or RAM less the reserve */
+	const pid_t *protected_pids; /* the daemon and its guardian */
+	unsigned n_protected_pids;
+	const struct policy_chain *chain;
+	unsigned first_step;         /* where to resume, e.g. after an unanswered prompt */
+	bool prompt_available;       /* a person is connected to answer */
+};
+
+enum policy_action {
+	ACTION_NONE = 0,   /* nothing resolved it: the kernel steps in after the delay */
+	ACTION_GROW,
+	ACTION_KILL,       /* one process */
+	ACTION_KILL_JOB,   /* every process of the victim's job */
+	ACTION_PROMPT,
+	ACTION_KERNEL,     /* hand it to the kernel OOM killer now */
+};
+
+struct policy_decision {
+	enum policy_action action;
+	enum policy_kind policy;     /* the step that decided (unset for ACTION_NONE) */
+	unsigned step;               /* its index; n_steps for ACTION_NONE */
+	pid_t victim_pid;            /* KILL, KILL_JOB: the chosen process */
+	uint64_t victim_start_time;
+	int victim_group;            /* -1 if none */
+	uint64_t new_limit_bytes;    /* GROW */
+	char reason[POLICY_REASON_MAX];
+	char trail[POLICY_TRAIL_MAX]; /* why the steps before it did not apply */
+};
+
+/* Walks in->chain from in->first_step and fills *ret.  Always succeeds for a
+ * consistent input; -EINVAL if an index is out of range. */
+int policy_decide(const struct policy_input *in, struct policy_decision *ret);
+
+/* Whether a process may never be chosen: listed pid, oom_score_adj -1000,
+ * or a name its job protects. */
+bool policy_protected(const struct policy_input *in, const struct policy_proc *proc);
+
+/* "kill", "kill-job", "grow", "prompt", "kernel", "none". */
+const char *policy_action_name(enum policy_action action);
+
+#endif
