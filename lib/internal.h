@@ -61,9 +61,35 @@ struct oomkit__mounts {
 	bool cgroup2_has_memory;              /* not known from mounts; filled by the caller */
 };
 
+/* cgroup v2 memory.events (and memory.events.local) counters. */
+struct oomkit__memory_events {
+	uint64_t low;
+	uint64_t high;
+	uint64_t max;
+	uint64_t oom;
+	uint64_t oom_kill;
+	uint64_t oom_group_kill;
+};
+
+/* One line of a PSI file; averages are percentages times 100 ("1.50" -> 150). */
+struct oomkit__psi_line {
+	uint64_t avg10_x100;
+	uint64_t avg60_x100;
+	uint64_t avg300_x100;
+	uint64_t total_us;           /* total stall time, microseconds */
+};
+
 /* Parses memory.oom_control ("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n").
  * -EINVAL if oom_kill_disable or under_oom is missing or malformed. */
 int oomkit__parse_oom_control(const char *buf, size_t len, struct oomkit__oom_control *ret);
+
+/* Parses cgroup v2 memory.events; keys not present stay 0, unknown keys are
+ * skipped.  -EINVAL on any malformed line (overflow included). */
+int oomkit__parse_memory_events(const char *buf, size_t len, struct oomkit__memory_events *ret);
+
+/* Parses the line of kind "some" or "full" of a PSI file (/proc/pressure/memory,
+ * memory.pressure).  -ENOENT if absent; -EINVAL if malformed or without avg10/total. */
+int oomkit__parse_psi_line(const char *buf, size_t len, const char *kind, struct oomkit__psi_line *ret);
 
 /* Parses one unsigned decimal number followed by optional whitespace; "max"
  * gives OOMKIT_UNLIMITED.  -ERANGE on overflow, -EINVAL on anything else. */
@@ -86,7 +112,9 @@ int oomkit__parse_mounts(const char *buf, size_t len, struct oomkit__mounts *ret
 
 /* Finds a process's cgroup in /proc/PID/cgroup contents: controller "memory"
  * matches a v1 line "N:...memory...:/path", NULL matches the v2 line "0::/path".
- * Writes the path without its leading '/' ("" for the root). -ENOENT if absent. */
+ * Writes the path without its leading '/' ("" for the root) and returns its
+ * length. -ENOENT if absent; -EINVAL for a path with ".." (outside our cgroup
+ * namespace); -ENAMETOOLONG if it does not fit. */
 int oomkit__parse_proc_cgroup(const char *buf, size_t len, const char *controller, char *out,
 			      size_t out_len);
 
@@ -100,8 +128,10 @@ void oomkit__format_cmdline(const char *buf, size_t len, char *out, size_t out_l
 
 /* Normalises a cgroup argument into a path relative to root: strips root if
  * in is an absolute path under it, strips leading and trailing '/', collapses
- * "//".  -EINVAL for "." or ".." components or an absolute path outside root;
- * -ENAMETOOLONG if it does not fit. */
+ * "//".  An absolute path sharing root's first component but not under root
+ * is outside it; any other absolute path is taken as relative to root.
+ * Returns the length.  -EINVAL for "." or ".." components or a path outside
+ * root; -ENAMETOOLONG if it does not fit. */
 int oomkit__cgroup_relpath(const char *in, const char *root, char *out, size_t out_len);
 
 /* ------------------------------------------------------------- util.c */
@@ -110,7 +140,7 @@ int oomkit__cgroup_relpath(const char *in, const char *root, char *out, size_t o
  * len - 1 bytes).  Returns its length; -EFBIG if it did not fit. */
 int oomkit__read_file_at(int dirfd, const char *name, char *buf, size_t len);
 
-/* pread()s an already open file from offset 0. */
+/* pread()s an already open file from offset 0, like oomkit__read_file_at. */
 int oomkit__pread_all(int fd, char *buf, size_t len);
 
 /* Writes a string to dirfd/name (O_WRONLY|O_TRUNC not used: cgroupfs). */
