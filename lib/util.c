@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * util.c - the library's file I/O on cgroupfs and procfs, its clock, its log
+ * callback and the names of its public enums.
+ *
+ * Reads go straight to openat/read/pread into caller buffers: no stdio, no
+ * allocation, so the handler path can use them.  Writes to cgroupfs are one
+ * write() per value, because a control file takes each write as one value.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Reads fd into buf (pread at offsets from 0 if positional, else read) until
+ * end of file, then checks with one more byte that nothing was left out. */
+static int read_all(int fd, bool positional, char *buf, size_t len)
+{
+	size_t n = 0, room;
+	ssize_t k;
+	char extra;
+
+	if (!buf || len == 0)
+		return -EINVAL;
+	room = len - 1 < INT_MAX ? len - 1 : INT_MAX;
+	for (;;) {
+		char *dst = n < room ? buf + n : &extra;
+		size_t want = n < room ? room - n : 1;
+
+		k = positional ? pread(fd, dst, want, (off_t)n) : read(fd, dst, want);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			break;
+		if (n >= room)
+			return -EFBIG;
+		n += (size_t)k;
+	}
+	buf[n] = '\0';
+	return (int)n;
+}
+
+int oomkit__read_file_at(int dirfd, const char *name, char *buf, size_t len)
+{
+	int fd, r;
+
+	if (!buf || len == 0)
+		return -EINVAL;
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = read_all(fd, false, buf, len);
+	close(fd);
+	return r;
+}
+
+int oomkit__pread_all(int fd, char *buf, size_t len)
+{
+	return read_all(fd, true, buf, len);
+}
+
+int oomkit__write_file_at(int dirfd, const char *name, const char *s)
+{
+	size_t len;
+	ssize_t k;
+	int fd, r = 0;
+
+	if (!s)
+		return -EINVAL;
+	len = strlen(s);
+	fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* One call: cgroupfs parses each write() as a whole value, so a value
+	 * must never be split, and a short write is an error, not a retry. */
+	do
+		k = write(fd, s, len);
+	while (k < 0 && errno == EINTR);
+	if (k < 0)
+		r = -errno;
+	else if ((size_t)k != len)
+		r = -EIO;
+	close(fd);
+	return r;
+}
+
+uint64_t oomkit__now_ns(void)
+{
+	struct timespec ts;
+
+	/* CLOCK_MONOTONIC cannot fail with a valid pointer. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void oomkit__log(const oomkit_ctx *ctx, enum oomkit_log_level level, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	int n;
+
+	/* Check first: formatting costs time on the handler path for nobody. */
+	if (!ctx || !ctx->log)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	/* The callback's contract is one message without a trailing newline. */
+	for (size_t len = strlen(msg); len > 0 && msg[len - 1] == '\n'; len--)
+		msg[len - 1] = '\0';
+	ctx->log(level, msg, ctx->log_userdata);
+}
+
+OOMKIT__EXPORT const char *oomkit_event_kind_name(enum oomkit_event_kind kind)
+{
+	switch (kind) {
+	case OOMKIT_EVENT_OOM:
+		return "oom";
+	case OOMKIT_EVENT_THRESHOLD:
+		return "threshold";
+	case OOMKIT_EVENT_PRESSURE:
+		return "pressure";
+	case OOMKIT_EVENT_GONE:
+		return "gone";
+	}
+	return "unknown";
+}
+
+OOMKIT__EXPORT const char *oomkit_verdict_name(enum oomkit_verdict verdict)
+{
+	switch (verdict) {
+	case OOMKIT_RESOLVED:
+		return "resolved";
+	case OOMKIT_KERNEL:
+		return "kernel";
+	case OOMKIT_WAIT:
+		return "wait";
+	}
+	return "unknown";
+}
+
+OOMKIT__EXPORT const char *oomkit_pressure_level_name(enum oomkit_pressure_level level)
+{
+	switch (level) {
+	case OOMKIT_PRESSURE_LOW:
+		return "low";
+	case OOMKIT_PRESSURE_MEDIUM:
+		return "medium";
+	case OOMKIT_PRESSURE_CRITICAL:
+		return "critical";
+	}
+	return "unknown";
+}
