@@ -172,6 +172,18 @@ struct oomkit_watch {
 	uint64_t delay_ms;
 	int state;                         /* enum oomkit__oom_state in loop.c */
 	uint64_t deadline_ns;              /* while pending: when the kernel steps in */
+	uint32_t gen;                      /* bumped each time the slot is reused */
+};
+
+/* How many kernel events one dispatch reads before running handlers. */
+#define OOMKIT__EPOLL_BATCH 64
+
+/* An event read from the kernel, waiting for its handler within one dispatch. */
+struct oomkit__queued {
+	struct oomkit_event event;
+	uint32_t gen;
+	bool gone;
+	char origin[OOMKIT__PATH_MAX];
 };
 
 struct oomkit_ctx {
@@ -200,8 +212,8 @@ struct oomkit_ctx {
 	char *iobuf2;                      /* second buffer for nested reads */
 	pid_t *pidbuf;                     /* max_pids */
 	char *reportbuf;                   /* OOMKIT__REPORT_BUF_SIZE */
+	struct oomkit__queued *queue;      /* OOMKIT__EPOLL_BATCH */
 	char pathbuf[OOMKIT__PATH_MAX * 2];
-	char originbuf[OOMKIT__PATH_MAX];
 	char self_cgroup[OOMKIT__PATH_MAX]; /* this process's memcg, relative */
 	bool self_cgroup_known;
 	unsigned n_pending;                /* watches whose OOM is pending or with the kernel */

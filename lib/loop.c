@@ -19,7 +19,6 @@
 /* How often a pending OOM's under_oom is re-read, so a resolved OOM is seen
  * promptly: the kernel sends no event when under_oom clears. */
 #define PENDING_POLL_NS (10ull * 1000 * 1000)
-#define EPOLL_BATCH 64
 
 /* epoll data: the tag in the high half, a watch index in the low half. */
 enum { TAG_TIMER = 1, TAG_GUARDIAN = 2, TAG_WATCH = 3 };
@@ -131,7 +130,8 @@ static int alloc_buffers(oomkit_ctx *ctx)
 	ctx->iobuf2 = malloc(OOMKIT__IOBUF_SIZE);
 	ctx->pidbuf = calloc(ctx->max_pids, sizeof(pid_t));
 	ctx->reportbuf = malloc(OOMKIT__REPORT_BUF_SIZE);
-	if (!ctx->watches || !ctx->iobuf || !ctx->iobuf2 || !ctx->pidbuf || !ctx->reportbuf)
+	ctx->queue = calloc(OOMKIT__EPOLL_BATCH, sizeof(*ctx->queue));
+	if (!ctx->queue || !ctx->watches || !ctx->iobuf || !ctx->iobuf2 || !ctx->pidbuf || !ctx->reportbuf)
 		return -ENOMEM;
 	for (unsigned i = 0; i < ctx->max_cgroups; i++) {
 		ctx->watches[i].dirfd = -1;
@@ -243,6 +243,7 @@ OOMKIT__EXPORT void oomkit_free(oomkit_ctx *ctx)
 	free(ctx->iobuf2);
 	free(ctx->pidbuf);
 	free(ctx->reportbuf);
+	free(ctx->queue);
 	free(ctx);
 }
 
@@ -293,11 +294,13 @@ static uint32_t watch_index(const oomkit_ctx *ctx, const struct oomkit_watch *w)
 
 static void clear_watch(struct oomkit_watch *w)
 {
+	uint32_t gen = w->gen;
 	close_fd(&w->efd);
 	close_fd(&w->oomfd);
 	close_fd(&w->dirfd);
 	memset(w, 0, sizeof(*w));
 	w->efd = w->oomfd = w->dirfd = -1;
+	w->gen = gen;
 }
 
 static int add_watch(oomkit_ctx *ctx, struct oomkit_watch *tmpl, const char *cgroup, unsigned flags,
@@ -309,7 +312,9 @@ static int add_watch(oomkit_ctx *ctx, struct oomkit_watch *tmpl, const char *cgr
 	struct oomkit_watch *w = free_slot(ctx);
 	if (!w)
 		return -ENOSPC;
+	uint32_t gen = w->gen;
 	*w = *tmpl;
+	w->gen = gen + 1;
 	w->efd = w->oomfd = -1;
 	if ((r = oomkit__cgroup_relpath(cgroup, ctx->memory_root, w->cgroup, sizeof(w->cgroup))) < 0)
 		goto fail;
@@ -515,53 +520,71 @@ static void fill_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_e
 	}
 }
 
-static void deliver_gone(oomkit_ctx *ctx, struct oomkit_watch *w, uint64_t now)
+static void deliver_gone(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_event *ev)
 {
-	struct oomkit_event ev = {.kind = OOMKIT_EVENT_GONE,
-				  .watch = w,
-				  .cgroup = w->cgroup,
-				  .origin = w->cgroup,
-				  .limit_bytes = OOMKIT_UNLIMITED,
-				  .time_ns = now};
+	ev->kind = OOMKIT_EVENT_GONE;
+	ev->limit_bytes = OOMKIT_UNLIMITED;
 	/* Nothing is left to give back: drop the take-over before the handler may unwatch. */
 	if (w->taken_over) {
 		(void)oomkit__guardian_hold(ctx, w->cgroup, 0);
 		w->taken_over = false;
 	}
 	set_state(ctx, w, OOM_IDLE);
-	w->handler(ctx, &ev, w->userdata);
+	w->handler(ctx, ev, w->userdata);
 	if (w->kind)
 		oomkit_unwatch(ctx, w);
 }
 
-static void handle_watch(oomkit_ctx *ctx, struct oomkit_watch *w)
+/* Reads a watch's kernel event into q: the state at this moment, before any
+ * handler of this batch has acted (an OOM in a parent signals every watch
+ * below it at once, and each must see it under way).  Returns false if the
+ * eventfd had nothing. */
+static bool read_event(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__queued *q)
 {
-	uint64_t count, now = oomkit__now_ns();
+	uint64_t count;
 	if (read(w->efd, &count, sizeof(count)) != sizeof(count))
-		return;
+		return false;
+	struct oomkit_event *ev = &q->event;
+	*ev = (struct oomkit_event){.kind = w->kind,
+				    .watch = w,
+				    .cgroup = w->cgroup,
+				    .origin = w->cgroup,
+				    .own = true,
+				    .time_ns = oomkit__now_ns()};
+	q->gen = w->gen;
 	/* The kernel signals every registered eventfd when a cgroup is removed. */
-	if (faccessat(w->dirfd, "memory.usage_in_bytes", F_OK, 0) < 0) {
-		deliver_gone(ctx, w, now);
+	q->gone = faccessat(w->dirfd, "memory.usage_in_bytes", F_OK, 0) < 0;
+	if (q->gone)
+		return true;
+	fill_memory(ctx, w, ev);
+	if (w->kind == OOMKIT_EVENT_OOM && ev->under_oom &&
+	    oomkit__v1_oom_origin(ctx, w->cgroup, q->origin, sizeof(q->origin)) >= 0) {
+		ev->origin = q->origin;
+		ev->own = strcmp(q->origin, w->cgroup) == 0;
+	} else if (w->kind == OOMKIT_EVENT_THRESHOLD) {
+		ev->threshold_bytes = w->threshold_bytes;
+		ev->rising = ev->usage_bytes >= w->threshold_bytes;
+	} else if (w->kind == OOMKIT_EVENT_PRESSURE) {
+		ev->level = w->level;
+	}
+	return true;
+}
+
+static void deliver(oomkit_ctx *ctx, struct oomkit__queued *q)
+{
+	struct oomkit_watch *w = q->event.watch;
+	/* An earlier handler of this batch may have closed or replaced the watch. */
+	if (!w->kind || w->gen != q->gen)
+		return;
+	if (q->gone) {
+		deliver_gone(ctx, w, &q->event);
 		return;
 	}
-	struct oomkit_event ev = {
-		.kind = w->kind, .watch = w, .cgroup = w->cgroup, .origin = w->cgroup, .own = true, .time_ns = now};
-	fill_memory(ctx, w, &ev);
-	if (w->kind == OOMKIT_EVENT_OOM && ev.under_oom &&
-	    oomkit__v1_oom_origin(ctx, w->cgroup, ctx->originbuf, sizeof(ctx->originbuf)) >= 0) {
-		ev.origin = ctx->originbuf;
-		ev.own = strcmp(ev.origin, w->cgroup) == 0;
-	} else if (w->kind == OOMKIT_EVENT_THRESHOLD) {
-		ev.threshold_bytes = w->threshold_bytes;
-		ev.rising = ev.usage_bytes >= w->threshold_bytes;
-	} else if (w->kind == OOMKIT_EVENT_PRESSURE) {
-		ev.level = w->level;
-	}
-	enum oomkit_verdict v = w->handler(ctx, &ev, w->userdata);
-	/* The handler may have unwatched or released; only an OOM of this
-	 * cgroup's own limit is ours to resolve. */
-	if (w->kind == OOMKIT_EVENT_OOM && w->taken_over && ev.own && ev.under_oom)
-		apply_verdict(ctx, w, &ev, v);
+	enum oomkit_verdict v = w->handler(ctx, &q->event, w->userdata);
+	/* Only an OOM of this cgroup's own limit is ours to resolve. */
+	if (w->kind && w->gen == q->gen && w->kind == OOMKIT_EVENT_OOM && w->taken_over && q->event.own &&
+	    q->event.under_oom)
+		apply_verdict(ctx, w, &q->event, v);
 }
 
 static void handle_timer(oomkit_ctx *ctx)
@@ -575,18 +598,26 @@ static void handle_timer(oomkit_ctx *ctx)
 
 OOMKIT__EXPORT int oomkit_dispatch(oomkit_ctx *ctx, int timeout_ms)
 {
-	struct epoll_event evs[EPOLL_BATCH];
-	int n = epoll_wait(ctx->epfd, evs, EPOLL_BATCH, timeout_ms);
+	struct epoll_event evs[OOMKIT__EPOLL_BATCH];
+	int nq = 0;
+	int n = epoll_wait(ctx->epfd, evs, OOMKIT__EPOLL_BATCH, timeout_ms);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
+	/* First read every ready watch, then run the handlers. */
 	for (int i = 0; i < n; i++) {
 		uint32_t t = (uint32_t)(evs[i].data.u64 >> 32), index = (uint32_t)evs[i].data.u64;
+		if (t == TAG_WATCH && index < ctx->max_cgroups && ctx->watches[index].kind &&
+		    read_event(ctx, &ctx->watches[index], &ctx->queue[nq]))
+			nq++;
+	}
+	for (int i = 0; i < nq; i++)
+		deliver(ctx, &ctx->queue[i]);
+	for (int i = 0; i < n; i++) {
+		uint32_t t = (uint32_t)(evs[i].data.u64 >> 32);
 		if (t == TAG_TIMER)
 			handle_timer(ctx);
 		else if (t == TAG_GUARDIAN)
 			(void)oomkit__guardian_restart(ctx);
-		else if (t == TAG_WATCH && index < ctx->max_cgroups && ctx->watches[index].kind)
-			handle_watch(ctx, &ctx->watches[index]);
 	}
 	arm_timer(ctx);
 	return n;
