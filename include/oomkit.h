@@ -234,6 +234,12 @@ int oomkit_cgroup_attach(oomkit_ctx *ctx, const char *cgroup, pid_t pid);
 /* Removes an empty cgroup.  -EBUSY: it still has processes or children. */
 int oomkit_cgroup_remove(oomkit_ctx *ctx, const char *cgroup);
 
+/* Delegates a cgroup to uid:gid: the directory and every control file except
+ * those of limits and reserves change owner, so the owner may create child
+ * cgroups, move its processes and handle their OOMs, but not raise its limit.
+ * Returns the number of files given.  Not for the handler path. */
+int oomkit_cgroup_delegate(oomkit_ctx *ctx, const char *cgroup, uid_t uid, gid_t gid);
+
 /* Writes the cgroup the process belongs to in the memory hierarchy into buf
  * (relative to the root). */
 int oomkit_process_cgroup(oomkit_ctx *ctx, pid_t pid, char *buf, size_t len);
