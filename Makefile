@@ -41,7 +41,7 @@ fuzz: fuzz-build
 	sh tests/fuzz/run.sh $(FUZZ_BUILD)/tests/fuzz 600
 
 demo: build
-	sh scripts/demo.sh $(BUILD)
+	sh scripts/demo-library.sh $(BUILD)
 
 bench: build
 	sh bench/run.sh $(BUILD)
