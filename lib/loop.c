@@ -101,7 +101,8 @@ static int set_roots(oomkit_ctx *ctx, const struct oomkit_options *o)
 		return r;
 	if (!o->memory_root || !o->cgroup2_root || !o->freezer_root) {
 		r = detect_mounts(ctx, o);
-		if (r < 0)
+		/* With the memory root given, the other mounts are optional extras. */
+		if (r < 0 && !o->memory_root)
 			return r;
 	}
 	if (!ctx->memory_root[0])

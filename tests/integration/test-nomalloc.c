@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test-nomalloc.c - nothing between a kernel OOM event and a completed
+ * action calls malloc.  This program replaces malloc and its relatives for
+ * the whole process (liboomkit is a shared library, so its calls resolve
+ * here too) and counts every call made while oomkit_dispatch() runs.  The
+ * handler does what a real one does: lists the processes, reads each one's
+ * memory, reads the memcg's counters and memory.stat, writes a JSON report,
+ * and kills its victim.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "oomkit.h"
+#include "testlib.h"
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void __libc_free(void *);
+
+static volatile int armed;
+static volatile unsigned long allocations_while_armed;
+
+static void count(void)
+{
+	if (armed)
+		allocations_while_armed++;
+}
+
+void *malloc(size_t n)
+{
+	count();
+	return __libc_malloc(n);
+}
+
+void *calloc(size_t a, size_t b)
+{
+	count();
+	return __libc_calloc(a, b);
+}
+
+void *realloc(void *p, size_t n)
+{
+	count();
+	return __libc_realloc(p, n);
+}
+
+void *memalign(size_t al, size_t n)
+{
+	count();
+	return __libc_memalign(al, n);
+}
+
+void *aligned_alloc(size_t al, size_t n)
+{
+	count();
+	return __libc_memalign(al, n);
+}
+
+int posix_memalign(void **ret, size_t al, size_t n)
+{
+	count();
+	void *p = __libc_memalign(al, n);
+	if (!p)
+		return ENOMEM;
+	*ret = p;
+	return 0;
+}
+
+void free(void *p)
+{
+	__libc_free(p);
+}
+
+struct rec {
+	int handled;
+	int report_result;
+	int kill_result;
+	pid_t victim;
+	int report_fd;
+};
+
+static enum oomkit_verdict handler(oomkit_ctx *ctx, const struct oomkit_event *ev, void *userdata)
+{
+	static pid_t pids[256];
+	struct rec *r = userdata;
+	struct oomkit_process p, largest = {0};
+	struct oomkit_cgroup_memory m;
+	struct oomkit_system_memory sys;
+	uint64_t rss;
+
+	if (ev->kind != OOMKIT_EVENT_OOM || !ev->own || !ev->under_oom)
+		return OOMKIT_WAIT;
+	int n = oomkit_cgroup_pids(ctx, ev->cgroup, true, pids, 256);
+	for (int i = 0; i < n; i++)
+		if (oomkit_process_info(ctx, pids[i], &p) == 0 && p.rss_anon_kib >= largest.rss_anon_kib)
+			largest = p;
+	(void)oomkit_cgroup_memory(ctx, ev->cgroup, &m);
+	(void)oomkit_cgroup_stat(ctx, ev->cgroup, "rss", &rss);
+	(void)oomkit_system_memory(ctx, &sys);
+	struct oomkit_decision d = {.action = "kill", .reason = "the largest process", .victim_pid = largest.pid};
+	r->report_result = oomkit_write_report(ctx, r->report_fd, ev, &d);
+	r->victim = largest.pid;
+	r->kill_result = oomkit_kill(ctx, largest.pid, largest.start_time, 5000);
+	r->handled++;
+	return OOMKIT_RESOLVED;
+}
+
+static void test_no_malloc_on_handler_path(void **state)
+{
+	(void)state;
+	const char *cg = tl_cgroup("nomalloc", 48 * TL_MIB);
+	struct oomkit_options o;
+	oomkit_ctx *ctx;
+	oomkit_watch *w;
+	struct rec r = {.report_fd = open("/dev/null", O_WRONLY | O_CLOEXEC)};
+
+	oomkit_options_init(&o);
+	o.mlock = true;
+	o.max_pids = 256;
+	assert_int_equal(oomkit_new(&o, &ctx), 0);
+	assert_int_equal(oomkit_watch_oom(ctx, cg, 0, handler, &r, &w), 0);
+	assert_int_equal(oomkit_take_over(ctx, w, 10000), 0);
+	pid_t a = tl_spawn_sleeper(cg), b = tl_spawn_sleeper(cg);
+	pid_t hog = tl_spawn_hog(cg, 96, 1024, 0);
+
+	for (int i = 0; i < 1000 && (r.handled == 0 || tl_read_key(cg, "memory.oom_control", "under_oom") != 0); i++) {
+		armed = 1;
+		int d = oomkit_dispatch(ctx, 20);
+		armed = 0;
+		assert_true(d >= 0);
+	}
+	printf("allocations between event and completed action: %lu\n", allocations_while_armed);
+	assert_int_equal(r.handled, 1);
+	assert_int_equal(r.victim, hog);
+	assert_int_equal(r.kill_result, 0);
+	assert_int_equal(r.report_result, 0);
+	assert_int_equal(allocations_while_armed, 0);
+	assert_true(tl_alive(a) && tl_alive(b));
+	int st = tl_wait_exit(hog, 5000);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	oomkit_free(ctx);
+	close(r.report_fd);
+}
+
+/* The counter itself works: an allocation while armed is seen. */
+static void test_counter_counts(void **state)
+{
+	(void)state;
+	unsigned long before = allocations_while_armed;
+	armed = 1;
+	void *volatile p = malloc(32);
+	armed = 0;
+	free(p);
+	assert_int_equal(allocations_while_armed, before + 1);
+	allocations_while_armed = before;
+}
+
+int main(void)
+{
+	tl_require_kernel();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_counter_counts),
+		cmocka_unit_test(test_no_malloc_on_handler_path),
+	};
+	int failed = cmocka_run_group_tests(tests, NULL, NULL);
+	tl_cleanup();
+	return failed ? 1 : 0;
+}
