@@ -180,6 +180,17 @@ check_host() {
 	done
 }
 
+# Stale package lists name versions the mirror no longer has: on failure, as
+# root, refresh them once and try again.
+apt_download() { # dir package
+	# apt's _apt sandbox user cannot write to a mktemp directory; it is a download, not an install.
+	(cd "$1" && apt-get download -q -o APT::Sandbox::User=root "$2") >&2 && return
+	[[ $(id -u) == 0 ]] || return 1
+	say "apt-get download $2 failed; refreshing the package lists once"
+	apt-get update -q >&2 || return 1
+	(cd "$1" && apt-get download -q -o APT::Sandbox::User=root "$2") >&2
+}
+
 # Downloads the cloud kernel package named by the linux-image-cloud-amd64
 # metapackage's dependency (it pins one versioned linux-image-*-cloud-amd64)
 # and keeps only its vmlinuz.  Prints the image's path.
@@ -194,9 +205,10 @@ fetch_kernel() {
 	exec {lock}>"$cache/.lock"
 	flock "$lock"
 	if [[ ! -r $cache/vmlinuz ]]; then
+		rm -rf "$cache"/download.* # left by an interrupted fetch
 		dl=$(mktemp -d "$cache/download.XXXXXX")
 		say "fetching the guest kernel into $cache (once)"
-		(cd "$dl" && apt-get download -q linux-image-cloud-amd64) >&2 ||
+		apt_download "$dl" linux-image-cloud-amd64 ||
 			skip "apt-get download linux-image-cloud-amd64 failed (no network, or run apt-get update)"
 		dep=$(dpkg-deb -f "$dl"/linux-image-cloud-amd64_*.deb Depends)
 		pkg=$(grep -o 'linux-image-[^ ,]*-cloud-amd64' <<<"$dep" | head -n 1)
@@ -205,7 +217,7 @@ fetch_kernel() {
 		if [[ $dep =~ $pkg\ \(=\ ([^\)]*)\) ]]; then
 			pkg+="=${BASH_REMATCH[1]}"
 		fi
-		(cd "$dl" && apt-get download -q "$pkg") >&2 || skip "apt-get download $pkg failed"
+		apt_download "$dl" "$pkg" || skip "apt-get download $pkg failed"
 		dpkg-deb -x "$dl/${pkg%%=*}"_*.deb "$dl/root" || skip "dpkg-deb cannot unpack ${pkg%%=*}"
 		local img
 		img=$(find "$dl/root/boot" -name 'vmlinuz-*' | head -n 1)
