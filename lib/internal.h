@@ -248,6 +248,10 @@ int oomkit__proc_open(oomkit_ctx *ctx, pid_t pid);
 /* Reads /proc/PID/stat. */
 int oomkit__proc_stat(oomkit_ctx *ctx, pid_t pid, struct oomkit__proc_stat *ret);
 
+/* Writes the process's cgroup in the hierarchy of controller (NULL: the
+ * cgroup2 line) into buf, relative to that hierarchy's root. */
+int oomkit__proc_cgroup(oomkit_ctx *ctx, pid_t pid, const char *controller, char *buf, size_t len);
+
 /* ----------------------------------------------------------- loop.c */
 
 /* Adds the guardian's pidfd to the loop's epoll set. */

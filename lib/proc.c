@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * proc.c - the /proc readers: /proc/PID/stat, status, oom_score_adj, cmdline
+ * and cgroup.  Everything is read relative to the context's proc_fd (so tests
+ * point it at fixture trees) into the context's buffers, and parsed by
+ * parse.c: nothing here allocates.
+ *
+ * A process can exit at any moment between two reads.  The kernel then
+ * answers ENOENT (the /proc/PID directory is gone) or ESRCH (a file opened
+ * before the exit); both become -ESRCH, the library's "it is gone".
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int gone_to_esrch(int r)
+{
+	return r == -ENOENT || r == -ESRCH ? -ESRCH : r;
+}
+
+int oomkit__proc_open(oomkit_ctx *ctx, pid_t pid)
+{
+	char name[16];
+	int fd;
+
+	if (pid <= 0)
+		return -EINVAL;
+	snprintf(name, sizeof(name), "%d", (int)pid);
+	fd = openat(ctx->proc_fd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? gone_to_esrch(-errno) : fd;
+}
+
+/* Reads dirfd/name whole into ctx->iobuf. */
+static int read_proc_file(oomkit_ctx *ctx, int dirfd, const char *name)
+{
+	return gone_to_esrch(oomkit__read_file_at(dirfd, name, ctx->iobuf, OOMKIT__IOBUF_SIZE));
+}
+
+/* Reads at most max bytes of dirfd/name into ctx->iobuf: a command line may
+ * be far longer than anything worth keeping, so the rest is not read at all. */
+static int read_proc_head(oomkit_ctx *ctx, int dirfd, const char *name, size_t max)
+{
+	size_t n = 0;
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return gone_to_esrch(-errno);
+	if (max > OOMKIT__IOBUF_SIZE - 1)
+		max = OOMKIT__IOBUF_SIZE - 1;
+	while (n < max) {
+		ssize_t k = read(fd, ctx->iobuf + n, max - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			int r = -errno;
+			close(fd);
+			return gone_to_esrch(r);
+		}
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	ctx->iobuf[n] = '\0';
+	return (int)n;
+}
+
+static int stat_at(oomkit_ctx *ctx, int dirfd, struct oomkit__proc_stat *ret)
+{
+	int n = read_proc_file(ctx, dirfd, "stat");
+	if (n < 0)
+		return n;
+	return oomkit__parse_proc_stat(ctx->iobuf, (size_t)n, ret);
+}
+
+int oomkit__proc_stat(oomkit_ctx *ctx, pid_t pid, struct oomkit__proc_stat *ret)
+{
+	int r, fd = oomkit__proc_open(ctx, pid);
+	if (fd < 0)
+		return fd;
+	r = stat_at(ctx, fd, ret);
+	close(fd);
+	return r;
+}
+
+/* oom_score_adj is one signed number in [-1000, 1000]. */
+static int oom_score_adj_at(oomkit_ctx *ctx, int dirfd, int *ret)
+{
+	char *end;
+	long v;
+	int n = read_proc_file(ctx, dirfd, "oom_score_adj");
+
+	if (n < 0)
+		return n;
+	errno = 0;
+	v = strtol(ctx->iobuf, &end, 10);
+	if (errno || end == ctx->iobuf || (*end && *end != '\n') || v < -1000 || v > 1000)
+		return -EINVAL;
+	*ret = (int)v;
+	return 0;
+}
+
+static int info_at(oomkit_ctx *ctx, int dirfd, struct oomkit_process *p)
+{
+	struct oomkit__proc_stat st;
+	struct oomkit__proc_status status;
+	int n, r;
+
+	if ((r = stat_at(ctx, dirfd, &st)) < 0)
+		return r;
+	if ((n = read_proc_file(ctx, dirfd, "status")) < 0)
+		return n;
+	if ((r = oomkit__parse_proc_status(ctx->iobuf, (size_t)n, &status)) < 0)
+		return r;
+	if ((r = oom_score_adj_at(ctx, dirfd, &p->oom_score_adj)) < 0)
+		return r;
+	if ((n = read_proc_head(ctx, dirfd, "cmdline", sizeof(p->cmdline))) < 0)
+		return n;
+	oomkit__format_cmdline(ctx->iobuf, (size_t)n, p->cmdline, sizeof(p->cmdline));
+	p->pid = st.pid;
+	p->ppid = st.ppid;
+	p->start_time = st.start_time;
+	memcpy(p->comm, st.comm, sizeof(p->comm));
+	p->uid = status.uid;
+	/* Kernel threads and zombies have no memory lines: they hold none. */
+	p->rss_anon_kib = status.rss_anon_kib;
+	p->rss_file_kib = status.rss_file_kib;
+	p->rss_shmem_kib = status.rss_shmem_kib;
+	p->swap_kib = status.swap_kib;
+	return 0;
+}
+
+OOMKIT__EXPORT int oomkit_process_info(oomkit_ctx *ctx, pid_t pid, struct oomkit_process *ret_proc)
+{
+	struct oomkit_process p = {0};
+	int r, fd;
+
+	if (!ctx || !ret_proc)
+		return -EINVAL;
+	if ((fd = oomkit__proc_open(ctx, pid)) < 0)
+		return fd;
+	r = info_at(ctx, fd, &p);
+	close(fd);
+	if (r < 0)
+		return r;
+	*ret_proc = p;
+	return 0;
+}
+
+int oomkit__proc_cgroup(oomkit_ctx *ctx, pid_t pid, const char *controller, char *buf, size_t len)
+{
+	char path[OOMKIT__PATH_MAX];
+	int n, fd;
+
+	if (!buf || len == 0)
+		return -EINVAL;
+	if ((fd = oomkit__proc_open(ctx, pid)) < 0)
+		return fd;
+	n = read_proc_file(ctx, fd, "cgroup");
+	close(fd);
+	if (n < 0)
+		return n;
+	/* Parsed into a local buffer so that buf is written only on success. */
+	n = oomkit__parse_proc_cgroup(ctx->iobuf, (size_t)n, controller, path, sizeof(path));
+	if (n < 0)
+		return n;
+	if ((size_t)n >= len)
+		return -ENAMETOOLONG;
+	memcpy(buf, path, (size_t)n + 1);
+	return n;
+}
+
+OOMKIT__EXPORT int oomkit_process_cgroup(oomkit_ctx *ctx, pid_t pid, char *buf, size_t len)
+{
+	if (!ctx)
+		return -EINVAL;
+	/* The v2 line ("0::/path") when the memory hierarchy is cgroup2, else
+	 * the v1 line whose controllers include memory. */
+	return oomkit__proc_cgroup(ctx, pid, ctx->backend == OOMKIT_BACKEND_V2 ? NULL : "memory", buf, len);
+}
