@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * control.c - the control socket: a unix stream socket speaking a line
+ * protocol.  A request is one line; the answer is "ok" or "error MESSAGE",
+ * then records of tab-separated fields, then a line holding only ".".
+ * Lines of a report that start with "." are sent with one more "." (as SMTP
+ * does), so the end marker is unambiguous.
+ *
+ * Who may do what is decided from the peer's credentials (SO_PEERCRED):
+ * root may do everything; anyone may read status/ps/reports when
+ * readonly_status is set; a job's owner may run processes in that job.
+ *
+ *   status | ps [JOB] | reports | report ID | run JOB | prompt |
+ *   answer ID kill PID | answer ID grow | answer ID kernel | reload
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "oomkitd.h"
+
+#define OUT_MAX (16u << 20)
+
+static uint64_t ctag(uint32_t t, uint32_t index)
+{
+	return (uint64_t)t << 32 | index;
+}
+
+int control_listen(struct daemon *d)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	const char *path = d->cfg->socket;
+	struct stat st;
+	char dir[CONFIG_SOCKET_MAX];
+	int fd, r;
+
+	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
+		d->clients[i].fd = -1;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+	}
+	/* A stale socket of an earlier run is replaced; anything else is not touched. */
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return -EEXIST;
+		unlink(path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	/* Everyone may connect; each command checks the peer's credentials. */
+	(void)chmod(path, 0666);
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = ctag(TAG_LISTEN, 0)};
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	d->listen_fd = fd;
+	return 0;
+}
+
+static void drop(struct daemon *d, int i)
+{
+	struct client *c = &d->clients[i];
+
+	if (c->fd < 0)
+		return;
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	free(c->out);
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+}
+
+void control_close_all(struct daemon *d)
+{
+	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
+		drop(d, i);
+	if (d->listen_fd >= 0) {
+		close(d->listen_fd);
+		unlink(d->cfg->socket);
+		d->listen_fd = -1;
+	}
+}
+
+void control_accept(struct daemon *d)
+{
+	for (;;) {
+		int fd = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return;
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		int i;
+		for (i = 0; i < DAEMON_MAX_CLIENTS && d->clients[i].fd >= 0; i++)
+			;
+		if (i == DAEMON_MAX_CLIENTS || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+			close(fd);
+			continue;
+		}
+		struct client *c = &d->clients[i];
+		memset(c, 0, sizeof(*c));
+		c->fd = fd;
+		c->uid = cred.uid;
+		c->pid = cred.pid;
+		struct epoll_event ev = {.events = EPOLLIN, .data.u64 = ctag(TAG_CLIENT, (uint32_t)i)};
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+			drop(d, i);
+	}
+}
+
+/* ------------------------------------------------------------ output */
+
+static void flush(struct daemon *d, int i)
+{
+	struct client *c = &d->clients[i];
+
+	while (c->out_len > 0) {
+		ssize_t n = send(c->fd, c->out, c->out_len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n <= 0) {
+			drop(d, i);
+			return;
+		}
+		memmove(c->out, c->out + n, c->out_len - (size_t)n);
+		c->out_len -= (size_t)n;
+	}
+	struct epoll_event ev = {.events = EPOLLIN | (c->out_len ? EPOLLOUT : 0u),
+				 .data.u64 = ctag(TAG_CLIENT, (uint32_t)i)};
+	epoll_ctl(d->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+static void out_raw(struct client *c, const char *s, size_t n)
+{
+	if (c->out_len + n > c->out_cap) {
+		size_t cap = c->out_cap ? c->out_cap : 4096;
+		while (cap < c->out_len + n)
+			cap *= 2;
+		if (cap > OUT_MAX)
+			return;
+		char *p = realloc(c->out, cap);
+		if (!p)
+			return;
+		c->out = p;
+		c->out_cap = cap;
+	}
+	memcpy(c->out + c->out_len, s, n);
+	c->out_len += n;
+}
+
+static void out(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void out(struct client *c, const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		out_raw(c, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+/* A field may not contain the separators. */
+static const char *field(const char *s, char *buf, size_t len)
+{
+	size_t i;
+	for (i = 0; s[i] && i + 1 < len; i++)
+		buf[i] = s[i] == '\t' || s[i] == '\n' || s[i] == '\r' ? ' ' : s[i];
+	buf[i] = '\0';
+	return buf;
+}
+
+static const char *num(uint64_t v, char *buf, size_t len)
+{
+	if (v == OOMKIT_UNLIMITED)
+		snprintf(buf, len, "max");
+	else
+		snprintf(buf, len, "%" PRIu64, v);
+	return buf;
+}
+
+static void error(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void error(struct client *c, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	out(c, "error %s\n.\n", buf);
+}
+
+/* ------------------------------------------------------------ commands */
+
+static void cmd_status(struct daemon *d, struct client *c)
+{
+	struct oomkit_cgroup_memory m = {0};
+	char a[32], b[32], e[32], x[32], f[DAEMON_LAST_ACTION_MAX], chain[128];
+
+	(void)oomkit_cgroup_memory(d->ctx, d->machine.rel, &m);
+	out(c, "ok\n");
+	out(c, "machine\t%s\t%s\t%s\t%d\t%" PRIu64 "\t%" PRIu64 "\t%s\n", d->machine.rel, num(m.usage_bytes, a, sizeof(a)),
+	    num(m.limit_bytes, b, sizeof(b)), m.under_oom, d->machine.ooms, d->machine.kills,
+	    field(d->machine.last_action, f, sizeof(f)));
+	for (unsigned i = 0; i < d->n_jobs; i++) {
+		struct job_state *j = &d->jobs[i];
+		struct oomkit_cgroup_memory jm = {.limit_bytes = OOMKIT_UNLIMITED};
+		if (!j->name[0])
+			continue;
+		(void)oomkit_cgroup_memory(d->ctx, j->rel, &jm);
+		int nprocs = oomkit_cgroup_pids(d->ctx, j->rel, true, d->pids, DAEMON_MAX_PIDS);
+		config_format_chain(&j->cfg->chain, chain, sizeof(chain));
+		char owner[16] = "-";
+		if (j->cfg->has_owner)
+			snprintf(owner, sizeof(owner), "%u", (unsigned)j->cfg->owner);
+		out(c, "job\t%s\t%u\t%s\t%s\t%s\t%s\t%d\t%" PRIu64 "\t%" PRIu64 "\t%d\t%s\t%s\t%s\n", j->name,
+		    j->cfg->priority, num(jm.usage_bytes, a, sizeof(a)), num(jm.limit_bytes, b, sizeof(b)),
+		    num(j->cfg->limit_max_bytes, e, sizeof(e)), num(j->cfg->expect_bytes, x, sizeof(x)), jm.under_oom,
+		    j->ooms, j->kills, nprocs < 0 ? 0 : nprocs, owner, chain, field(j->last_action, f, sizeof(f)));
+	}
+	out(c, ".\n");
+}
+
+static void cmd_ps(struct daemon *d, struct client *c, const char *job_name)
+{
+	const char *rel = d->machine.rel;
+	char cg[DAEMON_REL_MAX], comm[32], cmd[300];
+
+	if (job_name) {
+		int k;
+		for (k = 0; k < (int)d->n_jobs; k++)
+			if (d->jobs[k].name[0] && strcmp(d->jobs[k].name, job_name) == 0)
+				break;
+		if (k == (int)d->n_jobs) {
+			error(c, "no job %s", job_name);
+			return;
+		}
+		rel = d->jobs[k].rel;
+	}
+	int n = oomkit_cgroup_pids(d->ctx, rel, true, d->pids, DAEMON_MAX_PIDS);
+	if (n < 0) {
+		error(c, "cannot list processes: %s", strerror(-n));
+		return;
+	}
+	out(c, "ok\n");
+	for (int i = 0; i < n; i++) {
+		struct oomkit_process p;
+		if (oomkit_process_info(d->ctx, d->pids[i], &p) < 0 ||
+		    oomkit_process_cgroup(d->ctx, d->pids[i], cg, sizeof(cg)) < 0)
+			continue;
+		int k = job_of_cgroup(d, cg);
+		out(c, "proc\t%d\t%s\t%" PRIu64 "\t%" PRIu64 "\t%d\t%u\t%s\t%s\n", (int)p.pid, k >= 0 ? d->jobs[k].name : "-",
+		    (p.rss_anon_kib + p.rss_file_kib + p.rss_shmem_kib) * 1024, p.swap_kib * 1024, p.oom_score_adj,
+		    (unsigned)p.uid, field(p.comm, comm, sizeof(comm)), field(p.cmdline, cmd, sizeof(cmd)));
+	}
+	out(c, ".\n");
+}
+
+/* Copies the JSON string value after key in s (first occurrence after from). */
+static void json_field(const char *s, const char *key, char *buf, size_t len)
+{
+	const char *p = strstr(s, key);
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (!p)
+		return;
+	p += strlen(key);
+	if (*p == '"') {
+		for (p++; *p && *p != '"' && n + 1 < len; p++) {
+			if (*p == '\\' && p[1])
+				p++;
+			buf[n++] = *p == '\t' || *p == '\n' ? ' ' : *p;
+		}
+	} else {
+		while (*p && *p != ',' && *p != '}' && n + 1 < len)
+			buf[n++] = *p++;
+	}
+	buf[n] = '\0';
+}
+
+static void cmd_reports(struct daemon *d, struct client *c)
+{
+	static char head[8192];
+
+	out(c, "ok\n");
+	for (unsigned i = 0; i < d->n_reports; i++) {
+		const struct report_entry *e = &d->reports[i];
+		char action[32], victim[16], reason[POLICY_REASON_MAX], when[32];
+		struct stat st;
+		int fd = reports_open_existing(d, e->id);
+		ssize_t n = fd >= 0 ? pread(fd, head, sizeof(head) - 1, 0) : -1;
+		head[n > 0 ? n : 0] = '\0';
+		const char *dec = strstr(head, "\"decision\":");
+		json_field(dec ? dec : "", "\"action\":", action, sizeof(action));
+		json_field(dec ? dec : "", "\"victim_pid\":", victim, sizeof(victim));
+		json_field(dec ? dec : "", "\"reason\":", reason, sizeof(reason));
+		json_field(head, "\"time\":", when, sizeof(when));
+		if (fd >= 0 && fstat(fd, &st) == 0 && !when[0])
+			snprintf(when, sizeof(when), "%lld", (long long)st.st_mtime);
+		if (fd >= 0)
+			close(fd);
+		out(c, "report\t%u\t%s\t%" PRIu64 "\t%s\t%s\t%s\t%s\n", e->id, e->scope, e->bytes, when,
+		    action[0] ? action : "?", victim[0] ? victim : "0", reason);
+	}
+	out(c, ".\n");
+}
+
+static void cmd_report(struct daemon *d, struct client *c, const char *arg)
+{
+	char buf[8192], *line_start;
+	unsigned id;
+	bool at_line_start = true;
+
+	if (!arg || sscanf(arg, "%u", &id) != 1) {
+		error(c, "usage: report ID");
+		return;
+	}
+	int fd = reports_open_existing(d, id);
+	if (fd < 0) {
+		error(c, "no report %u", id);
+		return;
+	}
+	out(c, "ok\n");
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		line_start = buf;
+		for (ssize_t i = 0; i < n; i++) {
+			if (at_line_start && buf[i] == '.')
+				out_raw(c, ".", 1);
+			at_line_start = buf[i] == '\n';
+			if (at_line_start) {
+				out_raw(c, line_start, (size_t)(buf + i + 1 - line_start));
+				line_start = buf + i + 1;
+			}
+		}
+		out_raw(c, line_start, (size_t)(buf + n - line_start));
+	}
+	close(fd);
+	out(c, "%s.\n", at_line_start ? "" : "\n");
+}
+
+static void cmd_run(struct daemon *d, struct client *c, const char *job_name)
+{
+	int k;
+
+	for (k = 0; job_name && k < (int)d->n_jobs; k++)
+		if (d->jobs[k].name[0] && strcmp(d->jobs[k].name, job_name) == 0)
+			break;
+	if (!job_name || k == (int)d->n_jobs) {
+		error(c, "no job %s", job_name ? job_name : "given");
+		return;
+	}
+	const struct config_job *cj = d->jobs[k].cfg;
+	if (c->uid != 0 && !(cj->has_owner && cj->owner == c->uid)) {
+		error(c, "permission denied: only root or the job's owner may run in job %s", job_name);
+		return;
+	}
+	int r = oomkit_cgroup_attach(d->ctx, d->jobs[k].rel, c->pid);
+	if (r < 0) {
+		error(c, "cannot move %d into %s: %s", (int)c->pid, job_name, strerror(-r));
+		return;
+	}
+	dlog(6, "%s: process %d (uid %u) moved in", job_name, (int)c->pid, (unsigned)c->uid);
+	out(c, "ok\n.\n");
+}
+
+bool control_has_prompt_client(const struct daemon *d)
+{
+	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
+		if (d->clients[i].fd >= 0 && d->clients[i].prompt)
+			return true;
+	return false;
+}
+
+int control_broadcast_prompt(struct daemon *d, const char *text)
+{
+	int sent = 0;
+
+	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++) {
+		struct client *c = &d->clients[i];
+		if (c->fd < 0 || !c->prompt)
+			continue;
+		out_raw(c, text, strlen(text));
+		flush(d, i);
+		sent++;
+	}
+	return sent;
+}
+
+static bool may_read(const struct daemon *d, const struct client *c)
+{
+	return c->uid == 0 || d->cfg->readonly_status;
+}
+
+static void command(struct daemon *d, int i, char *line)
+{
+	struct client *c = &d->clients[i];
+	char *arg = strchr(line, ' ');
+	char msg[256];
+
+	if (arg)
+		*arg++ = '\0';
+	if (strcmp(line, "status") == 0 || strcmp(line, "ps") == 0 || strcmp(line, "reports") == 0 ||
+	    strcmp(line, "report") == 0) {
+		if (!may_read(d, c))
+			error(c, "permission denied: only root may read status (see readonly_status)");
+		else if (line[0] == 's')
+			cmd_status(d, c);
+		else if (line[1] == 's')
+			cmd_ps(d, c, arg);
+		else if (strcmp(line, "reports") == 0)
+			cmd_reports(d, c);
+		else
+			cmd_report(d, c, arg);
+	} else if (strcmp(line, "run") == 0) {
+		cmd_run(d, c, arg);
+	} else if (c->uid != 0 && (strcmp(line, "prompt") == 0 || strcmp(line, "answer") == 0 ||
+				   strcmp(line, "reload") == 0)) {
+		error(c, "permission denied: only root may %s", line);
+	} else if (strcmp(line, "prompt") == 0) {
+		c->prompt = true;
+		out(c, "ok\n.\n");
+	} else if (strcmp(line, "answer") == 0) {
+		char full[600];
+		snprintf(full, sizeof(full), "answer %s", arg ? arg : "");
+		int r = handle_prompt_answer(d, full, msg, sizeof(msg));
+		if (r < 0)
+			error(c, "%s", msg);
+		else
+			out(c, "ok\n%s\n.\n", msg);
+	} else if (strcmp(line, "reload") == 0) {
+		int r = daemon_reload(d);
+		if (r < 0)
+			error(c, "reload failed; the old configuration stays (see the log)");
+		else
+			out(c, "ok\n.\n");
+	} else {
+		error(c, "unknown command '%s'", line);
+	}
+}
+
+void control_client_event(struct daemon *d, int i, uint32_t events)
+{
+	struct client *c = &d->clients[i];
+
+	if (i < 0 || i >= DAEMON_MAX_CLIENTS || c->fd < 0)
+		return;
+	if (events & EPOLLOUT)
+		flush(d, i);
+	if (c->fd < 0 || !(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		return;
+	ssize_t n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - 1 - c->in_len, 0);
+	if (n <= 0) {
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		drop(d, i);
+		return;
+	}
+	c->in_len += (size_t)n;
+	c->in[c->in_len] = '\0';
+	char *nl;
+	while (c->fd >= 0 && (nl = strchr(c->in, '\n'))) {
+		*nl = '\0';
+		if (nl > c->in && nl[-1] == '\r')
+			nl[-1] = '\0';
+		command(d, i, c->in);
+		size_t used = (size_t)(nl + 1 - c->in);
+		memmove(c->in, nl + 1, c->in_len - used + 1);
+		c->in_len -= used;
+	}
+	if (c->fd >= 0 && c->in_len == sizeof(c->in) - 1) {
+		error(c, "line too long");
+		c->in_len = 0;
+	}
+	if (c->fd >= 0)
+		flush(d, i);
+}

@@ -1,0 +1,592 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * oomkitd.c - the daemon: reads the configuration, creates (or adopts) the
+ * machine memcg and one child memcg per job, moves itself into a reserve
+ * memcg outside the machine, takes over the OOM handling of the machine and
+ * of every job, and runs one event loop for the library's events, the
+ * control socket, signals and its own timers (prompts, delegated jobs,
+ * metrics, the systemd watchdog).
+ *
+ *   oomkitd [-c|--config FILE] [--check] [--dry-run]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
+#include "oomkitd.h"
+
+#define PERIODIC_NS (10ull * 1000 * 1000 * 1000)
+#define JSONBUF_LEN (64 * 1024)
+#define METRICSBUF_LEN (256 * 1024)
+
+static struct daemon D;
+
+void dlog(int level, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n = snprintf(buf, sizeof(buf), "<%d>", level);
+
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	(void)!write(STDERR_FILENO, buf, (size_t)n);
+}
+
+static void lib_log(enum oomkit_log_level level, const char *msg, void *userdata)
+{
+	(void)userdata;
+	dlog((int)level, "liboomkit: %s", msg);
+}
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t tag(uint32_t t, uint32_t index)
+{
+	return (uint64_t)t << 32 | index;
+}
+
+/* ------------------------------------------------------------ config */
+
+static void log_errors(const char *errors)
+{
+	const char *p = errors;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		int n = nl ? (int)(nl - p) : (int)strlen(p);
+		dlog(3, "%.*s", n, p);
+		p += n + (nl ? 1 : 0);
+	}
+}
+
+static int load_config(const char *path, struct config **ret)
+{
+	struct config *cfg = malloc(sizeof(*cfg));
+	char errors[CONFIG_ERRORS_MAX];
+	int r;
+
+	if (!cfg)
+		return -ENOMEM;
+	r = path ? config_load(path, cfg, errors, sizeof(errors))
+		 : config_parse_string(config_builtin, "(built-in)", cfg, errors, sizeof(errors));
+	if (r < 0) {
+		log_errors(errors);
+		free(cfg);
+		return r;
+	}
+	*ret = cfg;
+	return 0;
+}
+
+/* The machine as a path relative to the memory root. */
+static int machine_rel(struct daemon *d, const char *machine, char *out, size_t len)
+{
+	const char *root = oomkit_memory_root(d->ctx);
+	size_t n = strlen(root);
+
+	if (strncmp(machine, root, n) != 0 || machine[n] != '/' || !machine[n + 1])
+		return -EINVAL;
+	snprintf(out, len, "%s", machine + n + 1);
+	while (strlen(out) > 0 && out[strlen(out) - 1] == '/')
+		out[strlen(out) - 1] = '\0';
+	return 0;
+}
+
+/* ------------------------------------------------------------ jobs */
+
+static uint64_t job_delay(const struct daemon *d, const struct config_job *c)
+{
+	/* A delegated job's owner has the first delay; we act before the second ends. */
+	return c->has_owner ? 2 * d->cfg->delay_ms : d->cfg->delay_ms;
+}
+
+static void watch_scope(struct daemon *d, const char *rel, uint64_t delay_ms, oomkit_watch **ret)
+{
+	int r;
+
+	if (!*ret) {
+		r = oomkit_watch_oom(d->ctx, rel, 0, handle_oom_event, d, ret);
+		if (r < 0) {
+			dlog(3, "%s: cannot watch: %s", rel, strerror(-r));
+			return;
+		}
+	}
+	if (d->dry_run)
+		return;
+	r = oomkit_take_over(d->ctx, *ret, delay_ms);
+	if (r < 0)
+		dlog(3, "%s: cannot take over its OOM handling: %s", rel, strerror(-r));
+}
+
+static void delegate(struct daemon *d, struct job_state *j)
+{
+	const struct config_job *c = j->cfg;
+	struct passwd *pw = getpwuid(c->owner);
+	int r = oomkit_cgroup_delegate(d->ctx, j->rel, c->owner, pw ? pw->pw_gid : (gid_t)-1);
+
+	if (r < 0)
+		dlog(3, "%s: cannot delegate to uid %u: %s", j->name, (unsigned)c->owner, strerror(-r));
+	else
+		dlog(6, "%s: delegated to uid %u (%d control files)", j->name, (unsigned)c->owner, r);
+}
+
+/* Creates the job's memcg, or adopts an existing one: a limit raised by grow
+ * before a restart is kept as long as it is within [limit, limit_max]. */
+static void setup_job(struct daemon *d, struct job_state *j)
+{
+	const struct config_job *c = j->cfg;
+	struct oomkit_cgroup_memory m;
+	char a[32];
+	int r, exists = oomkit_cgroup_exists(d->ctx, j->rel);
+
+	if (exists <= 0 && d->dry_run) {
+		dlog(4, "%s: memcg %s does not exist; dry run: not created, not watched", j->name, j->rel);
+		return;
+	}
+	if (exists <= 0) {
+		r = oomkit_cgroup_create(d->ctx, j->rel, c->limit_bytes);
+		if (r < 0) {
+			dlog(3, "%s: cannot create %s: %s", j->name, j->rel, strerror(-r));
+			return;
+		}
+		config_format_size(c->limit_bytes, a, sizeof(a));
+		dlog(6, "%s: created %s, limit %s, priority %u", j->name, j->rel, a, c->priority);
+	} else if (oomkit_cgroup_memory(d->ctx, j->rel, &m) >= 0) {
+		int n = oomkit_cgroup_pids(d->ctx, j->rel, true, d->pids, DAEMON_MAX_PIDS);
+		uint64_t want = m.limit_bytes < c->limit_bytes ? c->limit_bytes
+				: m.limit_bytes > c->limit_max_bytes ? c->limit_max_bytes
+								     : m.limit_bytes;
+		if (want != m.limit_bytes && !d->dry_run && (r = oomkit_set_limit(d->ctx, j->rel, want)) < 0)
+			dlog(4, "%s: cannot set the limit: %s", j->name, strerror(-r));
+		config_format_size(want, a, sizeof(a));
+		dlog(6, "%s: adopted %s with %d processes, limit %s", j->name, j->rel, n < 0 ? 0 : n, a);
+	}
+	if (c->has_owner && !d->dry_run)
+		delegate(d, j);
+	watch_scope(d, j->rel, job_delay(d, c), &j->watch);
+}
+
+static struct job_state *find_job(struct daemon *d, const char *name)
+{
+	for (unsigned i = 0; i < d->n_jobs; i++)
+		if (d->jobs[i].name[0] && strcmp(d->jobs[i].name, name) == 0)
+			return &d->jobs[i];
+	return NULL;
+}
+
+static struct job_state *new_job(struct daemon *d, const struct config_job *c)
+{
+	struct job_state *j = NULL;
+
+	for (unsigned i = 0; i < d->n_jobs && !j; i++)
+		if (!d->jobs[i].name[0])
+			j = &d->jobs[i];
+	if (!j && d->n_jobs < CONFIG_MAX_JOBS)
+		j = &d->jobs[d->n_jobs++];
+	if (!j)
+		return NULL;
+	memset(j, 0, sizeof(*j));
+	int n = snprintf(j->rel, sizeof(j->rel), "%s/%s", d->machine.rel, c->name);
+	if (n < 0 || (size_t)n >= sizeof(j->rel)) {
+		dlog(3, "%s: the memcg path is too long", c->name);
+		return NULL;
+	}
+	snprintf(j->name, sizeof(j->name), "%s", c->name);
+	j->cfg = c;
+	return j;
+}
+
+/* ------------------------------------------------------------ reload */
+
+static void reload_job(struct daemon *d, struct job_state *j, const struct config_job *c)
+{
+	const struct config_job *old = j->cfg;
+	int r;
+
+	j->cfg = c;
+	if (!d->dry_run && c->limit_bytes != old->limit_bytes && (r = oomkit_set_limit(d->ctx, j->rel, c->limit_bytes)) < 0)
+		dlog(4, "%s: cannot set the new limit: %s", j->name, strerror(-r));
+	if (c->has_owner && (!old->has_owner || old->owner != c->owner) && !d->dry_run)
+		delegate(d, j);
+	if (job_delay(d, c) != job_delay(d, old) || !j->watch)
+		watch_scope(d, j->rel, job_delay(d, c), &j->watch);
+}
+
+int daemon_reload(struct daemon *d)
+{
+	struct config *n, *old = d->cfg;
+	int r = load_config(d->config_path, &n);
+
+	if (r < 0) {
+		dlog(3, "reload: %s has errors; the running configuration stays", d->config_path ? d->config_path : "(built-in)");
+		return r;
+	}
+	if (strcmp(n->machine, old->machine) != 0) {
+		dlog(3, "reload: machine cannot change while running (%s -> %s); the running configuration stays",
+		     old->machine, n->machine);
+		free(n);
+		return -EINVAL;
+	}
+	if (strcmp(n->socket, old->socket) != 0) {
+		dlog(4, "reload: the socket moves only on restart; still %s", old->socket);
+		snprintf(n->socket, sizeof(n->socket), "%s", old->socket);
+	}
+	d->cfg = n;
+	if (!d->dry_run && n->machine_limit_bytes != old->machine_limit_bytes &&
+	    n->machine_limit_bytes != OOMKIT_UNLIMITED && (r = oomkit_set_limit(d->ctx, d->machine.rel, n->machine_limit_bytes)) < 0)
+		dlog(4, "reload: cannot set the machine limit: %s", strerror(-r));
+	if (n->delay_ms != old->delay_ms)
+		watch_scope(d, d->machine.rel, n->delay_ms, &d->machine.watch);
+	if (strcmp(n->report_dir, old->report_dir) != 0 && (r = reports_open_dir(d)) < 0)
+		dlog(4, "reload: report directory %s: %s", n->report_dir, strerror(-r));
+
+	for (unsigned i = 0; i < d->n_jobs; i++) {
+		struct job_state *j = &d->jobs[i];
+		if (!j->name[0] || config_find_job(n, j->name))
+			continue;
+		dlog(5, "reload: %s is no longer configured; its memcg is left as it is, unwatched", j->name);
+		if (j->watch)
+			oomkit_unwatch(d->ctx, j->watch);
+		memset(j, 0, sizeof(*j));
+	}
+	for (unsigned i = 0; i < n->n_jobs; i++) {
+		const struct config_job *c = &n->jobs[i];
+		struct job_state *j = find_job(d, c->name);
+		if (j) {
+			reload_job(d, j, c);
+		} else if ((j = new_job(d, c))) {
+			setup_job(d, j);
+		} else {
+			dlog(3, "reload: no room for job %s", c->name);
+		}
+	}
+	free(old);
+	dlog(5, "reloaded %s: %u jobs", d->config_path ? d->config_path : "(built-in)", n->n_jobs);
+	metrics_write(d);
+	return 0;
+}
+
+/* ------------------------------------------------------------ setup */
+
+static int setup_machine(struct daemon *d)
+{
+	const struct config *cfg = d->cfg;
+	int r;
+
+	if (machine_rel(d, cfg->machine, d->machine.rel, sizeof(d->machine.rel)) < 0) {
+		dlog(3, "machine %s is not below the memory cgroup mount %s", cfg->machine, oomkit_memory_root(d->ctx));
+		return -EINVAL;
+	}
+	if (!d->dry_run) {
+		r = oomkit_cgroup_create(d->ctx, d->machine.rel, cfg->machine_limit_bytes);
+		if (r < 0) {
+			dlog(3, "cannot create the machine %s: %s", cfg->machine, strerror(-r));
+			return r;
+		}
+		dlog(6, "machine %s %s", cfg->machine, r ? "created" : "adopted");
+	} else if (oomkit_cgroup_exists(d->ctx, d->machine.rel) <= 0) {
+		dlog(3, "machine %s does not exist (dry run creates nothing)", cfg->machine);
+		return -ENOENT;
+	}
+	for (unsigned i = 0; i < cfg->n_jobs; i++) {
+		struct job_state *j = new_job(d, &cfg->jobs[i]);
+		if (j)
+			setup_job(d, j);
+	}
+	watch_scope(d, d->machine.rel, cfg->delay_ms, &d->machine.watch);
+	return d->machine.watch ? 0 : -EIO;
+}
+
+/* The daemon's own memcg sits beside the machine, never inside it. */
+static int enter_reserve(struct daemon *d)
+{
+	char rel[DAEMON_REL_MAX + 16];
+	int r;
+
+	if (d->dry_run || d->cfg->reserve_bytes == 0)
+		return 0;
+	snprintf(rel, sizeof(rel), "%s-daemon", d->machine.rel);
+	r = oomkit_enter_reserve(d->ctx, rel, d->cfg->reserve_bytes);
+	if (r < 0)
+		dlog(3, "cannot enter the reserve memcg %s: %s", rel, strerror(-r));
+	else
+		dlog(6, "running in %s with %" PRIu64 " MiB of headroom", rel, d->cfg->reserve_bytes >> 20);
+	return r;
+}
+
+static int setup_loop(struct daemon *d)
+{
+	sigset_t mask;
+	struct epoll_event ev;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	d->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	d->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->sigfd < 0 || d->timerfd < 0 || d->epfd < 0)
+		return -errno;
+	ev = (struct epoll_event){.events = EPOLLIN, .data.u64 = tag(TAG_SIGNAL, 0)};
+	epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->sigfd, &ev);
+	ev = (struct epoll_event){.events = EPOLLIN, .data.u64 = tag(TAG_TIMER, 0)};
+	epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->timerfd, &ev);
+	ev = (struct epoll_event){.events = EPOLLIN, .data.u64 = tag(TAG_LIB, 0)};
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, oomkit_fd(d->ctx), &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+static int alloc_buffers(struct daemon *d)
+{
+	d->pids = calloc(DAEMON_MAX_PIDS, sizeof(*d->pids));
+	d->procs = calloc(DAEMON_MAX_PIDS, sizeof(*d->procs));
+	d->jsonbuf_len = JSONBUF_LEN;
+	d->jsonbuf = calloc(1, d->jsonbuf_len);
+	d->metricsbuf_len = METRICSBUF_LEN;
+	d->metricsbuf = calloc(1, d->metricsbuf_len);
+	return d->pids && d->procs && d->jsonbuf && d->metricsbuf ? 0 : -ENOMEM;
+}
+
+/* ------------------------------------------------------------ loop */
+
+static void arm_timer(struct daemon *d)
+{
+	uint64_t next = d->next_periodic_ns;
+	struct itimerspec its = {0};
+
+	if (d->prompt.active && d->prompt.deadline_ns < next)
+		next = d->prompt.deadline_ns;
+	for (unsigned i = 0; i < d->n_jobs; i++)
+		if (d->jobs[i].name[0] && d->jobs[i].delegated_due_ns && d->jobs[i].delegated_due_ns < next)
+			next = d->jobs[i].delegated_due_ns;
+	its.it_value.tv_sec = (time_t)(next / 1000000000u);
+	its.it_value.tv_nsec = (long)(next % 1000000000u);
+	if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+		its.it_value.tv_nsec = 1;
+	timerfd_settime(d->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+static uint64_t periodic_interval(const struct daemon *d)
+{
+	uint64_t ns = PERIODIC_NS;
+	if (d->watchdog_usec && d->watchdog_usec * 1000 / 2 < ns)
+		ns = d->watchdog_usec * 1000 / 2;
+	return ns;
+}
+
+static void notify(const char *state)
+{
+#ifdef HAVE_SYSTEMD
+	sd_notify(0, state);
+#else
+	(void)state;
+#endif
+}
+
+static void on_signal(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			dlog(5, "SIGHUP: reloading");
+			notify("RELOADING=1");
+			(void)daemon_reload(d);
+			notify("READY=1");
+		} else {
+			dlog(5, "signal %u: stopping", si.ssi_signo);
+			d->stop = true;
+		}
+	}
+}
+
+static void on_timer(struct daemon *d)
+{
+	uint64_t expirations, now = now_ns();
+
+	(void)!read(d->timerfd, &expirations, sizeof(expirations));
+	handle_timers(d, now);
+	if (now >= d->next_periodic_ns) {
+		d->next_periodic_ns = now + periodic_interval(d);
+		metrics_write(d);
+		if (d->watchdog_usec)
+			notify("WATCHDOG=1");
+	}
+}
+
+static int run(struct daemon *d)
+{
+	struct epoll_event evs[32];
+
+	d->next_periodic_ns = now_ns() + periodic_interval(d);
+	while (!d->stop) {
+		arm_timer(d);
+		int n = epoll_wait(d->epfd, evs, 32, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		for (int i = 0; i < n; i++) {
+			uint32_t t = (uint32_t)(evs[i].data.u64 >> 32), index = (uint32_t)evs[i].data.u64;
+			if (t == TAG_LIB)
+				(void)oomkit_dispatch(d->ctx, 0);
+			else if (t == TAG_SIGNAL)
+				on_signal(d);
+			else if (t == TAG_TIMER)
+				on_timer(d);
+			else if (t == TAG_LISTEN)
+				control_accept(d);
+			else if (t == TAG_CLIENT)
+				control_client_event(d, (int)index, evs[i].events);
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ main */
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: oomkitd [-c|--config FILE] [--check] [--dry-run]\n"
+		   "  -c, --config FILE  configuration (default: the built-in one)\n"
+		   "      --check        validate the configuration and exit\n"
+		   "      --dry-run      decide and report, but change and kill nothing\n"
+		   "  -h, --help         this text\n");
+}
+
+static int start(struct daemon *d)
+{
+	struct oomkit_options opts;
+	int r;
+
+	oomkit_options_init(&opts);
+	opts.max_pids = DAEMON_MAX_PIDS;
+	opts.max_cgroups = CONFIG_MAX_JOBS + 16;
+	opts.guardian = !d->dry_run;
+	opts.protect = !d->dry_run && geteuid() == 0;
+	opts.mlock = !d->dry_run && geteuid() == 0;
+	opts.log = lib_log;
+	if ((r = alloc_buffers(d)) < 0)
+		return r;
+	if ((r = oomkit_new(&opts, &d->ctx)) < 0) {
+		dlog(3, "cannot start liboomkit: %s", strerror(-r));
+		return r;
+	}
+	if ((r = setup_loop(d)) < 0 || (r = setup_machine(d)) < 0)
+		return r;
+	if ((r = enter_reserve(d)) < 0)
+		return r;
+	if ((r = reports_open_dir(d)) < 0)
+		dlog(4, "report directory %s: %s; reports are not written", d->cfg->report_dir, strerror(-r));
+	if ((r = control_listen(d)) < 0) {
+		dlog(3, "control socket %s: %s", d->cfg->socket, strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"config", required_argument, NULL, 'c'}, {"check", no_argument, NULL, 'C'},
+		{"dry-run", no_argument, NULL, 'n'},      {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct daemon *d = &D;
+	bool check = false;
+	int opt, r;
+
+	d->report_dirfd = -1;
+	d->listen_fd = -1;
+	d->prompt.report_fd = -1;
+	while ((opt = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			d->config_path = optarg;
+			break;
+		case 'C':
+			check = true;
+			break;
+		case 'n':
+			d->dry_run = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (check) {
+		struct config *cfg = malloc(sizeof(*cfg));
+		char errors[CONFIG_ERRORS_MAX];
+		r = !cfg ? -ENOMEM
+			 : d->config_path ? config_load(d->config_path, cfg, errors, sizeof(errors))
+					  : config_parse_string(config_builtin, "(built-in)", cfg, errors, sizeof(errors));
+		if (r < 0) {
+			fputs(errors, stderr);
+			free(cfg);
+			return 1;
+		}
+		printf("%s: ok, %u job%s\n", d->config_path ? d->config_path : "(built-in)", cfg->n_jobs,
+		       cfg->n_jobs == 1 ? "" : "s");
+		free(cfg);
+		return 0;
+	}
+	if (load_config(d->config_path, &d->cfg) < 0)
+		return 1;
+	r = start(d);
+	if (r == 0) {
+#ifdef HAVE_SYSTEMD
+		if (sd_watchdog_enabled(0, &d->watchdog_usec) <= 0)
+			d->watchdog_usec = 0;
+#endif
+		metrics_write(d);
+		notify("READY=1");
+		dlog(5, "oomkitd ready: machine %s, %u jobs%s, socket %s", d->cfg->machine, d->cfg->n_jobs,
+		     d->dry_run ? ", dry run" : "", d->cfg->socket);
+		r = run(d);
+		notify("STOPPING=1");
+	}
+	control_close_all(d);
+	if (d->prompt.active && d->prompt.report_fd >= 0)
+		close(d->prompt.report_fd);
+	/* Every taken-over memcg gets the kernel OOM killer back. */
+	oomkit_free(d->ctx);
+	dlog(5, "oomkitd stopped");
+	free(d->cfg);
+	return r < 0 ? 1 : 0;
+}

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * oomkitd.h - the daemon's state, shared by its files: oomkitd.c (setup,
+ * jobs, reload, main loop), handle.c (an OOM from event to action), reports.c
+ * (the report directory), metrics.c (the Prometheus file) and control.c (the
+ * control socket).  Everything the handler path touches is allocated here at
+ * startup; the handler path itself never allocates.
+ */
+#ifndef OOMKITD_H
+#define OOMKITD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "oomkit.h"
+#include "policy.h"
+
+#define DAEMON_MAX_PIDS 4096
+#define DAEMON_MAX_REPORTS 4096
+#define DAEMON_MAX_CLIENTS 32
+#define DAEMON_LAST_ACTION_MAX 160
+#define DAEMON_REL_MAX 512
+
+/* One job: a configured child memcg of the machine. */
+struct job_state {
+	char name[CONFIG_NAME_MAX];
+	char rel[DAEMON_REL_MAX];          /* relative to the memory root */
+	const struct config_job *cfg;      /* into daemon.cfg; re-pointed on reload */
+	oomkit_watch *watch;
+	uint64_t ooms;                     /* OOMs of its own limit */
+	uint64_t kills;                    /* processes killed in it */
+	uint64_t grows;
+	char last_action[DAEMON_LAST_ACTION_MAX];
+	uint64_t delegated_due_ns;         /* a delegated job's OOM: when we step in; 0: none */
+};
+
+/* The machine is handled like a job, with the whole machine in scope. */
+struct machine_state {
+	char rel[DAEMON_REL_MAX];
+	oomkit_watch *watch;
+	uint64_t ooms;
+	uint64_t kills;
+	char last_action[DAEMON_LAST_ACTION_MAX];
+};
+
+struct report_entry {
+	unsigned id;
+	uint64_t bytes;
+	char scope[CONFIG_NAME_MAX];       /* "machine" or the job's name */
+};
+
+/* A prompt waiting for a person's answer. */
+struct prompt_state {
+	bool active;
+	unsigned report_id;
+	int report_fd;                     /* the report stays open until the outcome is known */
+	int job;                           /* -1: the machine */
+	unsigned next_step;                /* where the chain resumes without an answer */
+	uint64_t event_ns;
+	uint64_t deadline_ns;
+};
+
+struct client {
+	int fd;
+	uid_t uid;
+	pid_t pid;
+	bool prompt;                       /* listens for prompts */
+	char in[512];
+	size_t in_len;
+	char *out;
+	size_t out_len, out_cap;
+};
+
+struct daemon {
+	struct config *cfg;
+	const char *config_path;           /* NULL: the built-in configuration */
+	bool dry_run;
+	oomkit_ctx *ctx;
+	struct machine_state machine;
+	struct job_state jobs[CONFIG_MAX_JOBS];
+	unsigned n_jobs;
+
+	/* Snapshot buffers for the handler path. */
+	pid_t *pids;
+	struct policy_proc *procs;
+	struct policy_group groups[CONFIG_MAX_JOBS + 1];
+	char *jsonbuf;                     /* report prefix/suffix writer */
+	size_t jsonbuf_len;
+	char *metricsbuf;
+	size_t metricsbuf_len;
+
+	/* Reports. */
+	int report_dirfd;
+	unsigned next_report_id;
+	struct report_entry reports[DAEMON_MAX_REPORTS];
+	unsigned n_reports;
+
+	/* Counters for metrics. */
+	uint64_t kills_by_policy[POLICY__COUNT];
+	uint64_t kernel_handoffs;
+	uint64_t handled;
+	uint64_t handling_ns_sum;
+	uint64_t last_handling_ns;
+
+	/* Control socket and prompts. */
+	int listen_fd;
+	struct client clients[DAEMON_MAX_CLIENTS];
+	struct prompt_state prompt;
+
+	int epfd;
+	int timerfd;
+	int sigfd;
+	bool stop;
+	bool reload;
+	uint64_t watchdog_usec;
+	uint64_t next_periodic_ns;
+};
+
+/* Logs to stderr with a syslog priority prefix ("<3>..."), without allocating. */
+void dlog(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+uint64_t now_ns(void);
+
+/* handle.c */
+enum oomkit_verdict handle_oom_event(oomkit_ctx *ctx, const struct oomkit_event *event, void *userdata);
+/* Runs the chain for scope (job index, -1: machine) from first_step, writing a report. */
+enum oomkit_verdict handle_scope(struct daemon *d, int job, const struct oomkit_event *ev, unsigned first_step);
+/* Called from the main loop: prompt deadlines and delegated jobs whose handler did not resolve. */
+void handle_timers(struct daemon *d, uint64_t now);
+/* A person's answer to the active prompt; 0 or -errno with a message. */
+int handle_prompt_answer(struct daemon *d, const char *line, char *msg, size_t msg_len);
+/* Fills the policy snapshot of a scope; returns the number of processes or -errno. */
+int snapshot(struct daemon *d, int job, struct policy_input *in, pid_t *protected_pids);
+/* The job a process belongs to (index), or -1. */
+int job_of_cgroup(const struct daemon *d, const char *rel);
+
+/* reports.c */
+int reports_open_dir(struct daemon *d);
+int reports_create(struct daemon *d, const char *scope, unsigned *ret_id);
+void reports_done(struct daemon *d, unsigned id, const char *scope, int fd);
+int reports_open_existing(struct daemon *d, unsigned id);
+
+/* metrics.c */
+void metrics_write(struct daemon *d);
+
+/* control.c */
+int control_listen(struct daemon *d);
+void control_accept(struct daemon *d);
+void control_client_event(struct daemon *d, int index, uint32_t events);
+void control_close_all(struct daemon *d);
+/* Sends the active prompt to every prompt client; returns how many got it. */
+int control_broadcast_prompt(struct daemon *d, const char *text);
+bool control_has_prompt_client(const struct daemon *d);
+/* Epoll tags: listen socket and clients. */
+#define TAG_LISTEN 1u
+#define TAG_CLIENT 2u
+#define TAG_LIB 3u
+#define TAG_TIMER 4u
+#define TAG_SIGNAL 5u
+
+/* oomkitd.c */
+void daemon_request_reload(struct daemon *d);
+int daemon_reload(struct daemon *d);
+
+#endif

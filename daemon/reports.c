@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * reports.c - the report directory: created 0750, one JSON file per OOM named
+ * oom-NNNNNNNN-SCOPE.json, each opened O_CREAT|O_EXCL|O_NOFOLLOW relative to
+ * a directory fd kept open, so no link planted in the directory is followed.
+ * Retention (count and bytes) is enforced from an in-memory list built at
+ * startup, so pruning on the handler path reads no directory.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "oomkitd.h"
+
+static int mkdir_p(const char *path, mode_t last_mode)
+{
+	char buf[CONFIG_PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char saved = *p;
+		*p = '\0';
+		if (mkdir(buf, saved ? 0755 : last_mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = saved;
+		if (!saved)
+			return 0;
+	}
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct report_entry *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* "oom-00000012-web.json" -> 12 and "web". */
+static bool parse_name(const char *name, unsigned *ret_id, char *scope, size_t scope_len)
+{
+	size_t len = strlen(name);
+	unsigned id = 0;
+
+	if (len < 4 + 8 + 1 + 1 + 5 || strncmp(name, "oom-", 4) != 0 || name[12] != '-' ||
+	    strcmp(name + len - 5, ".json") != 0)
+		return false;
+	for (int i = 4; i < 12; i++) {
+		if (name[i] < '0' || name[i] > '9')
+			return false;
+		id = id * 10 + (unsigned)(name[i] - '0');
+	}
+	size_t n = len - 5 - 13;
+	if (n >= scope_len)
+		return false;
+	memcpy(scope, name + 13, n);
+	scope[n] = '\0';
+	*ret_id = id;
+	return true;
+}
+
+static void name_of(const struct report_entry *e, char *buf, size_t len)
+{
+	snprintf(buf, len, "oom-%08u-%s.json", e->id, e->scope);
+}
+
+static const struct report_entry *find(const struct daemon *d, unsigned id)
+{
+	for (unsigned i = 0; i < d->n_reports; i++)
+		if (d->reports[i].id == id)
+			return &d->reports[i];
+	return NULL;
+}
+
+int reports_open_dir(struct daemon *d)
+{
+	const char *path = d->cfg->report_dir;
+	int r = mkdir_p(path, 0750), fd;
+
+	if (r < 0)
+		return r;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* An existing directory keeps its owner but not a looser mode. */
+	struct stat st;
+	if (fstat(fd, &st) == 0 && (st.st_mode & 0027))
+		(void)fchmod(fd, st.st_mode & ~(mode_t)0027);
+
+	int dup_fd = dup(fd);
+	DIR *dir = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	if (!dir) {
+		r = -errno;
+		close(fd);
+		if (dup_fd >= 0)
+			close(dup_fd);
+		return r;
+	}
+	d->n_reports = 0;
+	d->next_report_id = 1;
+	struct dirent *de;
+	while ((de = readdir(dir)) && d->n_reports < DAEMON_MAX_REPORTS) {
+		unsigned id;
+		char scope[CONFIG_NAME_MAX];
+		if (!parse_name(de->d_name, &id, scope, sizeof(scope)) || fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		struct report_entry *e = &d->reports[d->n_reports++];
+		e->id = id;
+		e->bytes = (uint64_t)st.st_size;
+		snprintf(e->scope, sizeof(e->scope), "%s", scope);
+		if (id >= d->next_report_id)
+			d->next_report_id = id + 1;
+	}
+	closedir(dir);
+	qsort(d->reports, d->n_reports, sizeof(d->reports[0]), by_id);
+	if (d->report_dirfd >= 0)
+		close(d->report_dirfd);
+	d->report_dirfd = fd;
+	return 0;
+}
+
+int reports_create(struct daemon *d, const char *scope, unsigned *ret_id)
+{
+	char name[CONFIG_NAME_MAX + 32];
+
+	if (d->report_dirfd < 0)
+		return -EBADF;
+	for (int tries = 0; tries < 16; tries++) {
+		unsigned id = d->next_report_id++;
+		snprintf(name, sizeof(name), "oom-%08u-%s.json", id, scope);
+		int fd = openat(d->report_dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+		if (fd >= 0) {
+			*ret_id = id;
+			return fd;
+		}
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+static void prune(struct daemon *d)
+{
+	const struct config *cfg = d->cfg;
+	uint64_t total = 0;
+	unsigned drop = 0;
+	char name[CONFIG_NAME_MAX + 32];
+
+	for (unsigned i = 0; i < d->n_reports; i++)
+		total += d->reports[i].bytes;
+	while (drop < d->n_reports &&
+	       (d->n_reports - drop > cfg->report_max_count || total > cfg->report_max_bytes ||
+		d->n_reports - drop >= DAEMON_MAX_REPORTS)) {
+		/* The newest report is kept even if it alone is over the byte bound. */
+		if (d->n_reports - drop == 1 && cfg->report_max_count > 0)
+			break;
+		name_of(&d->reports[drop], name, sizeof(name));
+		if (unlinkat(d->report_dirfd, name, 0) < 0)
+			dlog(4, "report %s: cannot remove: %s", name, strerror(errno));
+		total -= d->reports[drop].bytes;
+		drop++;
+	}
+	if (drop) {
+		memmove(d->reports, d->reports + drop, (d->n_reports - drop) * sizeof(d->reports[0]));
+		d->n_reports -= drop;
+	}
+}
+
+void reports_done(struct daemon *d, unsigned id, const char *scope, int fd)
+{
+	struct stat st;
+	uint64_t bytes = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+
+	close(fd);
+	if (d->n_reports < DAEMON_MAX_REPORTS) {
+		struct report_entry *e = &d->reports[d->n_reports++];
+		e->id = id;
+		e->bytes = bytes;
+		snprintf(e->scope, sizeof(e->scope), "%s", scope);
+	}
+	prune(d);
+}
+
+int reports_open_existing(struct daemon *d, unsigned id)
+{
+	char name[CONFIG_NAME_MAX + 32];
+
+	if (d->report_dirfd < 0)
+		return -EBADF;
+	const struct report_entry *e = find(d, id);
+	if (!e)
+		return -ENOENT;
+	name_of(e, name, sizeof(name));
+	int fd = openat(d->report_dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
