@@ -54,6 +54,7 @@ struct held {
 };
 
 struct guardian {
+	oomkit_ctx *ctx;         /* the handler's context, as copied by fork() */
 	int sock, parent_pidfd, sigfd, timerfd, epfd;
 	struct held *held;
 	unsigned n;
@@ -67,19 +68,16 @@ static int pidfd_open(pid_t pid)
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
-static int under_oom(struct held *h)
+static int under_oom(struct guardian *g, struct held *h)
 {
 	struct oomkit__oom_control oc;
-	char buf[256];
-	int n = oomkit__pread_all(h->w.oomfd, buf, sizeof(buf));
-	if (n < 0 || oomkit__parse_oom_control(buf, (size_t)n, &oc) < 0)
-		return n < 0 ? n : -EINVAL;
-	return oc.under_oom;
+	int r = oomkit__oom_state(g->ctx, &h->w, &oc);
+	return r < 0 ? r : oc.under_oom;
 }
 
-static void kernel_killer_on(struct held *h)
+static void kernel_killer_on(struct guardian *g, struct held *h)
 {
-	(void)oomkit__write_file_at(h->w.dirfd, "memory.oom_control", "0");
+	(void)oomkit__hold_at(g->ctx, h->w.dirfd, false);
 }
 
 static void drop(struct guardian *g, struct held *h)
@@ -117,18 +115,20 @@ static void hold(struct guardian *g, const struct guardian_msg *m)
 		return;
 	memset(h, 0, sizeof(*h));
 	h->w.kind = OOMKIT_EVENT_OOM;
+	h->w.taken_over = true;
 	h->w.efd = h->w.oomfd = -1;
 	memcpy(h->w.cgroup, m->cgroup, sizeof(h->w.cgroup));
 	h->w.cgroup[sizeof(h->w.cgroup) - 1] = 0;
 	h->delay_ms = m->delay_ms;
 	h->w.dirfd = openat(g->memory_root_fd, h->w.cgroup[0] ? h->w.cgroup : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (h->w.dirfd < 0 || oomkit__v1_register(NULL, &h->w) < 0) {
+	h->w.epoll_events = EPOLLIN;
+	if (h->w.dirfd < 0 || oomkit__register(g->ctx, &h->w) < 0) {
 		drop(g, h);
 		return;
 	}
-	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (uint64_t)(h - g->held)};
+	struct epoll_event ev = {.events = h->w.epoll_events, .data.u64 = (uint64_t)(h - g->held)};
 	(void)epoll_ctl(g->epfd, EPOLL_CTL_ADD, h->w.efd, &ev);
-	if (under_oom(h) == 1)
+	if (under_oom(g, h) == 1)
 		h->deadline_ns = oomkit__now_ns() + h->delay_ms * 1000000u;
 }
 
@@ -137,7 +137,7 @@ static void __attribute__((noreturn)) release_all_and_exit(struct guardian *g)
 {
 	for (unsigned i = 0; i < g->n; i++)
 		if (g->held[i].w.kind)
-			kernel_killer_on(&g->held[i]);
+			kernel_killer_on(g, &g->held[i]);
 	_exit(0);
 }
 
@@ -160,9 +160,9 @@ static void arm(struct guardian *g)
 	(void)timerfd_settime(g->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
-static void check(struct held *h, uint64_t now)
+static void check(struct guardian *g, struct held *h, uint64_t now)
 {
-	int u = under_oom(h);
+	int u = under_oom(g, h);
 	if (u != 1) {
 		h->deadline_ns = 0;
 		return;
@@ -170,7 +170,7 @@ static void check(struct held *h, uint64_t now)
 	if (!h->deadline_ns)
 		h->deadline_ns = now + h->delay_ms * 1000000u;
 	else if (now >= h->deadline_ns) {
-		kernel_killer_on(h);
+		kernel_killer_on(g, h);
 		h->deadline_ns = 0;
 	}
 }
@@ -197,14 +197,13 @@ static void on_socket(struct guardian *g)
 
 static void on_held(struct guardian *g, struct held *h)
 {
-	uint64_t count;
-	if (read(h->w.efd, &count, sizeof(count)) != sizeof(count))
+	if (oomkit__consume(g->ctx, &h->w) <= 0)
 		return;
-	if (faccessat(h->w.dirfd, "memory.oom_control", F_OK, 0) < 0) {
+	if (faccessat(h->w.dirfd, "cgroup.procs", F_OK, 0) < 0) {
 		drop(g, h);
 		return;
 	}
-	check(h, oomkit__now_ns());
+	check(g, h, oomkit__now_ns());
 }
 
 static void __attribute__((noreturn)) guardian_loop(struct guardian *g)
@@ -225,7 +224,7 @@ static void __attribute__((noreturn)) guardian_loop(struct guardian *g)
 				(void)!read(g->timerfd, &x, sizeof(x));
 				for (unsigned j = 0; j < g->n; j++)
 					if (g->held[j].deadline_ns)
-						check(&g->held[j], now);
+						check(g, &g->held[j], now);
 			} else if (t >= 0 && (unsigned)t < g->n && g->held[t].w.kind)
 				on_held(g, &g->held[t]);
 		}
@@ -242,7 +241,7 @@ static int add(struct guardian *g, int fd, int64_t t)
 /* Runs in the forked child; never returns. */
 static void __attribute__((noreturn)) guardian_main(oomkit_ctx *ctx, int sock, pid_t parent)
 {
-	struct guardian g = {.sock = sock, .n = ctx->max_cgroups};
+	struct guardian g = {.ctx = ctx, .sock = sock, .n = ctx->max_cgroups};
 	sigset_t mask;
 
 	setsid();

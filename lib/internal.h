@@ -173,6 +173,10 @@ struct oomkit_watch {
 	int state;                         /* enum oomkit__oom_state in loop.c */
 	uint64_t deadline_ns;              /* while pending: when the kernel steps in */
 	uint32_t gen;                      /* bumped each time the slot is reused */
+	uint32_t epoll_events;             /* what the backend's fd reports: EPOLLIN or EPOLLPRI */
+	bool system;                       /* PRESSURE: the machine's PSI, not the cgroup's */
+	int parent_wd;                     /* v2: inotify watch on the parent, for GONE */
+	struct oomkit__memory_events events; /* v2: last memory.events.local read */
 };
 
 /* How many kernel events one dispatch reads before running handlers. */
@@ -203,6 +207,7 @@ struct oomkit_ctx {
 
 	int epfd;
 	int timerfd;                       /* armed only while an OOM is pending */
+	int inotify_fd;                    /* v2: parents of watched cgroups, for GONE; -1 until needed */
 	struct oomkit_watch *watches;      /* max_cgroups slots */
 	unsigned n_watches;
 	volatile sig_atomic_t stop;
@@ -225,20 +230,62 @@ struct oomkit_ctx {
 	bool guardian_wanted;
 };
 
-/* -------------------------------------------------------- cgroup-v1.c */
+/* ----------------------------------------------------------- cgroup.c */
 
-/* Opens dirfd for a relative cgroup path under the memory root. */
+/* "" (the root) as "." for openat(). */
+const char *oomkit__at(const char *rel);
+
+/* Opens an O_PATH dirfd for a relative cgroup path under the memory root. */
 int oomkit__cgroup_open(oomkit_ctx *ctx, const char *rel);
 
-/* Registers an eventfd for a watch with cgroup.event_control; sets w->efd. */
-int oomkit__v1_register(oomkit_ctx *ctx, struct oomkit_watch *w);
+/* Reads or writes file name of cgroup rel under the memory root. */
+int oomkit__cg_read(oomkit_ctx *ctx, const char *rel, const char *name, char *buf, size_t len);
+int oomkit__cg_write(oomkit_ctx *ctx, const char *rel, const char *name, const char *value);
 
+/* Reads one number ("max" is OOMKIT_UNLIMITED) from dirfd/name. */
+int oomkit__read_u64_at(int dirfd, const char *name, uint64_t *ret);
+
+/* The backend's part of a watch: registers its kernel notification and sets
+ * w->efd and w->epoll_events. */
+int oomkit__register(oomkit_ctx *ctx, struct oomkit_watch *w);
+
+/* Consumes a notification on w->efd; 1 if it is an event for the handler. */
+int oomkit__consume(oomkit_ctx *ctx, struct oomkit_watch *w);
+
+/* Reads whether w's cgroup is under OOM and whether its killer is held. */
+int oomkit__oom_state(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__oom_control *ret);
+
+/* Holds the kernel OOM killer off (hold) or gives it back, for the cgroup at dirfd. */
+int oomkit__hold_at(oomkit_ctx *ctx, int dirfd, bool hold);
+
+/* -------------------------------------------------------- cgroup-v1.c */
+
+int oomkit__v1_register(oomkit_ctx *ctx, struct oomkit_watch *w);
+int oomkit__v1_consume(struct oomkit_watch *w);
 /* Reads oom_control of rel (or of an open fd if fd >= 0). */
 int oomkit__v1_oom_control(oomkit_ctx *ctx, const char *rel, int fd, struct oomkit__oom_control *ret);
-
 /* Finds the origin of an OOM seen by a watch on rel: the highest ancestor
  * (rel itself included) whose under_oom is set.  Writes it into out. */
 int oomkit__v1_oom_origin(oomkit_ctx *ctx, const char *rel, char *out, size_t out_len);
+int oomkit__v1_memory(int dirfd, struct oomkit_cgroup_memory *ret);
+int oomkit__v1_set_limit(int dirfd, uint64_t limit_bytes);
+int oomkit__v1_hold(int dirfd, bool hold);
+
+/* -------------------------------------------------------- cgroup-v2.c */
+
+int oomkit__v2_register(oomkit_ctx *ctx, struct oomkit_watch *w);
+int oomkit__v2_consume(struct oomkit_watch *w);
+int oomkit__v2_memory(int dirfd, struct oomkit_cgroup_memory *ret);
+int oomkit__v2_oom_state(int dirfd, struct oomkit__oom_control *ret);
+/* Holds: memory.high a margin below memory.max; releases: memory.high = max. */
+int oomkit__v2_hold(int dirfd, bool hold);
+/* Sets memory.max, and memory.high the same margin below it if held. */
+int oomkit__v2_set_limit(int dirfd, uint64_t limit_bytes);
+
+/* -------------------------------------------------------------- psi.c */
+
+/* Registers a PSI trigger for a PRESSURE watch (the machine's for the root). */
+int oomkit__psi_register(oomkit_ctx *ctx, struct oomkit_watch *w);
 
 /* ------------------------------------------------------------ proc.c */
 

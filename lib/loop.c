@@ -11,7 +11,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -21,7 +23,7 @@
 #define PENDING_POLL_NS (10ull * 1000 * 1000)
 
 /* epoll data: the tag in the high half, a watch index in the low half. */
-enum { TAG_TIMER = 1, TAG_GUARDIAN = 2, TAG_WATCH = 3 };
+enum { TAG_TIMER = 1, TAG_GUARDIAN = 2, TAG_WATCH = 3, TAG_INOTIFY = 4 };
 
 enum oomkit__oom_state {
 	OOM_IDLE = 0,
@@ -87,6 +89,23 @@ static int detect_mounts(oomkit_ctx *ctx, const struct oomkit_options *o)
 	return 0;
 }
 
+static bool cgroup2_has_memory(const char *root)
+{
+	char buf[512];
+	int fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	int n = oomkit__read_file_at(fd, "cgroup.controllers", buf, sizeof(buf));
+	close(fd);
+	if (n < 0)
+		return false;
+	/* Space-separated names: match "memory" as a whole word. */
+	for (char *p = buf; (p = strstr(p, "memory")); p += 6)
+		if ((p == buf || p[-1] == ' ') && (p[6] == 0 || p[6] == ' ' || p[6] == '\n'))
+			return true;
+	return false;
+}
+
 static int set_roots(oomkit_ctx *ctx, const struct oomkit_options *o)
 {
 	int r;
@@ -105,11 +124,18 @@ static int set_roots(oomkit_ctx *ctx, const struct oomkit_options *o)
 		if (r < 0 && !o->memory_root)
 			return r;
 	}
+	/* No v1 memory hierarchy: the cgroup2 one, if it has the memory controller. */
+	if (!ctx->memory_root[0] && ctx->cgroup2_root[0] && cgroup2_has_memory(ctx->cgroup2_root))
+		memcpy(ctx->memory_root, ctx->cgroup2_root, sizeof(ctx->memory_root));
 	if (!ctx->memory_root[0])
 		return -ENOENT;
-	ctx->backend = OOMKIT_BACKEND_V1;
 	ctx->memory_root_fd = open(ctx->memory_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	return ctx->memory_root_fd < 0 ? -errno : 0;
+	if (ctx->memory_root_fd < 0)
+		return -errno;
+	/* Only a cgroup2 root has cgroup.controllers. */
+	ctx->backend = faccessat(ctx->memory_root_fd, "cgroup.controllers", F_OK, 0) == 0 ? OOMKIT_BACKEND_V2
+											   : OOMKIT_BACKEND_V1;
+	return 0;
 }
 
 /* Thousands of watches need thousands of fds: raise the soft limit to the
@@ -190,7 +216,7 @@ OOMKIT__EXPORT int oomkit_new(const struct oomkit_options *opts, oomkit_ctx **re
 	oomkit_ctx *ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return -ENOMEM;
-	ctx->memory_root_fd = ctx->proc_fd = ctx->epfd = ctx->timerfd = -1;
+	ctx->memory_root_fd = ctx->proc_fd = ctx->epfd = ctx->timerfd = ctx->inotify_fd = -1;
 	ctx->guardian_pidfd = ctx->guardian_sock = -1;
 	ctx->max_cgroups = opts->max_cgroups ? opts->max_cgroups : 1024;
 	ctx->max_pids = opts->max_pids ? opts->max_pids : 4096;
@@ -236,6 +262,7 @@ OOMKIT__EXPORT void oomkit_free(oomkit_ctx *ctx)
 				oomkit_unwatch(ctx, &ctx->watches[i]);
 	oomkit__guardian_stop(ctx);
 	close_fd(&ctx->timerfd);
+	close_fd(&ctx->inotify_fd);
 	close_fd(&ctx->epfd);
 	close_fd(&ctx->memory_root_fd);
 	close_fd(&ctx->proc_fd);
@@ -304,6 +331,30 @@ static void clear_watch(struct oomkit_watch *w)
 	w->gen = gen;
 }
 
+/* v2 signals nothing on a cgroup's own files when it is removed, but rmdir
+ * reports IN_DELETE on the parent directory: one inotify watch per parent. */
+static int watch_parent(oomkit_ctx *ctx, struct oomkit_watch *w)
+{
+	w->parent_wd = -1;
+	if (!w->cgroup[0])
+		return 0;
+	if (ctx->inotify_fd < 0) {
+		ctx->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (ctx->inotify_fd < 0)
+			return -errno;
+		struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(TAG_INOTIFY, 0)};
+		if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->inotify_fd, &ev) < 0)
+			return -errno;
+	}
+	const char *slash = strrchr(w->cgroup, '/');
+	int n = snprintf(ctx->pathbuf, sizeof(ctx->pathbuf), "%s/%.*s", ctx->memory_root,
+			 slash ? (int)(slash - w->cgroup) : 0, w->cgroup);
+	if (n < 0 || (size_t)n >= sizeof(ctx->pathbuf))
+		return -ENAMETOOLONG;
+	w->parent_wd = inotify_add_watch(ctx->inotify_fd, ctx->pathbuf, IN_DELETE | IN_ONLYDIR);
+	return w->parent_wd < 0 ? -errno : 0;
+}
+
 static int add_watch(oomkit_ctx *ctx, struct oomkit_watch *tmpl, const char *cgroup, unsigned flags,
 		     oomkit_watch **ret_watch)
 {
@@ -328,9 +379,12 @@ static int add_watch(oomkit_ctx *ctx, struct oomkit_watch *tmpl, const char *cgr
 	}
 	if ((r = w->dirfd = oomkit__cgroup_open(ctx, w->cgroup)) < 0)
 		goto fail;
-	if ((r = oomkit__v1_register(ctx, w)) < 0)
+	w->epoll_events = EPOLLIN;
+	if ((r = oomkit__register(ctx, w)) < 0)
 		goto fail;
-	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(TAG_WATCH, watch_index(ctx, w))};
+	if (ctx->backend == OOMKIT_BACKEND_V2 && (r = watch_parent(ctx, w)) < 0)
+		goto fail;
+	struct epoll_event ev = {.events = w->epoll_events, .data.u64 = tag(TAG_WATCH, watch_index(ctx, w))};
 	if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, w->efd, &ev) < 0) {
 		r = -errno;
 		goto fail;
@@ -402,7 +456,7 @@ OOMKIT__EXPORT int oomkit_unwatch(oomkit_ctx *ctx, oomkit_watch *watch)
 
 static int read_oom(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__oom_control *oc)
 {
-	return oomkit__v1_oom_control(ctx, w->cgroup, w->oomfd, oc);
+	return oomkit__oom_state(ctx, w, oc);
 }
 
 static void set_state(oomkit_ctx *ctx, struct oomkit_watch *w, int state)
@@ -542,8 +596,7 @@ static void deliver_gone(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_
  * eventfd had nothing. */
 static bool read_event(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__queued *q)
 {
-	uint64_t count;
-	if (read(w->efd, &count, sizeof(count)) != sizeof(count))
+	if (oomkit__consume(ctx, w) <= 0)
 		return false;
 	struct oomkit_event *ev = &q->event;
 	*ev = (struct oomkit_event){.kind = w->kind,
@@ -554,11 +607,11 @@ static bool read_event(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__q
 				    .time_ns = oomkit__now_ns()};
 	q->gen = w->gen;
 	/* The kernel signals every registered eventfd when a cgroup is removed. */
-	q->gone = faccessat(w->dirfd, "memory.usage_in_bytes", F_OK, 0) < 0;
+	q->gone = faccessat(w->dirfd, "cgroup.procs", F_OK, 0) < 0;
 	if (q->gone)
 		return true;
 	fill_memory(ctx, w, ev);
-	if (w->kind == OOMKIT_EVENT_OOM && ev->under_oom &&
+	if (w->kind == OOMKIT_EVENT_OOM && ev->under_oom && ctx->backend == OOMKIT_BACKEND_V1 &&
 	    oomkit__v1_oom_origin(ctx, w->cgroup, q->origin, sizeof(q->origin)) >= 0) {
 		ev->origin = q->origin;
 		ev->own = strcmp(q->origin, w->cgroup) == 0;
@@ -586,6 +639,35 @@ static void deliver(oomkit_ctx *ctx, struct oomkit__queued *q)
 	if (w->kind && w->gen == q->gen && w->kind == OOMKIT_EVENT_OOM && w->taken_over && q->event.own &&
 	    q->event.under_oom)
 		apply_verdict(ctx, w, &q->event, v);
+}
+
+/* A directory was removed below a watched cgroup's parent: GONE for each
+ * watch on it. */
+static void handle_inotify(oomkit_ctx *ctx)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+	while ((n = read(ctx->inotify_fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ie = (const struct inotify_event *)p;
+			p += sizeof(*ie) + ie->len;
+			if (!(ie->mask & IN_DELETE) || !ie->len)
+				continue;
+			for (unsigned i = 0; i < ctx->max_cgroups; i++) {
+				struct oomkit_watch *w = &ctx->watches[i];
+				const char *base = strrchr(w->cgroup, '/');
+				base = base ? base + 1 : w->cgroup;
+				if (!w->kind || w->parent_wd != ie->wd || strcmp(base, ie->name) != 0)
+					continue;
+				struct oomkit__queued *q = &ctx->queue[0];
+				q->event = (struct oomkit_event){.watch = w, .cgroup = w->cgroup, .origin = w->cgroup,
+								 .time_ns = oomkit__now_ns()};
+				q->gen = w->gen;
+				q->gone = true;
+				deliver(ctx, q);
+			}
+		}
+	}
 }
 
 static void handle_timer(oomkit_ctx *ctx)
@@ -619,6 +701,8 @@ OOMKIT__EXPORT int oomkit_dispatch(oomkit_ctx *ctx, int timeout_ms)
 			handle_timer(ctx);
 		else if (t == TAG_GUARDIAN)
 			(void)oomkit__guardian_restart(ctx);
+		else if (t == TAG_INOTIFY)
+			handle_inotify(ctx);
 	}
 	arm_timer(ctx);
 	return n;

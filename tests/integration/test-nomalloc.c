@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -147,7 +148,7 @@ static void test_no_malloc_on_handler_path(void **state)
 	assert_int_equal(r.handled, 1);
 	assert_int_equal(r.victim, hog);
 	assert_int_equal(r.kill_result, 0);
-	assert_int_equal(r.report_result, 0);
+	assert_true(r.report_result > 0); /* bytes written */
 	assert_int_equal(allocations_while_armed, 0);
 	assert_true(tl_alive(a) && tl_alive(b));
 	int st = tl_wait_exit(hog, 5000);

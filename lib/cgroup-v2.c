@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cgroup-v2.c - the cgroup v2 memory controller: memory.events(.local)
+ * notifications (EPOLLPRI), memory.current/max/high/peak, and the v2 form of
+ * "hold the kernel OOM killer off".
+ *
+ * v2 has no oom_kill_disable.  Its counterpart is memory.high below
+ * memory.max: at memory.high the kernel throttles and reclaims but never
+ * kills, and memory.events.local counts "high" each time it does.  Holding a
+ * cgroup therefore sets memory.high a margin below memory.max; the handler is
+ * told through memory.events.local, and handing the OOM to the kernel sets
+ * memory.high back to "max", so the kernel OOM killer decides at memory.max.
+ * Nothing here allocates.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+/* The margin between memory.high and memory.max while held: 1/32 of the
+ * limit, at least 256 KiB and at most 32 MiB. */
+static uint64_t hold_margin(uint64_t max)
+{
+	uint64_t m = max / 32;
+	if (m < (256u << 10))
+		m = 256u << 10;
+	if (m > (32u << 20))
+		m = 32u << 20;
+	return m;
+}
+
+static int read_events(int fd, struct oomkit__memory_events *ret)
+{
+	char buf[512];
+	int n = oomkit__pread_all(fd, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	return oomkit__parse_memory_events(buf, (size_t)n, ret);
+}
+
+int oomkit__v2_register(oomkit_ctx *ctx, struct oomkit_watch *w)
+{
+	if (w->kind == OOMKIT_EVENT_THRESHOLD)
+		/* v2 has no usage threshold notification; memory.high would throttle. */
+		return -EOPNOTSUPP;
+	if (w->kind == OOMKIT_EVENT_PRESSURE)
+		return oomkit__psi_register(ctx, w);
+	if (w->kind != OOMKIT_EVENT_OOM)
+		return -EINVAL;
+	/* .local: this cgroup's own limit, not a descendant's. */
+	int fd = openat(w->dirfd, "memory.events.local", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int r = read_events(fd, &w->events);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	w->efd = fd;
+	w->epoll_events = EPOLLPRI | EPOLLERR;
+	return 0;
+}
+
+int oomkit__v2_consume(struct oomkit_watch *w)
+{
+	struct oomkit__memory_events now;
+	if (w->kind == OOMKIT_EVENT_PRESSURE)
+		return 1; /* a PSI trigger is consumed by the poll that reported it */
+	if (read_events(w->efd, &now) < 0)
+		return 0;
+	struct oomkit__memory_events prev = w->events;
+	w->events = now;
+	/* The kernel coalesces notifications: compare counters, not wake-ups. */
+	bool killed_or_max = now.max > prev.max || now.oom > prev.oom || now.oom_kill > prev.oom_kill;
+	bool high = now.high > prev.high;
+	/* "high" means an OOM only while we hold the cgroup at memory.high, and
+	 * only once per OOM: while one is pending, more throttling is the same OOM. */
+	if (killed_or_max)
+		return 1;
+	return high && w->taken_over && w->state == 0;
+}
+
+int oomkit__v2_memory(int dirfd, struct oomkit_cgroup_memory *ret)
+{
+	struct oomkit_cgroup_memory m = {0};
+	struct oomkit__memory_events ev;
+	uint64_t high;
+	char buf[512];
+	int r, n;
+	if ((r = oomkit__read_u64_at(dirfd, "memory.current", &m.usage_bytes)) < 0 ||
+	    (r = oomkit__read_u64_at(dirfd, "memory.max", &m.limit_bytes)) < 0 ||
+	    (r = oomkit__read_u64_at(dirfd, "memory.high", &high)) < 0)
+		return r;
+	/* memory.peak arrived in 5.19; without it the peak is unknown (0). */
+	(void)oomkit__read_u64_at(dirfd, "memory.peak", &m.max_usage_bytes);
+	if ((n = oomkit__read_file_at(dirfd, "memory.events", buf, sizeof(buf))) < 0)
+		return n;
+	if ((r = oomkit__parse_memory_events(buf, (size_t)n, &ev)) < 0)
+		return r;
+	m.failcnt = ev.max;
+	m.oom_kill = ev.oom_kill;
+	m.oom_kill_disable = high != OOMKIT_UNLIMITED && high < m.limit_bytes;
+	uint64_t bound = m.oom_kill_disable ? high : m.limit_bytes;
+	m.under_oom = bound != OOMKIT_UNLIMITED && m.usage_bytes + hold_margin(m.limit_bytes) / 2 >= bound;
+	*ret = m;
+	return 0;
+}
+
+int oomkit__v2_oom_state(int dirfd, struct oomkit__oom_control *ret)
+{
+	struct oomkit_cgroup_memory m;
+	int r = oomkit__v2_memory(dirfd, &m);
+	if (r < 0)
+		return r;
+	ret->under_oom = m.under_oom;
+	ret->oom_kill_disable = m.oom_kill_disable;
+	ret->oom_kill = m.oom_kill;
+	return 0;
+}
+
+static int write_bytes(int dirfd, const char *file, uint64_t v)
+{
+	char buf[32];
+	if (v == OOMKIT_UNLIMITED)
+		snprintf(buf, sizeof(buf), "max");
+	else
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	return oomkit__write_file_at(dirfd, file, buf);
+}
+
+int oomkit__v2_hold(int dirfd, bool hold)
+{
+	uint64_t max;
+	int r = oomkit__read_u64_at(dirfd, "memory.max", &max);
+	if (r < 0)
+		return r;
+	if (!hold)
+		return write_bytes(dirfd, "memory.high", OOMKIT_UNLIMITED);
+	/* Without a limit there is nothing for the kernel killer to act at. */
+	if (max == OOMKIT_UNLIMITED)
+		return -EINVAL;
+	return write_bytes(dirfd, "memory.high", max - hold_margin(max));
+}
+
+int oomkit__v2_set_limit(int dirfd, uint64_t limit_bytes)
+{
+	uint64_t high;
+	int r = oomkit__read_u64_at(dirfd, "memory.high", &high);
+	if (r < 0)
+		return r;
+	bool held = high != OOMKIT_UNLIMITED;
+	/* Raise memory.max before memory.high and lower memory.high before
+	 * memory.max, so that high stays below max throughout. */
+	if (held && limit_bytes != OOMKIT_UNLIMITED && limit_bytes - hold_margin(limit_bytes) < high &&
+	    (r = write_bytes(dirfd, "memory.high", limit_bytes - hold_margin(limit_bytes))) < 0)
+		return r;
+	if ((r = write_bytes(dirfd, "memory.max", limit_bytes)) < 0)
+		return r;
+	if (held)
+		return write_bytes(dirfd, "memory.high",
+				   limit_bytes == OOMKIT_UNLIMITED ? OOMKIT_UNLIMITED : limit_bytes - hold_margin(limit_bytes));
+	return 0;
+}

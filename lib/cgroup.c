@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cgroup.c - the cgroup filesystem itself, whichever memory interface it
+ * serves: paths, cgroup.procs, the directory tree, memory.stat, creating and
+ * removing cgroups; and the public readers and writers, which hand what
+ * differs to cgroup-v1.c (memory.oom_control, memory.limit_in_bytes) or
+ * cgroup-v2.c (memory.events, memory.high/max).
+ *
+ * Every function here runs on the handler path unless it says otherwise: it
+ * reads with openat()/pread() into the context's buffers and walks
+ * directories with getdents64(), so nothing allocates.
+ */
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Deepest cgroup tree oomkit walks; a deeper one gives -ELOOP. */
+#define WALK_MAX_DEPTH 32
+
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+const char *oomkit__at(const char *rel)
+{
+	/* The root is "" internally; openat() wants ".". */
+	return rel[0] ? rel : ".";
+}
+
+int oomkit__cgroup_open(oomkit_ctx *ctx, const char *rel)
+{
+	int fd = openat(ctx->memory_root_fd, oomkit__at(rel), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static int relpath(oomkit_ctx *ctx, const char *cgroup, char *out, size_t len)
+{
+	if (!ctx || !cgroup)
+		return -EINVAL;
+	return oomkit__cgroup_relpath(cgroup, ctx->memory_root, out, len);
+}
+
+int oomkit__cg_read(oomkit_ctx *ctx, const char *rel, const char *name, char *buf, size_t len)
+{
+	char path[OOMKIT__PATH_MAX + 64];
+	int n = snprintf(path, sizeof(path), "%s/%s", oomkit__at(rel), name);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	return oomkit__read_file_at(ctx->memory_root_fd, path, buf, len);
+}
+
+int oomkit__cg_write(oomkit_ctx *ctx, const char *rel, const char *name, const char *value)
+{
+	char path[OOMKIT__PATH_MAX + 64];
+	int n = snprintf(path, sizeof(path), "%s/%s", oomkit__at(rel), name);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	return oomkit__write_file_at(ctx->memory_root_fd, path, value);
+}
+
+int oomkit__read_u64_at(int dirfd, const char *name, uint64_t *ret)
+{
+	char buf[64];
+	int n = oomkit__read_file_at(dirfd, name, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	return oomkit__parse_u64(buf, (size_t)n, ret);
+}
+
+/* ------------------------------------------------------- dispatchers */
+
+int oomkit__register(oomkit_ctx *ctx, struct oomkit_watch *w)
+{
+	return ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_register(ctx, w) : oomkit__v1_register(ctx, w);
+}
+
+int oomkit__consume(oomkit_ctx *ctx, struct oomkit_watch *w)
+{
+	return ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_consume(w) : oomkit__v1_consume(w);
+}
+
+int oomkit__oom_state(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__oom_control *ret)
+{
+	if (ctx->backend == OOMKIT_BACKEND_V2)
+		return oomkit__v2_oom_state(w->dirfd, ret);
+	return oomkit__v1_oom_control(ctx, w->cgroup, w->oomfd, ret);
+}
+
+int oomkit__hold_at(oomkit_ctx *ctx, int dirfd, bool hold)
+{
+	return ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_hold(dirfd, hold) : oomkit__v1_hold(dirfd, hold);
+}
+
+/* ---------------------------------------------------- public readers */
+
+OOMKIT__EXPORT int oomkit_cgroup_memory(oomkit_ctx *ctx, const char *cgroup, struct oomkit_cgroup_memory *ret_mem)
+{
+	char rel[OOMKIT__PATH_MAX];
+	int r = relpath(ctx, cgroup, rel, sizeof(rel));
+	if (r < 0)
+		return r;
+	int fd = oomkit__cgroup_open(ctx, rel);
+	if (fd < 0)
+		return fd;
+	r = ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_memory(fd, ret_mem) : oomkit__v1_memory(fd, ret_mem);
+	close(fd);
+	return r;
+}
+
+OOMKIT__EXPORT int oomkit_cgroup_stat(oomkit_ctx *ctx, const char *cgroup, const char *key, uint64_t *ret_value)
+{
+	char rel[OOMKIT__PATH_MAX];
+	int r = relpath(ctx, cgroup, rel, sizeof(rel));
+	if (r < 0)
+		return r;
+	if (!key)
+		return -EINVAL;
+	r = oomkit__cg_read(ctx, rel, "memory.stat", ctx->iobuf2, OOMKIT__IOBUF_SIZE);
+	if (r < 0)
+		return r;
+	return oomkit__parse_keyed_u64(ctx->iobuf2, (size_t)r, key, ret_value);
+}
+
+OOMKIT__EXPORT int oomkit_cgroup_exists(oomkit_ctx *ctx, const char *cgroup)
+{
+	char rel[OOMKIT__PATH_MAX];
+	int r = relpath(ctx, cgroup, rel, sizeof(rel));
+	if (r < 0)
+		return r;
+	if (faccessat(ctx->memory_root_fd, oomkit__at(rel), F_OK, 0) == 0)
+		return 1;
+	return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+}
+
+/* --------------------------------------------------------- tree walk */
+
+typedef int (*dir_fn)(oomkit_ctx *ctx, int dirfd, const char *name, void *userdata);
+
+/* Calls fn for every subdirectory of dirfd.  The getdents buffer is on the
+ * stack, which the reserve prefaults, so nothing allocates. */
+static int for_each_subdir(oomkit_ctx *ctx, int dirfd, dir_fn fn, void *userdata)
+{
+	char buf[2048] __attribute__((aligned(8)));
+	int count = 0;
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (n < 0) {
+			count = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		for (long off = 0; off < n;) {
+			struct linux_dirent64 *de = (struct linux_dirent64 *)(buf + off);
+			off += de->d_reclen;
+			if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+				continue;
+			int r = fn(ctx, dirfd, de->d_name, userdata);
+			if (r != 0) {
+				close(fd);
+				return r;
+			}
+			count++;
+		}
+	}
+	close(fd);
+	return count;
+}
+
+struct pids_walk {
+	pid_t *pids;
+	size_t n;
+	size_t count;
+	int depth;
+};
+
+static int collect_pids(oomkit_ctx *ctx, int dirfd, struct pids_walk *pw);
+
+static int collect_child(oomkit_ctx *ctx, int dirfd, const char *name, void *userdata)
+{
+	struct pids_walk *pw = userdata;
+	int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		/* A child removed while we walk is simply no longer there. */
+		return errno == ENOENT ? 0 : -errno;
+	if (pw->depth >= WALK_MAX_DEPTH) {
+		close(fd);
+		return -ELOOP;
+	}
+	pw->depth++;
+	int r = collect_pids(ctx, fd, pw);
+	pw->depth--;
+	close(fd);
+	return r == -ENOENT ? 0 : (r < 0 ? r : 0);
+}
+
+static int collect_pids(oomkit_ctx *ctx, int dirfd, struct pids_walk *pw)
+{
+	int n = oomkit__read_file_at(dirfd, "cgroup.procs", ctx->iobuf, OOMKIT__IOBUF_SIZE);
+	if (n < 0)
+		return n;
+	int r = oomkit__parse_pids(ctx->iobuf, (size_t)n, pw->pids + pw->count, pw->n - pw->count);
+	if (r < 0)
+		return r;
+	pw->count += (size_t)r;
+	if (pw->depth < 0)
+		return 0;
+	r = for_each_subdir(ctx, dirfd, collect_child, pw);
+	return r < 0 ? r : 0;
+}
+
+OOMKIT__EXPORT int oomkit_cgroup_pids(oomkit_ctx *ctx, const char *cgroup, bool recursive, pid_t *pids, size_t n)
+{
+	char rel[OOMKIT__PATH_MAX];
+	int r = relpath(ctx, cgroup, rel, sizeof(rel));
+	if (r < 0)
+		return r;
+	if (!pids && n)
+		return -EINVAL;
+	int fd = oomkit__cgroup_open(ctx, rel);
+	if (fd < 0)
+		return fd;
+	struct pids_walk pw = {.pids = pids, .n = n, .depth = recursive ? 0 : -1};
+	r = collect_pids(ctx, fd, &pw);
+	close(fd);
+	if (r < 0)
+		return r;
+	return pw.count > INT32_MAX ? -EOVERFLOW : (int)pw.count;
+}
+
+struct children_walk {
+	int (*fn)(const char *name, void *userdata);
+	void *userdata;
+};
+
+static int call_child(oomkit_ctx *ctx, int dirfd, const char *name, void *userdata)
+{
+	(void)ctx;
+	(void)dirfd;
+	struct children_walk *cw = userdata;
+	return cw->fn(name, cw->userdata);
+}
+
+OOMKIT__EXPORT int oomkit_cgroup_children(oomkit_ctx *ctx, const char *cgroup,
+					  int (*fn)(const char *name, void *userdata), void *userdata)
+{
+	char rel[OOMKIT__PATH_MAX];
+	int r = relpath(ctx, cgroup, rel, sizeof(rel));
+	if (r < 0)
+		return r;
+	if (!fn)
+		return -EINVAL;
+	int fd = oomkit__cgroup_open(ctx, rel);
+	if (fd < 0)
+		return fd;
+	struct children_walk cw = {fn, userdata};
+	r = for_each_subdir(ctx, fd, call_child, &cw);
+	close(fd);
+	return r;
+}
+
+/* v2 gives a child the memory controller only if its parent lists it in
+ * cgroup.subtree_control. */
+static int v2_enable_memory(oomkit_ctx *ctx, char *rel)
+{
+	char *slash = strrchr(rel, '/');
+	char saved = 0;
+	if (slash) {
+		saved = *slash;
+		*slash = 0;
+	}
+	int r = oomkit__cg_write(ctx, slash ? rel : "", "cgroup.subtree_control", "+memory");
+	if (slash)
+		*slash = saved;
+	return r;
+}
+
+/* ----------------------------------------------------------- writers */
+
+OOMKIT__EXPORT int oomkit_set_limit(oomkit_ctx *ctx, const char *cgroup, uint64_t limit_bytes)
+{
+	char rel[OOMKIT__PATH_MAX];
+	int r = relpath(ctx, cgroup, rel, sizeof(rel));
+	if (r < 0)
+		return r;
+	int fd = oomkit__cgroup_open(ctx, rel);
+	if (fd < 0)
+		return fd;
+	r = ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_set_limit(fd, limit_bytes) : oomkit__v1_set_limit(fd, limit_bytes);
+	close(fd);
+	return r;
+}
+
+OOMKIT__EXPORT int oomkit_set_kernel_killer(oomkit_ctx *ctx, const char *cgroup, bool enabled)
+{
+	char rel[OOMKIT__PATH_MAX];
+	int r = relpath(ctx, cgroup, rel, sizeof(rel));
+	if (r < 0)
+		return r;
+	int fd = oomkit__cgroup_open(ctx, rel);
+	if (fd < 0)
+		return fd;
+	r = oomkit__hold_at(ctx, fd, !enabled);
+	close(fd);
+	return r;
+}
+
+OOMKIT__EXPORT int oomkit_cgroup_create(oomkit_ctx *ctx, const char *cgroup, uint64_t limit_bytes)
+{
+	char rel[OOMKIT__PATH_MAX];
+	int r = relpath(ctx, cgroup, rel, sizeof(rel));
+	if (r < 0)
+		return r;
+	if (!rel[0])
+		return -EINVAL;
+	int created = 0;
+	/* mkdir -p: each missing ancestor, then the cgroup itself. */
+	for (char *p = rel;; p++) {
+		if (*p != '/' && *p != 0)
+			continue;
+		char saved = *p;
+		*p = 0;
+		if (ctx->backend == OOMKIT_BACKEND_V2 && (r = v2_enable_memory(ctx, rel)) < 0)
+			return r;
+		if (mkdirat(ctx->memory_root_fd, rel, 0755) == 0)
+			created = 1;
+		else if (errno != EEXIST)
+			return -errno;
+		*p = saved;
+		if (!saved)
+			break;
+	}
+	if (limit_bytes && limit_bytes != OOMKIT_UNLIMITED) {
+		r = oomkit_set_limit(ctx, rel, limit_bytes);
+		if (r < 0)
+			return r;
+	}
+	return created;
+}
+
+OOMKIT__EXPORT int oomkit_cgroup_attach(oomkit_ctx *ctx, const char *cgroup, pid_t pid)
+{
+	char rel[OOMKIT__PATH_MAX], v[24];
+	int r = relpath(ctx, cgroup, rel, sizeof(rel));
+	if (r < 0)
+		return r;
+	snprintf(v, sizeof(v), "%d", (int)pid);
+	return oomkit__cg_write(ctx, rel, "cgroup.procs", v);
+}
+
+OOMKIT__EXPORT int oomkit_cgroup_remove(oomkit_ctx *ctx, const char *cgroup)
+{
+	char rel[OOMKIT__PATH_MAX];
+	int r = relpath(ctx, cgroup, rel, sizeof(rel));
+	if (r < 0)
+		return r;
+	if (!rel[0])
+		return -EINVAL;
+	if (unlinkat(ctx->memory_root_fd, rel, AT_REMOVEDIR) < 0)
+		return -errno;
+	return 0;
+}
