@@ -98,7 +98,7 @@ static void test_memory(void **state)
 	assert_true(m.under_oom);
 	assert_true(m.oom_kill_disable);
 	/* The v1 "no limit" value reads as unlimited; absolute paths under the root work. */
-	char abs[PATH_MAX];
+	char abs[PATH_MAX + 2];
 	snprintf(abs, sizeof(abs), "%s/", root);
 	assert_int_equal(oomkit_cgroup_memory(ctx, abs, &m), 0);
 	assert_true(m.limit_bytes == OOMKIT_UNLIMITED);
