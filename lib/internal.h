@@ -113,8 +113,9 @@ int oomkit__parse_mounts(const char *buf, size_t len, struct oomkit__mounts *ret
 /* Finds a process's cgroup in /proc/PID/cgroup contents: controller "memory"
  * matches a v1 line "N:...memory...:/path", NULL matches the v2 line "0::/path".
  * Writes the path without its leading '/' ("" for the root) and returns its
- * length. -ENOENT if absent; -EINVAL for a path with ".." (outside our cgroup
- * namespace); -ENAMETOOLONG if it does not fit. */
+ * length. -ENOENT if absent; -EINVAL for a path that is not canonical ("..":
+ * outside our cgroup namespace; "//", "." or a trailing '/'); -ENAMETOOLONG
+ * if it does not fit. */
 int oomkit__parse_proc_cgroup(const char *buf, size_t len, const char *controller, char *out,
 			      size_t out_len);
 

@@ -578,15 +578,23 @@ int oomkit__parse_mounts(const char *buf, size_t len, struct oomkit__mounts *ret
 
 /* ---------------------------------------------------- /proc/PID/cgroup */
 
-/* Whether a '/'-separated path has a "." or ".." component. */
-static bool has_dot_component(struct span path)
+/* Whether a path is as the kernel writes it: "/" or "/a/b", every component
+ * non-empty and neither "." nor "..".  Anything else could turn into an
+ * absolute path ("//x" -> "/x") or leave the hierarchy ("/../x") once the
+ * leading '/' is dropped. */
+static bool path_is_canonical(struct span path)
 {
 	struct span c;
 
+	if (span_len(path) == 0 || *path.p != '/')
+		return false;
+	path.p++;
+	if (path.p == path.end)
+		return true;
 	while (split_at(&path, '/', &c))
-		if (span_eq(c, ".") || span_eq(c, ".."))
-			return true;
-	return span_eq(path, ".") || span_eq(path, "..");
+		if (c.p == c.end || span_eq(c, ".") || span_eq(c, ".."))
+			return false;
+	return path.p != path.end && !span_eq(path, ".") && !span_eq(path, "..");
 }
 
 /* Whether "ID:controllers" of a /proc/PID/cgroup line selects controller
@@ -615,8 +623,7 @@ int oomkit__parse_proc_cgroup(const char *buf, size_t len, const char *controlle
 			continue;
 		path = line;
 		/* ".." appears for a cgroup outside our cgroup namespace: not usable. */
-		if (span_len(path) == 0 || *path.p != '/' || memchr(path.p, '\0', span_len(path)) ||
-		    has_dot_component(path))
+		if (!path_is_canonical(path) || memchr(path.p, '\0', span_len(path)))
 			return -EINVAL;
 		path.p++;
 		if (span_len(path) >= out_len || span_len(path) > INT_MAX)
