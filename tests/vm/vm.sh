@@ -271,7 +271,9 @@ write_init() {
 		}
 		kernel_log() {
 			say "kernel log since init:"
-			dmesg | awk 'seen; /Run \/init as init process/ { seen = 1 }' | tail -n 60
+			# From init on; all of it if OOM reports pushed that line out of the buffer.
+			dmesg | awk '{ l[NR] = $0 } /Run \/init as init process/ { s = NR }
+				END { for (i = s + 1; i <= NR; i++) print l[i] }' | tail -n 80
 		}
 		broken() {
 			say "guest setup failed: $*"
@@ -333,7 +335,7 @@ write_init() {
 
 build_initramfs() { # out
 	local root=$tmp/root a f
-	mkdir -p "$root"/{bin,dev,proc,sys,tmp,run}
+	mkdir -p "$root"/{bin,dev,proc,sys,tmp,run,var/tmp}
 	cp "$busybox" "$root/bin/busybox"
 	# Relative links: "busybox --install -s" would point them at the host's path.
 	for a in $("$busybox" --list); do
@@ -359,7 +361,7 @@ build_initramfs() { # out
 # log) stamped with seconds since qemu started.  Sets qemu_rc, result_line,
 # init_at (host seconds until init's first line) and the test lines.
 boot() { # kernel initramfs
-	local cmdline="console=ttyS0 quiet panic=-1 psi=1 $append" line t0 now us
+	local cmdline="console=ttyS0 quiet panic=-1 psi=1 log_buf_len=1M $append" line t0 now us
 	[[ $mode == v2 ]] && cmdline+=" cgroup_no_v1=all"
 	result_line='' init_at='' verdicts=()
 	t0=${EPOCHREALTIME/./}
