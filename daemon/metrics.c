@@ -86,13 +86,15 @@ static void format_all(struct daemon *d, struct mbuf *m)
 {
 	struct oomkit_cgroup_memory mem;
 
+	bool have = oomkit_cgroup_memory(d->ctx, d->machine.rel, &mem) >= 0;
+
+	/* Each family's samples follow its own header, as the text format requires. */
 	header(m, "oomkit_machine_usage_bytes", "gauge", "Memory charged to the machine memcg.");
-	header(m, "oomkit_machine_limit_bytes", "gauge", "The machine memcg's limit (absent when unlimited).");
-	if (oomkit_cgroup_memory(d->ctx, d->machine.rel, &mem) >= 0) {
+	if (have)
 		mprintf(m, "oomkit_machine_usage_bytes %" PRIu64 "\n", mem.usage_bytes);
-		if (mem.limit_bytes != OOMKIT_UNLIMITED)
-			mprintf(m, "oomkit_machine_limit_bytes %" PRIu64 "\n", mem.limit_bytes);
-	}
+	header(m, "oomkit_machine_limit_bytes", "gauge", "The machine memcg's limit (absent when unlimited).");
+	if (have && mem.limit_bytes != OOMKIT_UNLIMITED)
+		mprintf(m, "oomkit_machine_limit_bytes %" PRIu64 "\n", mem.limit_bytes);
 	format_jobs(d, m);
 	header(m, "oomkit_kills_total", "counter", "Processes killed, by the policy that chose them.");
 	for (unsigned k = 0; k < POLICY__COUNT; k++)
