@@ -294,7 +294,7 @@ static void status_json(struct reply *r)
 			       f[5], f[6]);
 			json_str(stdout, f[7]);
 			printf("},\"jobs\":[");
-		} else if (strcmp(f[0], "job") == 0 && n >= 15) {
+		} else if (strcmp(f[0], "job") == 0 && n >= 14) {
 			printf("%s{\"name\":", first_job ? "" : ",");
 			first_job = false;
 			json_str(stdout, f[1]);

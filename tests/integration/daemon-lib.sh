@@ -1,0 +1,196 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# daemon-lib.sh - sourced by the test-daemon-*.sh and test-cli-*.sh tests:
+# a private machine memcg per test (oomkit-test-daemon-PID-N directly under
+# the memory root), oomkitd started on a config of the test's own, hogs in
+# jobs, bounded waits on real conditions, and cleanup that runs on any exit.
+#
+# Environment (set by meson): OOMKITD, OOMKIT, OOMKIT_HOG; optionally
+# OOMKIT_EXAMPLES (directory of the example handlers).
+
+set -u
+
+MEMROOT=/sys/fs/cgroup/memory
+T_PASSED=0
+T_FAILED=0
+
+skip() {
+	if [ "${OOMKIT_REQUIRE_KERNEL:-0}" = 1 ]; then
+		echo "FAIL: required kernel feature missing: $*" >&2
+		exit 1
+	fi
+	echo "SKIP: $*"
+	exit 77
+}
+
+require_kernel() {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+	[ -f "$MEMROOT/memory.oom_control" ] || skip "no cgroup v1 memory controller at $MEMROOT"
+	for v in OOMKITD OOMKIT OOMKIT_HOG; do
+		eval "p=\${$v:-}"
+		[ -n "$p" ] && [ -x "$p" ] || { echo "FAIL: \$$v is not an executable: '$p'" >&2; exit 1; }
+	done
+}
+
+# Sets M (relative machine), R (absolute machine path), TMP, SOCK.
+setup() {
+	M="oomkit-test-daemon-$$-${1:-x}"
+	R="$MEMROOT/$M"
+	TMP=$(mktemp -d /tmp/oomkit-test-daemon.XXXXXX)
+	SOCK="$TMP/oomkitd.sock"
+	export OOMKIT_SOCKET="$SOCK"
+	DPID=
+	trap cleanup EXIT
+	trap 'exit 1' INT TERM
+}
+
+kill_tree() {
+	local cg=$1 p
+	[ -d "$cg" ] || return 0
+	for sub in "$cg"/*/; do
+		[ -d "$sub" ] && kill_tree "${sub%/}"
+	done
+	# Killed processes of a memcg whose killer is disabled still exit: SIGKILL wins.
+	for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do
+		kill -9 "$p" 2>/dev/null
+	done
+}
+
+rm_tree() {
+	local cg=$1 i
+	[ -d "$cg" ] || return 0
+	for sub in "$cg"/*/; do
+		[ -d "$sub" ] && rm_tree "${sub%/}"
+	done
+	for i in $(seq 1 100); do
+		rmdir "$cg" 2>/dev/null && return 0
+		kill_tree "$cg"
+		sleep 0.05
+	done
+	echo "cleanup: could not remove $cg" >&2
+}
+
+stop_daemon() {
+	[ -n "$DPID" ] || return 0
+	kill -TERM "$DPID" 2>/dev/null
+	for i in $(seq 1 100); do
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -9 "$DPID" 2>/dev/null
+	wait "$DPID" 2>/dev/null
+	DPID=
+}
+
+cleanup() {
+	local rc=$?
+	trap - EXIT
+	stop_daemon
+	kill_tree "$R"
+	rm_tree "$R"
+	kill_tree "$R-daemon"
+	rm_tree "$R-daemon"
+	if [ $rc != 0 ] && [ -f "$TMP/log" ]; then
+		echo "--- oomkitd log" >&2
+		cat "$TMP/log" >&2
+	fi
+	rm -rf "$TMP"
+	exit $rc
+}
+
+# write_config MACHINE_LIMIT CHAIN [DELAY] < job sections on stdin
+write_config() {
+	{
+		echo "[oomkitd]"
+		echo "machine = $R"
+		echo "machine_limit = $1"
+		echo "policy = $2"
+		echo "delay = ${3:-2s}"
+		echo "reserve = 16M"
+		echo "report_dir = $TMP/reports"
+		echo "socket = $SOCK"
+		echo "metrics = $TMP/oomkit.prom"
+		echo
+		cat
+	} > "$TMP/oomkitd.conf"
+}
+
+# wait_for TIMEOUT_S CMD...: polls CMD every 20 ms until it succeeds.
+wait_for() {
+	local timeout=$1 i
+	shift
+	for i in $(seq 1 $((timeout * 50))); do
+		"$@" && return 0
+		sleep 0.02
+	done
+	return 1
+}
+
+daemon_ready() {
+	grep -q "oomkitd ready" "$TMP/log" 2>/dev/null && [ -S "$SOCK" ]
+}
+
+start_daemon() {
+	"$OOMKITD" -c "$TMP/oomkitd.conf" "$@" >>"$TMP/log" 2>&1 &
+	DPID=$!
+	wait_for 10 daemon_ready || fail "oomkitd did not become ready"
+}
+
+# spawn JOB MIB [STEP_KIB [PAUSE_US]]: a hog in the job; prints its pid.
+# The shell execs the hog, so the pid is the hog's own.
+spawn() {
+	local job=$1 mib=$2 step=${3:-1024} pause=${4:-1000} bin=${HOG_BIN:-$OOMKIT_HOG}
+	sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" "$3" "$4" "$5"' sh "$R/$job" "$bin" "$mib" "$step" "$pause" \
+		>/dev/null 2>&1 &
+	echo $!
+}
+
+# alive PID: exists and is not a zombie.
+alive() {
+	local s
+	s=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ]
+}
+
+dead() { ! alive "$1"; }
+
+usage_at_least() { # REL BYTES
+	[ "$(cat "$R/$1/memory.usage_in_bytes" 2>/dev/null || echo 0)" -ge "$2" ]
+}
+
+report_count() {
+	ls "$TMP/reports" 2>/dev/null | grep -c '^oom-.*\.json$'
+}
+
+has_reports() { [ "$(report_count)" -ge "$1" ]; }
+
+# json_get FILE EXPR: a python expression on the parsed report "r".
+json_get() {
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+latest_report() {
+	ls "$TMP/reports"/oom-*.json 2>/dev/null | sort | tail -n 1
+}
+
+ok() {
+	T_PASSED=$((T_PASSED + 1))
+	echo "ok - $*"
+}
+
+fail() {
+	T_FAILED=$((T_FAILED + 1))
+	echo "FAIL - $*" >&2
+	echo "$T_PASSED passed, $T_FAILED failed"
+	exit 1
+}
+
+check() { # DESCRIPTION CMD...
+	local what=$1
+	shift
+	if "$@"; then ok "$what"; else fail "$what"; fi
+}
+
+finish() {
+	echo "$T_PASSED passed, $T_FAILED failed"
+	[ "$T_FAILED" = 0 ]
+}
