@@ -457,6 +457,8 @@ static const char *jsize(const struct json *j, const char *key, char *buf, size_
 	const struct json *v = json_get(j, key);
 	if (!v || v->type != JSON_NUMBER)
 		return "max";
+	if (strcmp(key, "expect_bytes") == 0 && strcmp(v->str, "0") == 0)
+		return "-";
 	return human(strtoull(v->str, NULL, 10), buf, len);
 }
 

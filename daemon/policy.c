@@ -390,7 +390,9 @@ int policy_decide(const struct policy_input *in, struct policy_decision *ret)
 			*ret = d;
 			return 0;
 		}
-		trail_add(&d, kind, note);
+		/* The report is written before any action anyway: nothing to explain. */
+		if (kind != POLICY_REPORT)
+			trail_add(&d, kind, note);
 	}
 	d.action = ACTION_NONE;
 	d.step = in->chain->n_steps;
