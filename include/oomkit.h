@@ -265,14 +265,17 @@ int oomkit_process_info(oomkit_ctx *ctx, pid_t pid, struct oomkit_process *ret_p
 
 /* Kills one process without races: pidfd_open, check start_time (0: skip the
  * check), pidfd_send_signal(SIGKILL), process_mrelease, then wait up to
- * timeout_ms for it to exit.  -ESRCH: gone already; -ESTALE: the pid now
- * belongs to another process (nothing was sent); -ETIMEDOUT: signalled but
- * not yet gone. */
+ * timeout_ms (-1: no limit) for it to exit.  -ESRCH: gone already (a zombie
+ * included); -ESTALE: the pid now belongs to another process (nothing was
+ * sent); -ETIMEDOUT: signalled but not yet gone. */
 int oomkit_kill(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, int timeout_ms);
 
 /* Kills every process of a cgroup and its descendants (v2: cgroup.kill; v1:
  * freeze with the freezer controller where mounted, kill, thaw; else kill
- * until empty).  Returns the number of processes signalled. */
+ * until empty) and waits up to timeout_ms (-1: no limit) until it is empty.
+ * Returns the number of processes signalled.  -EINVAL: the root cgroup;
+ * -ELOOP: it holds this process or its guardian (nothing is done);
+ * -ETIMEDOUT: processes remain; -ENOBUFS: more than max_pids processes. */
 int oomkit_kill_cgroup(oomkit_ctx *ctx, const char *cgroup, int timeout_ms);
 
 /* ------------------------------------------ helpers: the machine (no malloc) */
@@ -299,7 +302,8 @@ struct oomkit_decision {
 
 /* Writes a JSON debug artifact to fd: time, cgroup, memory counters,
  * oom_control, memory.stat, every process with its memory, and the decision.
- * Buffered in the context; no allocation. */
+ * Buffered in the context; no allocation.  event and decision may be NULL.
+ * Returns the number of bytes written; a write error stops it (-errno). */
 int oomkit_write_report(oomkit_ctx *ctx, int fd, const struct oomkit_event *event,
 			const struct oomkit_decision *decision);
 

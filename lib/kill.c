@@ -1,0 +1,601 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kill.c - killing processes: one process through a pidfd (pidfd_open,
+ * a start-time check against pid reuse, pidfd_send_signal, process_mrelease,
+ * poll for exit), and a whole cgroup (cgroup2 cgroup.kill; v1 through the
+ * freezer controller's freezer.state, with rounds of kill-until-empty as the
+ * fallback).
+ *
+ * Nothing here allocates.  Pids are enumerated into ctx->pidbuf; while a
+ * round waits for its victims, the slots already handled hold their pidfds.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The generic syscall numbers, for a libc that predates the calls. */
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_process_mrelease
+#define SYS_process_mrelease 448
+#endif
+
+/* Rounds of "list the cgroup, kill what is listed, wait": each round only
+ * has processes forked after the previous one listed, so a few suffice;
+ * the bound stops a fork storm that outruns us from looping forever. */
+#define KILL_ROUNDS 64
+/* Rounds of moving a memcg's tasks into the freezer cgroup until a whole
+ * round finds every task already there. */
+#define MOVE_ROUNDS 32
+/* Pidfds held open at once while waiting for victims to exit.  Past this,
+ * frozen victims are let go unwatched: the sweep after the thaw may then
+ * signal one that is still exiting a second time, and count it twice. */
+#define HOLD_MAX 256
+/* How long to wait for freezer.state to reach FROZEN.  Tasks blocked in a
+ * memcg OOM sleep killable, never freezable; for those we do not wait. */
+#define FREEZE_WAIT_NS (100ull * 1000 * 1000)
+/* Polling period for conditions the kernel does not notify (v1 freezer.state,
+ * rmdir of a cgroup whose last task is exiting). */
+#define POLL_PERIOD_NS (1000ull * 1000)
+#define NO_DEADLINE UINT64_MAX
+
+/* An errno's name for the log: strerror() may load message catalogs. */
+static const char *errname(int err)
+{
+	const char *name = strerrorname_np(err);
+	return name ? name : "unknown error";
+}
+
+/* ------------------------------------------------------------ syscalls */
+
+static int sys_pidfd_open(pid_t pid)
+{
+	long fd = syscall(SYS_pidfd_open, pid, 0);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static int sys_pidfd_kill(int pidfd)
+{
+	return syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0 ? -errno : 0;
+}
+
+/* Frees the memory of a process that is dying without waiting for it to
+ * finish exiting.  Best effort: older kernels lack it (ENOSYS), and a
+ * process that is not yet marked as exiting is refused (EINVAL). */
+static void release_memory(const oomkit_ctx *ctx, int pidfd, pid_t pid)
+{
+	if (syscall(SYS_process_mrelease, pidfd, 0) < 0 && errno != ENOSYS && errno != EINVAL &&
+	    errno != ESRCH)
+		oomkit__log(ctx, OOMKIT_LOG_DEBUG, "process_mrelease(%d): %s", (int)pid, errname(errno));
+}
+
+/* ------------------------------------------------------------ deadlines */
+
+static uint64_t deadline_after(int timeout_ms)
+{
+	if (timeout_ms < 0)
+		return NO_DEADLINE;
+	return oomkit__now_ns() + (uint64_t)timeout_ms * 1000000u;
+}
+
+/* Milliseconds left for poll(): -1 without a deadline, rounded up so that a
+ * wait never ends just short of it. */
+static int remaining_ms(uint64_t end)
+{
+	uint64_t now, left;
+
+	if (end == NO_DEADLINE)
+		return -1;
+	now = oomkit__now_ns();
+	if (now >= end)
+		return 0;
+	left = (end - now + 999999u) / 1000000u;
+	return left > INT32_MAX ? INT32_MAX : (int)left;
+}
+
+static bool expired(uint64_t end)
+{
+	return end != NO_DEADLINE && oomkit__now_ns() >= end;
+}
+
+static void nap(void)
+{
+	struct timespec ts = {0, (long)POLL_PERIOD_NS};
+	nanosleep(&ts, NULL);
+}
+
+/* Waits for the process behind pidfd to exit: 0, or -ETIMEDOUT. */
+static int wait_exit(int pidfd, uint64_t end)
+{
+	for (;;) {
+		struct pollfd p = {.fd = pidfd, .events = POLLIN};
+		int r = poll(&p, 1, remaining_ms(end));
+		if (r > 0)
+			return 0;
+		if (r == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+/* ---------------------------------------------------------- one process */
+
+/* Confirms that pid is still the process that started at start_time.  Called
+ * with a pidfd on pid already held: if /proc/PID shows the expected start
+ * time now, the process that held the pid when the pidfd was opened is still
+ * the one holding it, so the pidfd refers to it. */
+static int confirm_identity(oomkit_ctx *ctx, pid_t pid, uint64_t start_time)
+{
+	struct oomkit__proc_stat st;
+	int r;
+
+	if (start_time == 0)
+		return 0;
+	r = oomkit__proc_stat(ctx, pid, &st);
+	if (r < 0)
+		return r;
+	if (st.start_time != start_time)
+		return -ESTALE;
+	/* A zombie has freed its memory already: there is nothing to kill. */
+	if (st.state == 'Z' || st.state == 'X')
+		return -ESRCH;
+	return 0;
+}
+
+OOMKIT__EXPORT int oomkit_kill(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, int timeout_ms)
+{
+	uint64_t end = deadline_after(timeout_ms);
+	int r, pidfd;
+
+	if (!ctx || pid <= 0)
+		return -EINVAL;
+	pidfd = sys_pidfd_open(pid);
+	if (pidfd < 0)
+		return pidfd;
+	r = confirm_identity(ctx, pid, start_time);
+	if (r == 0)
+		r = sys_pidfd_kill(pidfd);
+	if (r == 0) {
+		release_memory(ctx, pidfd, pid);
+		r = wait_exit(pidfd, end);
+		oomkit__log(ctx, OOMKIT_LOG_DEBUG, "kill %d: %s", (int)pid, r == 0 ? "exited" : "not yet gone");
+	}
+	close(pidfd);
+	return r;
+}
+
+/* ----------------------------------------------------- a set of processes */
+
+struct kill_run {
+	oomkit_ctx *ctx;
+	char rel[OOMKIT__PATH_MAX];  /* the cgroup, relative to the memory root */
+	uint64_t end;                /* deadline */
+	int signalled;               /* processes sent SIGKILL */
+	size_t held;                 /* pidfds kept in ctx->pidbuf[0..held) */
+};
+
+/* Whether path is rel or lies below it. */
+static bool path_under(const char *path, const char *rel)
+{
+	size_t n = strlen(rel);
+	return strncmp(path, rel, n) == 0 && (path[n] == 0 || path[n] == '/');
+}
+
+/* Whether pid is this process or its guardian: killing, let alone freezing,
+ * either would leave nobody to finish the job. */
+static bool is_ours(const oomkit_ctx *ctx, pid_t pid)
+{
+	return pid == getpid() || (ctx->guardian_pid > 0 && pid == ctx->guardian_pid);
+}
+
+static int check_not_ours(const oomkit_ctx *ctx, const pid_t *pids, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (is_ours(ctx, pids[i]))
+			return -ELOOP;
+	return 0;
+}
+
+/* Sends SIGKILL to pid if it is still in the cgroup being killed, checked
+ * after its pidfd is held so that a reused pid is never hit.  Returns the
+ * pidfd, -ESRCH if it is gone, -ESTALE if it has left the cgroup. */
+static int kill_member(struct kill_run *run, pid_t pid)
+{
+	char path[OOMKIT__PATH_MAX];
+	int r, pidfd = sys_pidfd_open(pid);
+
+	if (pidfd < 0)
+		return pidfd;
+	r = oomkit_process_cgroup(run->ctx, pid, path, sizeof(path));
+	if (r >= 0 && !path_under(path, run->rel))
+		r = -ESTALE;
+	if (r >= 0)
+		r = sys_pidfd_kill(pidfd);
+	if (r < 0) {
+		close(pidfd);
+		return r;
+	}
+	release_memory(run->ctx, pidfd, pid);
+	return pidfd;
+}
+
+/* Waits for every held pidfd to become readable (its process exited), up to
+ * the deadline, and closes them.  0 if all exited, else -ETIMEDOUT. */
+static int wait_held(struct kill_run *run)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < run->held; i++) {
+		int fd = run->ctx->pidbuf[i];
+		if (r == 0)
+			r = wait_exit(fd, run->end);
+		close(fd);
+	}
+	run->held = 0;
+	return r;
+}
+
+static void close_held(struct kill_run *run)
+{
+	for (size_t i = 0; i < run->held; i++)
+		close(run->ctx->pidbuf[i]);
+	run->held = 0;
+}
+
+/* Makes room for one more pidfd: waits for the held ones if their processes
+ * can exit now, else lets them go unwatched. */
+static void make_room(struct kill_run *run, bool can_wait)
+{
+	if (can_wait)
+		(void)wait_held(run);
+	else
+		close_held(run);
+}
+
+/* Kills ctx->pidbuf[0..n) and keeps their pidfds in the slots already
+ * handled.  can_wait is false while the processes are frozen: they cannot
+ * exit before the thaw. */
+static void kill_listed(struct kill_run *run, int n, bool can_wait)
+{
+	pid_t *pids = run->ctx->pidbuf;
+
+	for (int i = 0; i < n; i++) {
+		int fd = kill_member(run, pids[i]);
+		if ((fd == -EMFILE || fd == -ENFILE) && run->held > 0) {
+			make_room(run, can_wait);
+			fd = kill_member(run, pids[i]);
+		}
+		if (fd < 0) {
+			if (fd != -ESRCH && fd != -ESTALE)
+				oomkit__log(run->ctx, OOMKIT_LOG_WARNING, "kill %d in %s: %s", (int)pids[i],
+					    run->rel, errname(-fd));
+			continue;
+		}
+		run->signalled++;
+		if (run->held >= HOLD_MAX)
+			make_room(run, can_wait);
+		/* Slot held <= i has been handled: it may take the pidfd. */
+		pids[run->held++] = fd;
+	}
+}
+
+/* Lists the memcg (with descendants) into ctx->pidbuf. */
+static int list_memcg(struct kill_run *run)
+{
+	oomkit_ctx *ctx = run->ctx;
+	int n = oomkit_cgroup_pids(ctx, run->rel, true, ctx->pidbuf, ctx->max_pids);
+	if (n < 0)
+		return n;
+	int r = check_not_ours(ctx, ctx->pidbuf, n);
+	return r < 0 ? r : n;
+}
+
+/* Lists, kills and waits until the cgroup is empty: the whole method without
+ * a freezer, and the sweep after one. */
+static int kill_rounds(struct kill_run *run)
+{
+	int before = run->signalled;
+
+	for (int round = 0; round < KILL_ROUNDS; round++) {
+		int n = list_memcg(run);
+		if (n == 0 && round > 0)
+			oomkit__log(run->ctx, OOMKIT_LOG_INFO, "kill %s: %d signalled in %d rounds", run->rel,
+				    run->signalled - before, round);
+		if (n <= 0)
+			return n;
+		/* The first round always signals, even with a zero timeout. */
+		if (round > 0 && expired(run->end))
+			return -ETIMEDOUT;
+		kill_listed(run, n, true);
+		(void)wait_held(run);
+	}
+	return -ETIMEDOUT;
+}
+
+/* ---------------------------------------------------------- v1 freezer */
+
+struct freezer {
+	int rootfd;                  /* freezer hierarchy root */
+	int fd;                      /* our cgroup in it */
+	char name[32];               /* its name: oomkit-kill-<pid> */
+};
+
+/* Creates the freezer cgroup and freezes it while still empty, so that
+ * every task moved in is frozen on arrival, and every child a not yet frozen
+ * task forks is born inside. */
+static int freezer_create(oomkit_ctx *ctx, struct freezer *fz)
+{
+	int r;
+
+	snprintf(fz->name, sizeof(fz->name), "oomkit-kill-%d", (int)getpid());
+	fz->fd = -1;
+	fz->rootfd = open(ctx->freezer_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fz->rootfd < 0)
+		return -errno;
+	/* A leftover of an earlier run with our pid is removed if it is empty;
+	 * one that still holds tasks is not ours to reuse. */
+	if (mkdirat(fz->rootfd, fz->name, 0755) < 0 &&
+	    (errno != EEXIST || unlinkat(fz->rootfd, fz->name, AT_REMOVEDIR) < 0 ||
+	     mkdirat(fz->rootfd, fz->name, 0755) < 0)) {
+		r = -errno;
+		close(fz->rootfd);
+		return r;
+	}
+	fz->fd = openat(fz->rootfd, fz->name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	r = fz->fd < 0 ? -errno : oomkit__write_file_at(fz->fd, "freezer.state", "FROZEN");
+	if (r < 0) {
+		if (fz->fd >= 0)
+			close(fz->fd);
+		(void)unlinkat(fz->rootfd, fz->name, AT_REMOVEDIR);
+		close(fz->rootfd);
+	}
+	return r;
+}
+
+/* Whether pid sits in our freezer cgroup.  /proc shows paths from the
+ * hierarchy's root, and freezer_root may be a cgroup below it. */
+static int in_freezer(struct kill_run *run, const struct freezer *fz, pid_t pid)
+{
+	char path[OOMKIT__PATH_MAX];
+	int r = oomkit__proc_cgroup(run->ctx, pid, "freezer", path, sizeof(path));
+	if (r < 0)
+		return r;
+	size_t n = strlen(path), k = strlen(fz->name);
+	return n >= k && strcmp(path + n - k, fz->name) == 0 && (n == k || path[n - k - 1] == '/');
+}
+
+/* Moves every task of the memcg into the freezer cgroup, round after round,
+ * until a round finds them all there.  A task forked by one not yet moved is
+ * listed by the next round; tasks already inside can only fork inside. */
+static int freezer_gather(struct kill_run *run, const struct freezer *fz)
+{
+	char v[16];
+
+	for (int round = 0; round < MOVE_ROUNDS; round++) {
+		int moved = 0, n = list_memcg(run);
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n; i++) {
+			pid_t pid = run->ctx->pidbuf[i];
+			int r = in_freezer(run, fz, pid);
+			if (r == 0) {
+				snprintf(v, sizeof(v), "%d", (int)pid);
+				r = oomkit__write_file_at(fz->fd, "cgroup.procs", v);
+				moved++;
+			}
+			if (r < 0 && r != -ESRCH)
+				return r;
+		}
+		if (moved == 0)
+			return 0;
+		if (expired(run->end))
+			return -ETIMEDOUT;
+	}
+	return -EAGAIN;
+}
+
+/* Waits briefly for every task to be frozen.  Not reaching FROZEN is no
+ * error: tasks blocked in the memcg's OOM wait never freeze, but they cannot
+ * fork either. */
+static bool freezer_wait_frozen(struct kill_run *run, const struct freezer *fz)
+{
+	uint64_t end = oomkit__now_ns() + FREEZE_WAIT_NS;
+	struct oomkit__oom_control oc;
+	char state[32];
+
+	for (;;) {
+		int n = oomkit__read_file_at(fz->fd, "freezer.state", state, sizeof(state));
+		if (n >= 6 && strncmp(state, "FROZEN", 6) == 0)
+			return true;
+		if (n < 0 || oomkit__now_ns() >= end || expired(run->end))
+			return false;
+		if (oomkit__v1_oom_control(run->ctx, run->rel, -1, &oc) == 0 && oc.under_oom)
+			return false;
+		nap();
+	}
+}
+
+/* Kills every task in the freezer cgroup while they cannot run. */
+static int freezer_kill(struct kill_run *run, const struct freezer *fz)
+{
+	oomkit_ctx *ctx = run->ctx;
+	int n = oomkit__read_file_at(fz->fd, "cgroup.procs", ctx->iobuf, OOMKIT__IOBUF_SIZE);
+	if (n < 0)
+		return n;
+	n = oomkit__parse_pids(ctx->iobuf, (size_t)n, ctx->pidbuf, ctx->max_pids);
+	if (n < 0)
+		return n;
+	kill_listed(run, n, false);
+	return n;
+}
+
+/* Removes the freezer cgroup once its last task has left. */
+static void freezer_remove(struct kill_run *run, struct freezer *fz, bool wait)
+{
+	/* Exiting tasks leave the cgroup a moment after their pidfd fires;
+	 * give them a little time past the caller's deadline. */
+	uint64_t end = oomkit__now_ns() + (wait ? 100 * POLL_PERIOD_NS : 0);
+
+	close(fz->fd);
+	while (unlinkat(fz->rootfd, fz->name, AT_REMOVEDIR) < 0) {
+		if (errno != EBUSY || oomkit__now_ns() >= end) {
+			oomkit__log(run->ctx, OOMKIT_LOG_WARNING, "cannot remove freezer cgroup %s/%s: %s",
+				    run->ctx->freezer_root, fz->name, errname(errno));
+			break;
+		}
+		nap();
+	}
+	close(fz->rootfd);
+}
+
+/* Gathers the memcg's tasks in the (frozen) freezer cgroup, kills them,
+ * thaws them and waits for them to exit. */
+static int kill_frozen(struct kill_run *run, struct freezer *fz)
+{
+	int r = freezer_gather(run, fz);
+	bool frozen = r == 0 && freezer_wait_frozen(run, fz);
+
+	/* Not every task may have been gathered (a fork storm, the deadline):
+	 * kill those that were; the sweep that follows takes the rest. */
+	if (r == 0 || r == -EAGAIN || r == -ETIMEDOUT)
+		r = freezer_kill(run, fz);
+	/* Thaw whatever happened: killed tasks die only once thawed, and a
+	 * task left frozen after a failure would hang forever. */
+	int t = oomkit__write_file_at(fz->fd, "freezer.state", "THAWED");
+	if (t < 0)
+		oomkit__log(run->ctx, OOMKIT_LOG_ERR, "cannot thaw %s/%s: %s", run->ctx->freezer_root, fz->name,
+			    errname(-t));
+	if (r >= 0)
+		oomkit__log(run->ctx, OOMKIT_LOG_INFO, "kill %s: %d tasks %s in freezer cgroup %s, %d signalled",
+			    run->rel, r, frozen ? "frozen" : "held (not all frozen)", fz->name, run->signalled);
+	(void)wait_held(run);
+	return r < 0 ? r : 0;
+}
+
+/* ----------------------------------------------------------------- v2 */
+
+/* Waits until cgroup.events says "populated 0"; the kernel notifies every
+ * change of that file with POLLPRI. */
+static int wait_unpopulated(struct kill_run *run, int dirfd)
+{
+	char buf[256];
+	uint64_t populated;
+	int r, fd = openat(dirfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		r = oomkit__pread_all(fd, buf, sizeof(buf));
+		if (r >= 0)
+			r = oomkit__parse_keyed_u64(buf, (size_t)r, "populated", &populated);
+		if (r < 0 || populated == 0)
+			break;
+		struct pollfd p = {.fd = fd, .events = POLLPRI};
+		r = poll(&p, 1, remaining_ms(run->end));
+		if (r == 0) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		if (r < 0 && errno != EINTR) {
+			r = -errno;
+			break;
+		}
+	}
+	close(fd);
+	return r < 0 ? r : 0;
+}
+
+/* cgroup.kill kills the whole subtree at once, forks included. */
+static int kill_v2(struct kill_run *run)
+{
+	int r, n = list_memcg(run);
+	if (n < 0 && n != -ENOBUFS)
+		return n;
+	int fd = oomkit__cgroup_open(run->ctx, run->rel);
+	if (fd < 0)
+		return fd;
+	r = oomkit__write_file_at(fd, "cgroup.kill", "1");
+	if (r == 0)
+		r = wait_unpopulated(run, fd);
+	close(fd);
+	if (r < 0)
+		return r;
+	/* More than max_pids: report at least what fitted. */
+	run->signalled = n < 0 ? (int)run->ctx->max_pids : n;
+	return 0;
+}
+
+/* ------------------------------------------------------------- cgroup */
+
+/* Refuses a cgroup that holds this process or its guardian, checked before
+ * anything is frozen or signalled. */
+static int check_self_outside(struct kill_run *run)
+{
+	char path[OOMKIT__PATH_MAX];
+	pid_t self[2] = {getpid(), run->ctx->guardian_pid};
+
+	for (int i = 0; i < 2; i++)
+		if (self[i] > 0 && oomkit_process_cgroup(run->ctx, self[i], path, sizeof(path)) >= 0 &&
+		    path_under(path, run->rel))
+			return -ELOOP;
+	return 0;
+}
+
+OOMKIT__EXPORT int oomkit_kill_cgroup(oomkit_ctx *ctx, const char *cgroup, int timeout_ms)
+{
+	struct kill_run run = {.ctx = ctx, .end = deadline_after(timeout_ms)};
+	struct freezer fz;
+	bool have_freezer = false;
+	int r;
+
+	if (!ctx || !cgroup)
+		return -EINVAL;
+	r = oomkit__cgroup_relpath(cgroup, ctx->memory_root, run.rel, sizeof(run.rel));
+	if (r < 0)
+		return r;
+	/* The root cgroup is the whole machine. */
+	if (!run.rel[0])
+		return -EINVAL;
+	if ((r = oomkit_cgroup_exists(ctx, run.rel)) <= 0)
+		return r < 0 ? r : -ENOENT;
+	if ((r = check_self_outside(&run)) < 0)
+		return r;
+	if (ctx->backend == OOMKIT_BACKEND_V2) {
+		r = kill_v2(&run);
+		return r < 0 ? r : run.signalled;
+	}
+	if (ctx->freezer_root[0]) {
+		r = freezer_create(ctx, &fz);
+		have_freezer = r == 0;
+		if (r == 0)
+			r = kill_frozen(&run, &fz);
+		if (r == -ELOOP) {
+			if (have_freezer)
+				freezer_remove(&run, &fz, false);
+			return r;
+		}
+		if (r < 0)
+			oomkit__log(ctx, OOMKIT_LOG_WARNING, "kill %s: freezer not usable (%s); killing in rounds",
+				    run.rel, errname(-r));
+	}
+	/* After the freezer this only sweeps up children forked in the instant
+	 * before their parent was killed; without one it is the whole method. */
+	r = kill_rounds(&run);
+	if (have_freezer)
+		freezer_remove(&run, &fz, true);
+	return r < 0 ? r : run.signalled;
+}

@@ -1,0 +1,612 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test-kill.c - oomkit_kill() and oomkit_kill_cgroup() on real processes in
+ * real memcgs: one process of three is killed and the others live; a kill
+ * aimed at a pid that was reused (forced in a pid namespace) leaves the new
+ * process alone; a tree of processes and a process that keeps forking are all
+ * killed, with the freezer and without it, and the freezer cgroup is removed;
+ * a memcg blocked under OOM leaves it when its allocator is killed.
+ *
+ * The freezer cgroups the library makes are put below a freezer parent of
+ * this test (oomkit-test-kill-PID), passed as the context's freezer root.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "oomkit.h"
+#include "testlib.h"
+
+#define FREEZER_MOUNT "/sys/fs/cgroup/freezer"
+#define TREE_SIZE 20
+
+static char freezer_parent[PATH_MAX];   /* FREEZER_MOUNT/oomkit-test-kill-PID */
+static char logbuf[16384];
+
+static void log_to_buf(enum oomkit_log_level level, const char *msg, void *userdata)
+{
+	(void)level;
+	(void)userdata;
+	size_t n = strlen(logbuf);
+	snprintf(logbuf + n, sizeof(logbuf) - n, "%s\n", msg);
+}
+
+/* A context; freezer: true for the test's freezer parent, false for none. */
+static oomkit_ctx *new_ctx(bool freezer, bool guardian)
+{
+	struct oomkit_options o;
+	oomkit_ctx *ctx = NULL;
+
+	oomkit_options_init(&o);
+	o.freezer_root = freezer ? freezer_parent : "";
+	o.guardian = guardian;
+	o.log = log_to_buf;
+	logbuf[0] = 0;
+	assert_int_equal(oomkit_new(&o, &ctx), 0);
+	return ctx;
+}
+
+static uint64_t start_time_of(oomkit_ctx *ctx, pid_t pid)
+{
+	struct oomkit_process p;
+	assert_int_equal(oomkit_process_info(ctx, pid, &p), 0);
+	return p.start_time;
+}
+
+static int count_pids(oomkit_ctx *ctx, const char *cg)
+{
+	static pid_t pids[8192];
+	return oomkit_cgroup_pids(ctx, cg, true, pids, 8192);
+}
+
+static bool has_pid(oomkit_ctx *ctx, const char *cg, pid_t pid)
+{
+	static pid_t pids[8192];
+	int n = oomkit_cgroup_pids(ctx, cg, true, pids, 8192);
+	for (int i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return true;
+	return false;
+}
+
+/* Reaps every exited child (orphans come to us: we are a subreaper). */
+static void reap_all(void)
+{
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+/* ------------------------------------------------- freezer parent cleanup */
+
+/* Thaws, empties and removes everything below the freezer parent, then the
+ * parent: runs at exit and on fatal signals, so no task stays frozen. */
+static void freezer_cleanup(void)
+{
+	char path[PATH_MAX], state[PATH_MAX + 16];
+	int pids[4096];
+
+	if (!freezer_parent[0])
+		return;
+	snprintf(path, sizeof(path), "%s", freezer_parent);
+	for (int round = 0; round < 200; round++) {
+		char cmd[PATH_MAX * 3];
+		/* Children first: any leftover oomkit-kill-* the library left behind. */
+		snprintf(cmd, sizeof(cmd), "for d in '%s'/*/; do [ -d \"$d\" ] && echo THAWED > \"$d/freezer.state\" "
+			 "&& rmdir \"$d\" 2>/dev/null; done; true", path);
+		if (system(cmd) != 0)
+			break;
+		snprintf(state, sizeof(state), "%s/cgroup.procs", path);
+		FILE *f = fopen(state, "re");
+		int n = 0;
+		while (f && n < 4096 && fscanf(f, "%d", &pids[n]) == 1)
+			n++;
+		if (f)
+			fclose(f);
+		for (int i = 0; i < n; i++)
+			kill(pids[i], SIGKILL);
+		reap_all();
+		if (rmdir(path) == 0 || errno == ENOENT) {
+			freezer_parent[0] = 0;
+			return;
+		}
+		usleep(10000);
+	}
+	fprintf(stderr, "test-kill: could not remove %s: %s\n", path, strerror(errno));
+}
+
+static void fatal(int sig)
+{
+	freezer_cleanup();
+	tl_cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Makes the test's freezer parent; skips (or fails with
+ * OOMKIT_REQUIRE_KERNEL=1) without a v1 freezer hierarchy. */
+static void make_freezer_parent(void)
+{
+	const char *req = getenv("OOMKIT_REQUIRE_KERNEL");
+	bool required = req && strcmp(req, "1") == 0;
+	char state[PATH_MAX + 16];
+
+	snprintf(freezer_parent, sizeof(freezer_parent), "%s/oomkit-test-kill-%d", FREEZER_MOUNT, (int)getpid());
+	snprintf(state, sizeof(state), "%s/freezer.state", freezer_parent);
+	if (mkdir(freezer_parent, 0755) != 0 || access(state, W_OK) != 0) {
+		fprintf(stderr, "%s: no cgroup v1 freezer hierarchy at %s (%s)\n",
+			required ? "FAIL (OOMKIT_REQUIRE_KERNEL=1)" : "SKIP", FREEZER_MOUNT, strerror(errno));
+		rmdir(freezer_parent);
+		exit(required ? 1 : 77);
+	}
+	atexit(freezer_cleanup);
+	int sigs[] = {SIGINT, SIGTERM, SIGABRT, SIGSEGV, SIGALRM};
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], fatal);
+}
+
+/* A forked child that does not exec: our cleanup handlers are not its own. */
+static void child_init(void)
+{
+	int sigs[] = {SIGINT, SIGTERM, SIGABRT, SIGSEGV, SIGALRM};
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], SIG_DFL);
+}
+
+static bool freezer_child_exists(void)
+{
+	char path[PATH_MAX * 2];
+	snprintf(path, sizeof(path), "%s/oomkit-kill-%d", freezer_parent, (int)getpid());
+	return access(path, F_OK) == 0;
+}
+
+/* ------------------------------------------------- (a) one of three */
+
+static void test_kill_one_of_three(void **state)
+{
+	(void)state;
+	const char *cg = tl_cgroup("three", 64 * TL_MIB);
+	oomkit_ctx *ctx = new_ctx(false, false);
+	pid_t a = tl_spawn_hog(cg, 4, 1024, 0), b = tl_spawn_hog(cg, 4, 1024, 0), c = tl_spawn_hog(cg, 4, 1024, 0);
+
+	assert_true(tl_wait_usage(cg, 12 * TL_MIB, 10000));
+	uint64_t sa = start_time_of(ctx, a), sb = start_time_of(ctx, b);
+
+	/* A wrong start time is another process: nothing is sent. */
+	assert_int_equal(oomkit_kill(ctx, a, sa + 1, 1000), -ESTALE);
+	assert_true(tl_alive(a));
+
+	assert_int_equal(oomkit_kill(ctx, b, sb, 5000), 0);
+	/* 0 means it has exited already: no waiting needed to see it. */
+	assert_false(tl_alive(b));
+	assert_false(has_pid(ctx, cg, b));
+	/* A zombie is gone as far as memory goes. */
+	assert_int_equal(oomkit_kill(ctx, b, sb, 1000), -ESRCH);
+	int st = tl_wait_exit(b, 5000);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	assert_int_equal(oomkit_kill(ctx, b, sb, 1000), -ESRCH);
+
+	assert_true(tl_alive(a));
+	assert_true(tl_alive(c));
+	assert_int_equal(count_pids(ctx, cg), 2);
+	assert_true(has_pid(ctx, cg, a) && has_pid(ctx, cg, c));
+	oomkit_free(ctx);
+}
+
+/* ------------------------------------------------- (b) pid reuse */
+
+struct reuse {
+	int stage;                 /* how far the namespace side got */
+	char err[160];
+	pid_t old_pid, new_pid;
+	uint64_t old_start, new_start;
+	int tries;
+	int stale_result;          /* oomkit_kill(old identity) */
+	bool alive_after;          /* the new process after that */
+	int kill_result;           /* oomkit_kill(new identity) */
+	bool killed;               /* the new process died of SIGKILL */
+};
+
+#define REUSE_PID 300
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int r = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -errno;
+	close(fd);
+	return r;
+}
+
+/* Forks a sleeping child that gets pid want in our pid namespace. */
+static pid_t spawn_at(const char *proc, pid_t want)
+{
+	char path[PATH_MAX + 32], v[16];
+	snprintf(path, sizeof(path), "%s/sys/kernel/ns_last_pid", proc);
+	snprintf(v, sizeof(v), "%d", (int)want - 1);
+	if (write_str(path, v) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+static bool alive_child(pid_t pid)
+{
+	siginfo_t si = {0};
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == 0;
+}
+
+/* Runs as pid 1 of a new pid namespace with its own /proc at procdir. */
+static void reuse_in_namespace(const char *procdir, struct reuse *res)
+{
+	struct oomkit_options o;
+	oomkit_ctx *ctx;
+	int st;
+
+	res->stage = 1;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("proc", procdir, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
+		snprintf(res->err, sizeof(res->err), "mount proc: %s", strerror(errno));
+		return;
+	}
+	oomkit_options_init(&o);
+	o.proc_root = procdir;
+	o.guardian = false;
+	if (oomkit_new(&o, &ctx) != 0) {
+		snprintf(res->err, sizeof(res->err), "oomkit_new failed");
+		return;
+	}
+	res->stage = 2;
+	struct oomkit_process p;
+	res->old_pid = spawn_at(procdir, REUSE_PID);
+	if (res->old_pid != REUSE_PID || oomkit_process_info(ctx, REUSE_PID, &p) != 0) {
+		snprintf(res->err, sizeof(res->err), "first process got pid %d", (int)res->old_pid);
+		return;
+	}
+	res->old_start = p.start_time;
+	kill(REUSE_PID, SIGKILL);
+	waitpid(REUSE_PID, NULL, 0);
+	/* Reuse the pid until the new process's start time differs (the clock
+	 * ticks every few ms): then the two are told apart only by it. */
+	for (res->tries = 1; res->tries <= 10000; res->tries++) {
+		res->new_pid = spawn_at(procdir, REUSE_PID);
+		if (res->new_pid != REUSE_PID || oomkit_process_info(ctx, REUSE_PID, &p) != 0) {
+			snprintf(res->err, sizeof(res->err), "reuse got pid %d", (int)res->new_pid);
+			return;
+		}
+		res->new_start = p.start_time;
+		if (res->new_start != res->old_start)
+			break;
+		kill(REUSE_PID, SIGKILL);
+		waitpid(REUSE_PID, NULL, 0);
+	}
+	res->stage = 3;
+	res->stale_result = oomkit_kill(ctx, REUSE_PID, res->old_start, 1000);
+	res->alive_after = alive_child(REUSE_PID);
+	/* The control: aimed at the right identity, the same call kills. */
+	res->kill_result = oomkit_kill(ctx, REUSE_PID, res->new_start, 5000);
+	res->killed = waitpid(REUSE_PID, &st, 0) == REUSE_PID && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+	res->stage = 4;
+	oomkit_free(ctx);
+}
+
+static void test_kill_pid_reuse(void **state)
+{
+	(void)state;
+	char procdir[] = "/tmp/oomkit-test-kill-proc-XXXXXX";
+	int fds[2];
+	struct reuse res = {0};
+
+	assert_non_null(mkdtemp(procdir));
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	pid_t outer = fork();
+	assert_true(outer >= 0);
+	if (outer == 0) {
+		child_init();
+		/* The namespace's first child is its pid 1. */
+		if (unshare(CLONE_NEWPID | CLONE_NEWNS) != 0) {
+			snprintf(res.err, sizeof(res.err), "unshare: %s", strerror(errno));
+			(void)!write(fds[1], &res, sizeof(res));
+			_exit(1);
+		}
+		pid_t init = fork();
+		if (init == 0) {
+			reuse_in_namespace(procdir, &res);
+			(void)!write(fds[1], &res, sizeof(res));
+			_exit(0);
+		}
+		_exit(init > 0 && waitpid(init, NULL, 0) == init ? 0 : 1);
+	}
+	close(fds[1]);
+	ssize_t n = read(fds[0], &res, sizeof(res));
+	close(fds[0]);
+	assert_true(tl_wait_exit(outer, 30000) != -1);
+	rmdir(procdir);
+	assert_int_equal(n, (ssize_t)sizeof(res));
+	if (res.stage < 3)
+		fail_msg("namespace setup failed at stage %d: %s", res.stage, res.err);
+
+	print_message("pid %d reused after %d tries: start time %llu, then %llu\n", (int)res.new_pid, res.tries,
+		      (unsigned long long)res.old_start, (unsigned long long)res.new_start);
+	/* It really was the same pid number with another start time. */
+	assert_int_equal(res.old_pid, res.new_pid);
+	assert_int_not_equal(res.old_start, res.new_start);
+	/* The kill aimed at the old process touched nothing. */
+	assert_int_equal(res.stale_result, -ESTALE);
+	assert_true(res.alive_after);
+	assert_int_equal(res.kill_result, 0);
+	assert_true(res.killed);
+	assert_int_equal(res.stage, 4);
+}
+
+/* ------------------------------------------- (c) a tree and a forker */
+
+static void enter(const char *rel)
+{
+	char v[16];
+	snprintf(v, sizeof(v), "%d", (int)getpid());
+	if (tl_write(rel, "cgroup.procs", v) != 0)
+		_exit(126);
+}
+
+/* A parent and TREE_SIZE - 1 children spread over cg and two cgroups below. */
+static pid_t spawn_tree(const char *cg, const char *sub1, const char *sub2)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		child_init();
+		enter(cg);
+		for (int i = 1; i < TREE_SIZE; i++) {
+			if (fork() == 0) {
+				if (i % 3)
+					enter(i % 3 == 1 ? sub1 : sub2);
+				for (;;)
+					pause();
+			}
+		}
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+/* A process that forks without pause: most children exit at once, every
+ * 16th stays (up to 100 of them). */
+static pid_t spawn_forker(const char *cg)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		child_init();
+		enter(cg);
+		signal(SIGCHLD, SIG_IGN);
+		for (unsigned i = 0;; i++) {
+			pid_t c = fork();
+			if (c == 0) {
+				if (i % 16 == 0 && i < 1600)
+					for (;;)
+						pause();
+				_exit(0);
+			}
+			if (c < 0)
+				usleep(1000);   /* out of memory in the memcg: let it settle */
+		}
+	}
+	return pid;
+}
+
+struct count_arg {
+	oomkit_ctx *ctx;
+	const char *cg;
+	int at_least;
+};
+
+static bool enough_pids(void *p)
+{
+	struct count_arg *a = p;
+	return count_pids(a->ctx, a->cg) >= a->at_least;
+}
+
+static void kill_tree(bool freezer)
+{
+	char name[32], rel[64], cg[300], sub1[300], subb[300], subc[300];
+
+	snprintf(name, sizeof(name), "tree-%s", freezer ? "freezer" : "rounds");
+	snprintf(cg, sizeof(cg), "%s", tl_cgroup(name, 256 * TL_MIB));
+	snprintf(rel, sizeof(rel), "%s/a", name);
+	snprintf(sub1, sizeof(sub1), "%s", tl_cgroup(rel, 0));
+	snprintf(rel, sizeof(rel), "%s/b", name);
+	snprintf(subb, sizeof(subb), "%s", tl_cgroup(rel, 0));
+	snprintf(rel, sizeof(rel), "%s/b/c", name);
+	snprintf(subc, sizeof(subc), "%s", tl_cgroup(rel, 0));
+	oomkit_ctx *ctx = new_ctx(freezer, false);
+
+	pid_t tree = spawn_tree(cg, sub1, subc);
+	pid_t forker = spawn_forker(sub1);
+	/* The whole tree, the forker and a few of its children are in. */
+	struct count_arg want = {ctx, cg, TREE_SIZE + 1 + 5};
+	assert_true(tl_wait_for(enough_pids, &want, 20000));
+
+	int r = oomkit_kill_cgroup(ctx, cg, 20000);
+	print_message("kill_cgroup (%s): %d signalled; log:\n%s", freezer ? "freezer" : "rounds", r, logbuf);
+	assert_true(r >= TREE_SIZE + 1);
+	/* Done means empty: nothing left anywhere below. */
+	assert_int_equal(count_pids(ctx, cg), 0);
+	assert_int_equal(count_pids(ctx, subb), 0);
+	int st = tl_wait_exit(tree, 5000);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	st = tl_wait_exit(forker, 5000);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	reap_all();
+	/* Which method did the killing.  With the freezer, every task was
+	 * caught frozen, so the sweep after the thaw found nothing. */
+	int in_freezer = -1, rounds = -1, in_rounds = -1;
+	const char *line = strstr(logbuf, " tasks frozen in freezer cgroup ");
+	if (line)
+		sscanf(strchr(line, ',') + 1, "%d signalled", &in_freezer);
+	if ((line = strstr(logbuf, " signalled in ")))
+		sscanf(strrchr(logbuf, ':') + 1, "%d signalled in %d rounds", &in_rounds, &rounds);
+	if (freezer) {
+		assert_int_equal(in_freezer, r);
+		assert_int_equal(in_rounds, -1);
+	} else {
+		assert_int_equal(in_freezer, -1);
+		assert_int_equal(in_rounds, r);
+		assert_true(rounds >= 1);
+	}
+	assert_null(strstr(logbuf, "cannot"));
+	assert_false(freezer_child_exists());
+	/* The cgroups themselves are empty and can be removed. */
+	assert_int_equal(oomkit_cgroup_remove(ctx, subc), 0);
+	oomkit_free(ctx);
+}
+
+static void test_kill_cgroup_freezer(void **state)
+{
+	(void)state;
+	kill_tree(true);
+}
+
+static void test_kill_cgroup_rounds(void **state)
+{
+	(void)state;
+	kill_tree(false);
+}
+
+/* ------------------------------------------------- (d) a real OOM */
+
+struct oom_arg {
+	oomkit_ctx *ctx;
+	const char *cg;
+};
+
+static bool left_oom(void *p)
+{
+	struct oom_arg *a = p;
+	struct oomkit_cgroup_memory m;
+	return oomkit_cgroup_memory(a->ctx, a->cg, &m) == 0 && !m.under_oom;
+}
+
+static void test_kill_resolves_oom(void **state)
+{
+	(void)state;
+	const char *cg = tl_cgroup("oom", 64 * TL_MIB);
+	oomkit_ctx *ctx = new_ctx(false, false);
+	struct oomkit_cgroup_memory m;
+
+	assert_int_equal(oomkit_set_kernel_killer(ctx, cg, false), 0);
+	pid_t sleeper = tl_spawn_sleeper(cg);
+	pid_t hog = tl_spawn_hog(cg, 128, 1024, 0);
+	assert_true(tl_wait_under_oom(cg, 20000));
+	assert_int_equal(oomkit_cgroup_memory(ctx, cg, &m), 0);
+	assert_true(m.under_oom);
+	assert_true(m.oom_kill_disable);
+
+	assert_int_equal(oomkit_kill(ctx, hog, start_time_of(ctx, hog), 5000), 0);
+	struct oom_arg a = {ctx, cg};
+	assert_true(tl_wait_for(left_oom, &a, 5000));
+	assert_int_equal(oomkit_cgroup_memory(ctx, cg, &m), 0);
+	assert_true(m.usage_bytes < 32 * TL_MIB);
+	/* The kernel killed nothing; the bystander lives. */
+	assert_int_equal(m.oom_kill, 0);
+	assert_true(tl_alive(sleeper));
+	int st = tl_wait_exit(hog, 5000);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	oomkit_free(ctx);
+}
+
+/* kill_cgroup of a memcg blocked under OOM: its allocators cannot be frozen. */
+static void test_kill_cgroup_under_oom(void **state)
+{
+	(void)state;
+	const char *cg = tl_cgroup("oom-cgroup", 64 * TL_MIB);
+	oomkit_ctx *ctx = new_ctx(true, false);
+
+	assert_int_equal(oomkit_set_kernel_killer(ctx, cg, false), 0);
+	pid_t s1 = tl_spawn_sleeper(cg), s2 = tl_spawn_sleeper(cg);
+	pid_t h1 = tl_spawn_hog(cg, 48, 1024, 0), h2 = tl_spawn_hog(cg, 48, 1024, 0);
+	assert_true(tl_wait_under_oom(cg, 20000));
+
+	int r = oomkit_kill_cgroup(ctx, cg, 20000);
+	print_message("kill_cgroup under OOM: %d signalled; log:\n%s", r, logbuf);
+	assert_int_equal(r, 4);
+	assert_int_equal(count_pids(ctx, cg), 0);
+	struct oom_arg a = {ctx, cg};
+	assert_true(tl_wait_for(left_oom, &a, 5000));
+	pid_t all[] = {s1, s2, h1, h2};
+	for (int i = 0; i < 4; i++) {
+		int st = tl_wait_exit(all[i], 5000);
+		assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	}
+	assert_false(freezer_child_exists());
+	assert_int_equal(tl_read_key(cg, "memory.oom_control", "oom_kill"), 0);
+	oomkit_free(ctx);
+}
+
+/* ------------------------------------------------- refusals */
+
+static void test_kill_cgroup_refuses(void **state)
+{
+	(void)state;
+	const char *cg = tl_cgroup("refuse", 64 * TL_MIB);
+	oomkit_ctx *ctx = new_ctx(true, true);
+	pid_t guardian = oomkit_guardian_pid(ctx);
+
+	assert_int_equal(oomkit_kill_cgroup(ctx, "", 1000), -EINVAL);
+	assert_int_equal(oomkit_kill_cgroup(ctx, "/", 1000), -EINVAL);
+	/* An empty cgroup: nothing to do, nothing left behind. */
+	assert_int_equal(oomkit_kill_cgroup(ctx, tl_cgroup("refuse/empty", 0), 1000), 0);
+	assert_false(freezer_child_exists());
+	char gone[300];
+	snprintf(gone, sizeof(gone), "%s/never-made", tl_parent());
+	assert_int_equal(oomkit_kill_cgroup(ctx, gone, 1000), -ENOENT);
+
+	/* A cgroup holding the guardian is refused before anything happens. */
+	assert_true(guardian > 0);
+	pid_t bystander = tl_spawn_sleeper(cg);
+	assert_int_equal(oomkit_cgroup_attach(ctx, cg, guardian), 0);
+	assert_int_equal(oomkit_kill_cgroup(ctx, cg, 1000), -ELOOP);
+	assert_true(tl_alive(guardian));
+	assert_true(tl_alive(bystander));
+	assert_false(freezer_child_exists());
+	oomkit_free(ctx);
+}
+
+int main(void)
+{
+	tl_require_kernel();
+	make_freezer_parent();
+	/* Orphaned grandchildren come back to us to be reaped. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kill_one_of_three),
+		cmocka_unit_test(test_kill_pid_reuse),
+		cmocka_unit_test(test_kill_cgroup_freezer),
+		cmocka_unit_test(test_kill_cgroup_rounds),
+		cmocka_unit_test(test_kill_resolves_oom),
+		cmocka_unit_test(test_kill_cgroup_under_oom),
+		cmocka_unit_test(test_kill_cgroup_refuses),
+	};
+	return cmocka_run_group_tests_name("kill", tests, NULL, NULL);
+}
