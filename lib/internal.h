@@ -107,7 +107,9 @@ int oomkit__parse_proc_stat(const char *buf, size_t len, struct oomkit__proc_sta
 int oomkit__parse_proc_status(const char *buf, size_t len, struct oomkit__proc_status *ret);
 
 /* Parses /proc/self/mounts (octal escapes such as \040 decoded) for the v1
- * memory and freezer hierarchies and the cgroup2 mount. */
+ * memory and freezer hierarchies and the cgroup2 mount; the first of each
+ * wins.  -ENAMETOOLONG if its mount point does not fit, -EINVAL if it is not
+ * an absolute path or decodes to a NUL. */
 int oomkit__parse_mounts(const char *buf, size_t len, struct oomkit__mounts *ret);
 
 /* Finds a process's cgroup in /proc/PID/cgroup contents: controller "memory"
