@@ -583,6 +583,27 @@ static int scope_of_watch(struct daemon *d, const oomkit_watch *watch)
 	return -1;
 }
 
+static bool failcnt_moved(struct daemon *d, int job)
+{
+	struct oomkit_cgroup_memory m;
+	uint64_t *last = job < 0 ? &d->machine.last_failcnt : &d->jobs[job].last_failcnt;
+	const char *rel = job < 0 ? d->machine.rel : d->jobs[job].rel;
+
+	if (oomkit_cgroup_memory(d->ctx, rel, &m) < 0 || m.failcnt == *last)
+		return false;
+	*last = m.failcnt;
+	return true;
+}
+
+static enum oomkit_verdict observe(struct daemon *d, int job, const struct oomkit_event *ev)
+{
+	if (job < 0)
+		d->machine.ooms++;
+	else
+		d->jobs[job].ooms++;
+	return handle_scope(d, job, ev, 0);
+}
+
 enum oomkit_verdict handle_oom_event(oomkit_ctx *ctx, const struct oomkit_event *ev, void *userdata)
 {
 	struct daemon *d = userdata;
@@ -597,8 +618,16 @@ enum oomkit_verdict handle_oom_event(oomkit_ctx *ctx, const struct oomkit_event 
 			d->jobs[job].watch = NULL;
 		return OOMKIT_WAIT;
 	}
-	if (ev->kind != OOMKIT_EVENT_OOM || !ev->under_oom)
+	if (ev->kind != OOMKIT_EVENT_OOM)
 		return OOMKIT_WAIT;
+	if (!ev->under_oom) {
+		/* With the kernel killer on (a dry run), the kernel has already acted and
+		 * under_oom is clear: the memcg whose failcnt moved is the one whose limit
+		 * was hit. */
+		if (!d->dry_run || !failcnt_moved(d, job))
+			return OOMKIT_WAIT;
+		return observe(d, job, ev);
+	}
 	/* A machine OOM also wakes every job: act once, where the limit was hit. */
 	if (!ev->own) {
 		dlog(7, "%s: under OOM because of %s", ev->cgroup, ev->origin);

@@ -188,6 +188,8 @@ static void setup_job(struct daemon *d, struct job_state *j)
 	if (c->has_owner && !d->dry_run)
 		delegate(d, j);
 	watch_scope(d, j->rel, job_delay(d, c), &j->watch);
+	if (oomkit_cgroup_memory(d->ctx, j->rel, &m) >= 0)
+		j->last_failcnt = m.failcnt;
 }
 
 static struct job_state *find_job(struct daemon *d, const char *name)
@@ -318,6 +320,9 @@ static int setup_machine(struct daemon *d)
 			setup_job(d, j);
 	}
 	watch_scope(d, d->machine.rel, cfg->delay_ms, &d->machine.watch);
+	struct oomkit_cgroup_memory m;
+	if (oomkit_cgroup_memory(d->ctx, d->machine.rel, &m) >= 0)
+		d->machine.last_failcnt = m.failcnt;
 	return d->machine.watch ? 0 : -EIO;
 }
 

@@ -34,6 +34,7 @@ struct job_state {
 	uint64_t grows;
 	char last_action[DAEMON_LAST_ACTION_MAX];
 	uint64_t delegated_due_ns;         /* a delegated job's OOM: when we step in; 0: none */
+	uint64_t last_failcnt;             /* dry run: tells whose limit was hit */
 };
 
 /* The machine is handled like a job, with the whole machine in scope. */
@@ -43,6 +44,7 @@ struct machine_state {
 	uint64_t ooms;
 	uint64_t kills;
 	char last_action[DAEMON_LAST_ACTION_MAX];
+	uint64_t last_failcnt;
 };
 
 struct report_entry {
