@@ -212,16 +212,16 @@ static void test_kill_one_of_three(void **state)
 struct reuse {
 	int stage;                 /* how far the namespace side got */
 	char err[160];
-	pid_t old_pid, new_pid;
-	uint64_t old_start, new_start;
-	int tries;
-	int stale_result;          /* oomkit_kill(old identity) */
-	bool alive_after;          /* the new process after that */
-	int kill_result;           /* oomkit_kill(new identity) */
-	bool killed;               /* the new process died of SIGKILL */
+	int trials;                /* completed trials */
+	int reused;                /* trials whose new process had the old pid and another start time */
+	int stale;                 /* kills aimed at the old process that gave -ESTALE */
+	int wrong_kills;           /* new processes that such a kill hurt */
+	int controls;              /* kills aimed at the new process that killed it */
+	uint64_t example_old, example_new;
 };
 
-#define REUSE_PID 300
+#define REUSE_FIRST_PID 300
+#define REUSE_TRIALS 50
 
 static int write_str(const char *path, const char *s)
 {
@@ -249,10 +249,57 @@ static pid_t spawn_at(const char *proc, pid_t want)
 	return pid;
 }
 
+static void reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
 static bool alive_child(pid_t pid)
 {
 	siginfo_t si = {0};
 	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == 0;
+}
+
+/* One trial: a process at pid, gone, the pid reused by a process with
+ * another start time; then a kill aimed at the first. */
+static int reuse_trial(oomkit_ctx *ctx, const char *procdir, pid_t pid, struct reuse *res)
+{
+	struct oomkit_process p;
+	pid_t old_pid, new_pid;
+	uint64_t old_start;
+	int st;
+
+	old_pid = spawn_at(procdir, pid);
+	if (old_pid <= 0 || oomkit_process_info(ctx, old_pid, &p) != 0)
+		return -1;
+	old_start = p.start_time;
+	reap(old_pid);
+	/* Reuse the pid until the new process's start time differs (the clock
+	 * ticks every few ms): then only the start time tells them apart. */
+	for (int tries = 0;; tries++) {
+		new_pid = spawn_at(procdir, pid);
+		if (tries == 10000 || new_pid <= 0 || oomkit_process_info(ctx, new_pid, &p) != 0)
+			return -1;
+		if (new_pid != old_pid || p.start_time != old_start)
+			break;
+		reap(new_pid);
+	}
+	if (new_pid == old_pid && p.start_time != old_start)
+		res->reused++;
+	res->example_old = old_start;
+	res->example_new = p.start_time;
+	if (oomkit_kill(ctx, old_pid, old_start, 1000) == -ESTALE)
+		res->stale++;
+	if (!alive_child(new_pid))
+		res->wrong_kills++;
+	/* The control: aimed at the right identity, the same call kills. */
+	if (oomkit_kill(ctx, new_pid, p.start_time, 5000) == 0 && waitpid(new_pid, &st, 0) == new_pid &&
+	    WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+		res->controls++;
+	else
+		reap(new_pid);
+	return 0;
 }
 
 /* Runs as pid 1 of a new pid namespace with its own /proc at procdir. */
@@ -260,7 +307,6 @@ static void reuse_in_namespace(const char *procdir, struct reuse *res)
 {
 	struct oomkit_options o;
 	oomkit_ctx *ctx;
-	int st;
 
 	res->stage = 1;
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
@@ -276,39 +322,18 @@ static void reuse_in_namespace(const char *procdir, struct reuse *res)
 		return;
 	}
 	res->stage = 2;
-	struct oomkit_process p;
-	res->old_pid = spawn_at(procdir, REUSE_PID);
-	if (res->old_pid != REUSE_PID || oomkit_process_info(ctx, REUSE_PID, &p) != 0) {
-		snprintf(res->err, sizeof(res->err), "first process got pid %d", (int)res->old_pid);
-		return;
-	}
-	res->old_start = p.start_time;
-	kill(REUSE_PID, SIGKILL);
-	waitpid(REUSE_PID, NULL, 0);
-	/* Reuse the pid until the new process's start time differs (the clock
-	 * ticks every few ms): then the two are told apart only by it. */
-	for (res->tries = 1; res->tries <= 10000; res->tries++) {
-		res->new_pid = spawn_at(procdir, REUSE_PID);
-		if (res->new_pid != REUSE_PID || oomkit_process_info(ctx, REUSE_PID, &p) != 0) {
-			snprintf(res->err, sizeof(res->err), "reuse got pid %d", (int)res->new_pid);
-			return;
-		}
-		res->new_start = p.start_time;
-		if (res->new_start != res->old_start)
+	for (int i = 0; i < REUSE_TRIALS; i++, res->trials++)
+		if (reuse_trial(ctx, procdir, REUSE_FIRST_PID + i, res) < 0) {
+			snprintf(res->err, sizeof(res->err), "could not place a process at pid %d",
+				 REUSE_FIRST_PID + i);
 			break;
-		kill(REUSE_PID, SIGKILL);
-		waitpid(REUSE_PID, NULL, 0);
-	}
+		}
 	res->stage = 3;
-	res->stale_result = oomkit_kill(ctx, REUSE_PID, res->old_start, 1000);
-	res->alive_after = alive_child(REUSE_PID);
-	/* The control: aimed at the right identity, the same call kills. */
-	res->kill_result = oomkit_kill(ctx, REUSE_PID, res->new_start, 5000);
-	res->killed = waitpid(REUSE_PID, &st, 0) == REUSE_PID && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
-	res->stage = 4;
 	oomkit_free(ctx);
 }
 
+/* (b) Pids are reused on purpose inside a pid namespace, where
+ * ns_last_pid picks the next pid without disturbing the machine. */
 static void test_kill_pid_reuse(void **state)
 {
 	(void)state;
@@ -339,23 +364,23 @@ static void test_kill_pid_reuse(void **state)
 	close(fds[1]);
 	ssize_t n = read(fds[0], &res, sizeof(res));
 	close(fds[0]);
-	assert_true(tl_wait_exit(outer, 30000) != -1);
+	assert_true(tl_wait_exit(outer, 60000) != -1);
 	rmdir(procdir);
 	assert_int_equal(n, (ssize_t)sizeof(res));
-	if (res.stage < 3)
-		fail_msg("namespace setup failed at stage %d: %s", res.stage, res.err);
+	if (res.stage < 3 || res.trials < REUSE_TRIALS)
+		fail_msg("stage %d, %d trials: %s", res.stage, res.trials, res.err);
 
-	print_message("pid %d reused after %d tries: start time %llu, then %llu\n", (int)res.new_pid, res.tries,
-		      (unsigned long long)res.old_start, (unsigned long long)res.new_start);
-	/* It really was the same pid number with another start time. */
-	assert_int_equal(res.old_pid, res.new_pid);
-	assert_int_not_equal(res.old_start, res.new_start);
-	/* The kill aimed at the old process touched nothing. */
-	assert_int_equal(res.stale_result, -ESTALE);
-	assert_true(res.alive_after);
-	assert_int_equal(res.kill_result, 0);
-	assert_true(res.killed);
-	assert_int_equal(res.stage, 4);
+	print_message("pid reuse: %d trials (e.g. start time %llu, then %llu at the same pid): %d refused "
+		      "with ESTALE, %d wrong kills, %d control kills\n",
+		      res.trials, (unsigned long long)res.example_old, (unsigned long long)res.example_new,
+		      res.stale, res.wrong_kills, res.controls);
+	/* Each trial really had the same pid with another start time... */
+	assert_int_equal(res.reused, REUSE_TRIALS);
+	/* ...the kill aimed at the old process touched nothing... */
+	assert_int_equal(res.stale, REUSE_TRIALS);
+	assert_int_equal(res.wrong_kills, 0);
+	/* ...and aimed at the new one it kills. */
+	assert_int_equal(res.controls, REUSE_TRIALS);
 }
 
 /* ------------------------------------------- (c) a tree and a forker */
