@@ -253,6 +253,7 @@ struct parse_state {
 	char section[CONFIG_NAME_MAX + 8];
 	struct config_job *job;
 	unsigned limit_line[CONFIG_MAX_JOBS];
+	bool limit_bad[CONFIG_MAX_JOBS];      /* limit or limit_max did not parse: no cascade */
 	bool daemon_seen;
 	char *errors;
 	size_t errors_len;
@@ -624,11 +625,13 @@ static void job_key(struct parse_state *st, const char *key, const char *value)
 	if (strcmp(key, "priority") == 0) {
 		if (parse_uint(value, 1000, &job->priority) < 0)
 			add_error(st, st->line, key, "'%s' is not a priority from 0 to 1000", value);
-	} else if (strcmp(key, "limit") == 0) {
-		key_size(st, key, value, true, &job->limit_bytes);
-		st->limit_line[job - st->cfg->jobs] = st->line;
-	} else if (strcmp(key, "limit_max") == 0) {
-		key_size(st, key, value, true, &job->limit_max_bytes);
+	} else if (strcmp(key, "limit") == 0 || strcmp(key, "limit_max") == 0) {
+		unsigned before = st->n_errors;
+		key_size(st, key, value, true, key[5] ? &job->limit_max_bytes : &job->limit_bytes);
+		if (!key[5])
+			st->limit_line[job - st->cfg->jobs] = st->line;
+		if (st->n_errors != before)
+			st->limit_bad[job - st->cfg->jobs] = true;
 	} else if (strcmp(key, "expect") == 0) {
 		key_size(st, key, value, false, &job->expect_bytes);
 	} else if (strcmp(key, "policy") == 0) {
@@ -680,7 +683,7 @@ static void finish_jobs(struct parse_state *st)
 
 		if (!(job->seen & (1u << limit_max_bit)))
 			job->limit_max_bytes = job->limit_bytes;
-		if (job->limit_bytes > job->limit_max_bytes) {
+		if (job->limit_bytes > job->limit_max_bytes && !st->limit_bad[i]) {
 			char a[32], b[32];
 			config_format_size(job->limit_bytes, a, sizeof(a));
 			config_format_size(job->limit_max_bytes, b, sizeof(b));

@@ -225,6 +225,20 @@ static void test_bad(void **state)
 	}
 }
 
+/* A value that does not parse is one error, not a cascade of checks on its default. */
+static void test_no_cascade(void **state)
+{
+	(void)state;
+	struct config *cfg = malloc(sizeof(*cfg));
+	char errors[CONFIG_ERRORS_MAX];
+
+	assert_non_null(cfg);
+	assert_int_equal(config_parse_string("[job a]\nlimit = abc\nlimit_max = 64M\n", "f", cfg, errors, sizeof(errors)),
+			 -EINVAL);
+	assert_string_equal(errors, "f:2: [job a] limit: bad size 'abc' (a number with K, M, G or T, or max)\n");
+	free(cfg);
+}
+
 /* Every error is reported, not only the first, each with its own line. */
 static void test_all_errors(void **state)
 {
@@ -354,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_builtin),   cmocka_unit_test(test_issue_example),
 		cmocka_unit_test(test_good_jobs), cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_all_errors), cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_no_cascade),
 		cmocka_unit_test(test_sizes),     cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_format),
 	};
