@@ -119,9 +119,13 @@ static int info_at(oomkit_ctx *ctx, int dirfd, struct oomkit_process *p)
 		return r;
 	if ((r = oom_score_adj_at(ctx, dirfd, &p->oom_score_adj)) < 0)
 		return r;
-	if ((n = read_proc_head(ctx, dirfd, "cmdline", sizeof(p->cmdline))) < 0)
+	/* The command line lives in the process's own memory: reading it may
+	 * need a page charged to a memcg that is out of memory, and fail with
+	 * ENOMEM.  Identity and memory are what matter then; it stays empty. */
+	n = read_proc_head(ctx, dirfd, "cmdline", sizeof(p->cmdline));
+	if (n == -ESRCH)
 		return n;
-	oomkit__format_cmdline(ctx->iobuf, (size_t)n, p->cmdline, sizeof(p->cmdline));
+	oomkit__format_cmdline(ctx->iobuf, n > 0 ? (size_t)n : 0, p->cmdline, sizeof(p->cmdline));
 	p->pid = st.pid;
 	p->ppid = st.ppid;
 	p->start_time = st.start_time;

@@ -110,6 +110,13 @@ static int setup_fixture(void **state)
 	/* A process that exited after its directory was opened: the directory
 	 * is there, its files are not. */
 	mkdir_rel("proc/106");
+	/* A command line that cannot be read (as when the page holding it
+	 * cannot be charged to a memcg under OOM): the rest still counts. */
+	fixture_process(108, "nocmd", 1, 10, status_full, "0\n", "", 0, cgroup_v1);
+	char cmdline[PATH_MAX + 32];
+	snprintf(cmdline, sizeof(cmdline), "%s/proc/108/cmdline", root);
+	assert_int_equal(unlink(cmdline), 0);
+	mkdir_rel("proc/108/cmdline");
 
 	oomkit_options_init(&o);
 	char proc[PATH_MAX + 8], memory[PATH_MAX + 8];
@@ -201,6 +208,16 @@ static void test_info_failures(void **state)
 	expect_fail_untouched(*state, 0, -EINVAL);
 	expect_fail_untouched(*state, -1, -EINVAL);
 	assert_int_equal(oomkit_process_info(*state, 100, NULL), -EINVAL);
+}
+
+static void test_info_unreadable_cmdline(void **state)
+{
+	struct oomkit_process p;
+
+	assert_int_equal(oomkit_process_info(*state, 108, &p), 0);
+	assert_string_equal(p.comm, "nocmd");
+	assert_string_equal(p.cmdline, "");
+	assert_int_equal(p.rss_anon_kib, 4096);
 }
 
 static void test_info_long_cmdline(void **state)
@@ -333,6 +350,7 @@ int main(void)
 		cmocka_unit_test(test_info_kernel_thread),
 		cmocka_unit_test(test_info_failures),
 		cmocka_unit_test(test_info_long_cmdline),
+		cmocka_unit_test(test_info_unreadable_cmdline),
 		cmocka_unit_test(test_process_cgroup),
 	};
 	const struct CMUnitTest real[] = {
