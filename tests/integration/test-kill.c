@@ -5,7 +5,8 @@
  * aimed at a pid that was reused (forced in a pid namespace) leaves the new
  * process alone; a tree of processes and a process that keeps forking are all
  * killed, with the freezer and without it, and the freezer cgroup is removed;
- * a memcg blocked under OOM leaves it when its allocator is killed.
+ * a memcg blocked under OOM leaves it when its allocator is killed; reports
+ * written while processes come and go stay valid and say who vanished.
  *
  * The freezer cgroups the library makes are put below a freezer parent of
  * this test (oomkit-test-kill-PID), passed as the context's freezer root.
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -29,6 +31,7 @@
 
 #include <cmocka.h>
 
+#include "../helpers/jsoncheck.h"
 #include "oomkit.h"
 #include "testlib.h"
 
@@ -588,6 +591,67 @@ static void test_kill_cgroup_under_oom(void **state)
 	oomkit_free(ctx);
 }
 
+/* ------------------------------------------ reports while processes churn */
+
+static char report_buf[1 << 20];
+
+/* Writes a report of cg and returns the value of its "vanished" count. */
+static int live_report(oomkit_ctx *ctx, const char *cg, const struct oomkit_decision *d, int *ret_procs)
+{
+	struct oomkit_event ev = {.kind = OOMKIT_EVENT_OOM, .cgroup = cg, .origin = cg, .own = true};
+	int fd = memfd_create("report", MFD_CLOEXEC);
+	assert_true(fd >= 0);
+	int r = oomkit_write_report(ctx, fd, &ev, d);
+	assert_true(r > 0 && (size_t)r < sizeof(report_buf));
+	assert_int_equal(pread(fd, report_buf, sizeof(report_buf), 0), r);
+	close(fd);
+	report_buf[r] = 0;
+	if (!json_valid(report_buf, (size_t)r))
+		fail_msg("report is not valid JSON:\n%s", report_buf);
+	const char *v = strstr(report_buf, "\"vanished\":");
+	assert_non_null(v);
+	*ret_procs = 0;
+	for (const char *p = report_buf; (p = strstr(p, "{\"pid\":")); p++)
+		(*ret_procs)++;
+	return atoi(v + strlen("\"vanished\":"));
+}
+
+static void test_report_during_churn(void **state)
+{
+	(void)state;
+	char rel[64], cg[300], sub[300];
+	struct oomkit_decision d = {.action = "kill", .reason = "the whole job"};
+	int vanished = 0, procs, min_procs = INT_MAX;
+
+	snprintf(cg, sizeof(cg), "%s", tl_cgroup("churn", 128 * TL_MIB));
+	snprintf(rel, sizeof(rel), "churn/a");
+	snprintf(sub, sizeof(sub), "%s", tl_cgroup(rel, 0));
+	oomkit_ctx *ctx = new_ctx(true, false);
+	pid_t tree = spawn_tree(cg, sub, sub);
+	pid_t forker = spawn_forker(sub);
+	struct count_arg want = {ctx, cg, TREE_SIZE + 1};
+	assert_true(tl_wait_for(enough_pids, &want, 20000));
+
+	for (int i = 0; i < 50; i++) {
+		vanished += live_report(ctx, cg, &d, &procs);
+		if (procs < min_procs)
+			min_procs = procs;
+	}
+	print_message("50 reports during churn: all valid JSON, >= %d processes each, %d vanished while read\n",
+		      min_procs, vanished);
+	/* The tree and the forker are in every report, whatever else vanished. */
+	assert_true(min_procs >= TREE_SIZE + 1);
+
+	assert_true(oomkit_kill_cgroup(ctx, cg, 20000) >= TREE_SIZE + 1);
+	assert_int_equal(live_report(ctx, cg, &d, &procs), 0);
+	assert_int_equal(procs, 0);
+	assert_non_null(strstr(report_buf, "\"processes\":[],"));
+	tl_wait_exit(tree, 5000);
+	tl_wait_exit(forker, 5000);
+	reap_all();
+	oomkit_free(ctx);
+}
+
 /* ------------------------------------------------- refusals */
 
 static void test_kill_cgroup_refuses(void **state)
@@ -631,6 +695,7 @@ int main(void)
 		cmocka_unit_test(test_kill_cgroup_rounds),
 		cmocka_unit_test(test_kill_resolves_oom),
 		cmocka_unit_test(test_kill_cgroup_under_oom),
+		cmocka_unit_test(test_report_during_churn),
 		cmocka_unit_test(test_kill_cgroup_refuses),
 	};
 	return cmocka_run_group_tests_name("kill", tests, NULL, NULL);
