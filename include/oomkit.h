@@ -64,7 +64,8 @@ struct oomkit_options {
 	unsigned max_pids;         /* pid buffers are sized for this; 0: 4096 */
 	bool mlock;                /* prefault and mlockall() after setup */
 	bool guardian;             /* start a guardian process for taken-over cgroups */
-	bool protect;              /* set oom_score_adj -1000 on self and guardian (root) */
+	bool protect;              /* set oom_score_adj -1000 on self and guardian (root);
+				    * children inherit it: reset it in a child you fork */
 	oomkit_log_fn log;         /* NULL: no logging */
 	void *log_userdata;
 };

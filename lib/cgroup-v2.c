@@ -104,8 +104,14 @@ int oomkit__v2_memory(int dirfd, struct oomkit_cgroup_memory *ret)
 	m.failcnt = ev.max;
 	m.oom_kill = ev.oom_kill;
 	m.oom_kill_disable = high != OOMKIT_UNLIMITED && high < m.limit_bytes;
-	uint64_t bound = m.oom_kill_disable ? high : m.limit_bytes;
-	m.under_oom = bound != OOMKIT_UNLIMITED && m.usage_bytes + hold_margin(m.limit_bytes) / 2 >= bound;
+	/* v2 has no under_oom flag.  A cgroup counts as out of memory while its
+	 * usage is within the hold margin (plus a quarter of it for reclaim's
+	 * jitter) of memory.max: held, that is where memory.high throttles it;
+	 * handed to the kernel, it stays there until the kernel has killed. */
+	if (m.limit_bytes != OOMKIT_UNLIMITED) {
+		uint64_t margin = hold_margin(m.limit_bytes);
+		m.under_oom = m.usage_bytes + margin + margin / 4 >= m.limit_bytes;
+	}
 	*ret = m;
 	return 0;
 }

@@ -536,9 +536,12 @@ static void to_kernel(oomkit_ctx *ctx, struct oomkit_watch *w, const char *why)
 static void check_pending(oomkit_ctx *ctx, struct oomkit_watch *w, uint64_t now)
 {
 	struct oomkit__oom_control oc;
-	if (read_oom(ctx, w, &oc) < 0 || !oc.under_oom) {
-		if (w->state == OOM_KERNEL && w->taken_over)
-			/* The kernel resolved it; hold it off again for the next OOM. */
+	int r = read_oom(ctx, w, &oc);
+	if (r < 0 || !oc.under_oom) {
+		/* Resolved.  If the kernel killer was given back -- by us or by
+		 * the guardian, whose clock may have run out first -- hold it off
+		 * again for the next OOM. */
+		if (w->taken_over && (r < 0 || !oc.oom_kill_disable))
 			(void)oomkit_set_kernel_killer(ctx, w->cgroup, false);
 		set_state(ctx, w, OOM_IDLE);
 		return;

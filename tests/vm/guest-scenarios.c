@@ -1,0 +1,489 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * guest-scenarios.c - liboomkit's integration scenarios, written against the
+ * public API only so that the same program runs in a cgroup v2 guest and in
+ * a cgroup v1 guest: the handler cannot tell which one it is on.
+ *
+ *   guest-scenarios memcg    kill, grow, delay, handler killed, GONE, pressure
+ *   guest-scenarios system   whole-machine OOM: a machine cgroup below RAM,
+ *                            the lowest-priority job killed before the kernel
+ *                            OOM killer fires; without a handler the kernel
+ *                            still resolves it
+ *
+ * Exit 0 when every check passed, 1 otherwise.  Needs OOMKIT_HOG.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "oomkit.h"
+
+#define MIB (1024ull * 1024ull)
+/* Overridable so that the memcg scenarios can also run on a host under a
+ * parent of the caller's choosing. */
+#define PARENT parent
+static const char *parent = "oomkit-vm";
+
+static int failures;
+static const char *hog_path;
+
+static void check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	printf("%s: ", ok ? "ok" : "FAIL");
+	vprintf(fmt, ap);
+	printf("\n");
+	fflush(stdout);
+	va_end(ap);
+	if (!ok)
+		failures++;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static oomkit_ctx *ctx_new(bool guardian)
+{
+	struct oomkit_options o;
+	oomkit_ctx *ctx;
+	oomkit_options_init(&o);
+	o.guardian = guardian;
+	o.protect = true;
+	int r = oomkit_new(&o, &ctx);
+	if (r < 0) {
+		printf("FAIL: oomkit_new: %s\n", strerror(-r));
+		exit(1);
+	}
+	return ctx;
+}
+
+/* Starts the hog in cgroup: mib MiB, then sleeps.  0 MiB: a sleeper. */
+static pid_t spawn(oomkit_ctx *ctx, const char *cgroup, unsigned mib)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		char a[16];
+		if (oomkit_cgroup_attach(ctx, cgroup, getpid()) < 0)
+			_exit(126);
+		/* The handler protects itself with oom_score_adj -1000, which a
+		 * child inherits: the kernel must be free to kill the hog. */
+		int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "0", 1) != 1)
+			_exit(125);
+		close(fd);
+		snprintf(a, sizeof(a), "%u", mib);
+		execl(hog_path, "oomkit-hog", a, "1024", "0", (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static bool alive(pid_t pid)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	char *rp = strrchr(buf, ')');
+	return rp && rp[2] != 'Z' && rp[2] != 'X';
+}
+
+/* Waits for a child to exit; returns its status, -1 after timeout_ms. */
+static int wait_exit(pid_t pid, int timeout_ms)
+{
+	uint64_t end = now_ms() + (uint64_t)timeout_ms;
+	int st;
+	while (now_ms() < end) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return st;
+		usleep(5000);
+	}
+	return -1;
+}
+
+static bool sigkilled(int st)
+{
+	return st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+}
+
+static struct oomkit_cgroup_memory mem(oomkit_ctx *ctx, const char *cg)
+{
+	struct oomkit_cgroup_memory m = {0};
+	int r = oomkit_cgroup_memory(ctx, cg, &m);
+	if (r < 0)
+		printf("note: reading %s: %s\n", cg, strerror(-r));
+	return m;
+}
+
+/* Kills everything below PARENT and removes it. */
+static void cleanup(oomkit_ctx *ctx, const char *cg)
+{
+	(void)oomkit_set_kernel_killer(ctx, cg, true);
+	(void)oomkit_kill_cgroup(ctx, cg, 5000);
+	for (int i = 0; i < 200 && oomkit_cgroup_remove(ctx, cg) == -EBUSY; i++)
+		usleep(10000);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+struct rec {
+	int oom, gone, pressure;
+	pid_t victim;
+	uint64_t victim_start;
+	int kill_result;
+	uint64_t grow_to;
+	enum oomkit_verdict verdict;
+	int report_fd;
+};
+
+static enum oomkit_verdict handler(oomkit_ctx *ctx, const struct oomkit_event *ev, void *userdata)
+{
+	struct rec *r = userdata;
+	if (ev->kind == OOMKIT_EVENT_GONE) {
+		r->gone++;
+		return OOMKIT_RESOLVED;
+	}
+	if (ev->kind == OOMKIT_EVENT_PRESSURE) {
+		r->pressure++;
+		return OOMKIT_RESOLVED;
+	}
+	if (ev->kind != OOMKIT_EVENT_OOM || !ev->own || !ev->under_oom)
+		return OOMKIT_WAIT;
+	r->oom++;
+	if (r->victim)
+		r->kill_result = oomkit_kill(ctx, r->victim, r->victim_start, 5000);
+	if (r->grow_to)
+		(void)oomkit_set_limit(ctx, ev->cgroup, r->grow_to);
+	return r->verdict;
+}
+
+/* Dispatches until done(r) or timeout_ms. */
+static bool run_until(oomkit_ctx *ctx, bool (*done)(oomkit_ctx *, void *), void *arg, int timeout_ms)
+{
+	uint64_t end = now_ms() + (uint64_t)timeout_ms;
+	while (now_ms() < end) {
+		if (done(ctx, arg))
+			return true;
+		oomkit_dispatch(ctx, 20);
+	}
+	return done(ctx, arg);
+}
+
+static bool saw_oom(oomkit_ctx *ctx, void *p)
+{
+	(void)ctx;
+	return ((struct rec *)p)->oom > 0;
+}
+
+static bool oom_over(oomkit_ctx *ctx, void *cg)
+{
+	return !mem(ctx, cg).under_oom;
+}
+
+static uint64_t start_time(oomkit_ctx *ctx, pid_t pid)
+{
+	struct oomkit_process p = {0};
+	(void)oomkit_process_info(ctx, pid, &p);
+	return p.start_time;
+}
+
+static void scenario_kill(oomkit_ctx *ctx)
+{
+	char cg[128];
+	snprintf(cg, sizeof(cg), "%s/kill", PARENT);
+	struct rec r = {.verdict = OOMKIT_RESOLVED};
+	oomkit_watch *w;
+	check(oomkit_cgroup_create(ctx, cg, 64 * MIB) >= 0, "kill: created %s with a 64 MiB limit", cg);
+	pid_t a = spawn(ctx, cg, 0), b = spawn(ctx, cg, 0);
+	check(oomkit_watch_oom(ctx, cg, 0, handler, &r, &w) == 0 && oomkit_take_over(ctx, w, 10000) == 0,
+	      "kill: watching and holding the kernel killer off");
+	pid_t hog = spawn(ctx, cg, 128);
+	usleep(50000);
+	r.victim = hog;
+	r.victim_start = start_time(ctx, hog);
+	check(run_until(ctx, saw_oom, &r, 30000), "kill: the OOM reached the handler");
+	check(r.kill_result == 0, "kill: oomkit_kill returned %d", r.kill_result);
+	check(sigkilled(wait_exit(hog, 10000)), "kill: the hog died of SIGKILL");
+	check(run_until(ctx, oom_over, cg, 10000), "kill: the cgroup left OOM");
+	check(alive(a) && alive(b), "kill: the other two processes live");
+	check(mem(ctx, cg).oom_kill == 0, "kill: the kernel killed nothing");
+	oomkit_unwatch(ctx, w);
+	cleanup(ctx, cg);
+}
+
+static void scenario_grow(oomkit_ctx *ctx)
+{
+	char cg[128];
+	snprintf(cg, sizeof(cg), "%s/grow", PARENT);
+	struct rec r = {.verdict = OOMKIT_RESOLVED, .grow_to = 96 * MIB};
+	oomkit_watch *w;
+	check(oomkit_cgroup_create(ctx, cg, 32 * MIB) >= 0, "grow: created %s with a 32 MiB limit", cg);
+	check(oomkit_watch_oom(ctx, cg, 0, handler, &r, &w) == 0 && oomkit_take_over(ctx, w, 10000) == 0,
+	      "grow: watching and holding the kernel killer off");
+	pid_t hog = spawn(ctx, cg, 48);
+	check(run_until(ctx, saw_oom, &r, 30000), "grow: the OOM reached the handler");
+	uint64_t end = now_ms() + 20000;
+	while (mem(ctx, cg).usage_bytes < 48 * MIB && now_ms() < end)
+		oomkit_dispatch(ctx, 20);
+	struct oomkit_cgroup_memory m = mem(ctx, cg);
+	check(m.usage_bytes >= 48 * MIB, "grow: the hog got its 48 MiB (usage %llu MiB)",
+	      (unsigned long long)(m.usage_bytes / MIB));
+	check(alive(hog), "grow: the hog lives");
+	check(m.limit_bytes == 96 * MIB, "grow: the limit is 96 MiB");
+	check(m.oom_kill == 0, "grow: the kernel killed nothing");
+	oomkit_unwatch(ctx, w);
+	cleanup(ctx, cg);
+}
+
+static bool kernel_killed(oomkit_ctx *ctx, void *cg)
+{
+	return mem(ctx, cg).oom_kill >= 1;
+}
+
+static void scenario_delay(oomkit_ctx *ctx)
+{
+	char cg[128];
+	snprintf(cg, sizeof(cg), "%s/delay", PARENT);
+	struct rec r = {.verdict = OOMKIT_WAIT};
+	oomkit_watch *w;
+	check(oomkit_cgroup_create(ctx, cg, 32 * MIB) >= 0, "delay: created %s with a 32 MiB limit", cg);
+	check(oomkit_watch_oom(ctx, cg, 0, handler, &r, &w) == 0 && oomkit_take_over(ctx, w, 300) == 0,
+	      "delay: watching with a 300 ms delay");
+	pid_t hog = spawn(ctx, cg, 64);
+	check(run_until(ctx, saw_oom, &r, 30000), "delay: the OOM reached the handler, which waits");
+	check(run_until(ctx, kernel_killed, cg, 30000), "delay: after the delay the kernel killed");
+	check(sigkilled(wait_exit(hog, 10000)), "delay: the hog died of SIGKILL");
+	uint64_t end = now_ms() + 5000;
+	while (!mem(ctx, cg).oom_kill_disable && now_ms() < end)
+		oomkit_dispatch(ctx, 20);
+	struct oomkit_cgroup_memory m = mem(ctx, cg);
+	check(m.oom_kill_disable, "delay: the kernel killer is held off again for the next OOM (under_oom %d, usage %llu MiB)",
+	      m.under_oom, (unsigned long long)(m.usage_bytes / MIB));
+	oomkit_unwatch(ctx, w);
+	cleanup(ctx, cg);
+}
+
+static void scenario_handler_killed(oomkit_ctx *ctx)
+{
+	char cg[128];
+	snprintf(cg, sizeof(cg), "%s/orphan", PARENT);
+	int p[2];
+	check(oomkit_cgroup_create(ctx, cg, 32 * MIB) >= 0, "handler killed: created %s", cg);
+	if (pipe(p) < 0)
+		return;
+	pid_t handler_pid = fork();
+	if (handler_pid == 0) {
+		oomkit_ctx *c = ctx_new(true);
+		oomkit_watch *w;
+		struct rec r = {.verdict = OOMKIT_WAIT};
+		if (oomkit_watch_oom(c, cg, 0, handler, &r, &w) < 0 || oomkit_take_over(c, w, 60000) < 0)
+			_exit(1);
+		(void)!write(p[1], "R", 1);
+		while (!r.oom)
+			oomkit_dispatch(c, -1);
+		(void)!write(p[1], "O", 1);
+		for (;;)
+			oomkit_dispatch(c, -1);
+	}
+	char ch = 0;
+	check(read(p[0], &ch, 1) == 1 && ch == 'R', "handler killed: the handler holds the cgroup");
+	pid_t hog = spawn(ctx, cg, 64);
+	check(read(p[0], &ch, 1) == 1 && ch == 'O', "handler killed: the handler saw the OOM");
+	uint64_t t0 = now_ms();
+	kill(handler_pid, SIGKILL);
+	wait_exit(handler_pid, 5000);
+	check(sigkilled(wait_exit(hog, 30000)), "handler killed: the guardian let the kernel kill the hog");
+	check(now_ms() - t0 < 60000, "handler killed: long before the 60 s delay (%llu ms)",
+	      (unsigned long long)(now_ms() - t0));
+	check(!mem(ctx, cg).oom_kill_disable, "handler killed: the kernel killer is back");
+	close(p[0]);
+	close(p[1]);
+	cleanup(ctx, cg);
+}
+
+static bool saw_gone(oomkit_ctx *ctx, void *p)
+{
+	(void)ctx;
+	return ((struct rec *)p)->gone > 0;
+}
+
+static void scenario_gone(oomkit_ctx *ctx)
+{
+	char cg[128];
+	snprintf(cg, sizeof(cg), "%s/gone", PARENT);
+	struct rec r = {0};
+	oomkit_watch *w;
+	check(oomkit_cgroup_create(ctx, cg, 32 * MIB) >= 0, "gone: created %s", cg);
+	check(oomkit_watch_oom(ctx, cg, 0, handler, &r, &w) == 0 && oomkit_take_over(ctx, w, 1000) == 0,
+	      "gone: watching it");
+	check(oomkit_cgroup_remove(ctx, cg) == 0, "gone: removed it");
+	check(run_until(ctx, saw_gone, &r, 5000), "gone: GONE was delivered");
+}
+
+static bool saw_pressure(oomkit_ctx *ctx, void *p)
+{
+	(void)ctx;
+	return ((struct rec *)p)->pressure > 0;
+}
+
+static void scenario_pressure(oomkit_ctx *ctx)
+{
+	char cg[128];
+	snprintf(cg, sizeof(cg), "%s/pressure", PARENT);
+	struct rec r = {.verdict = OOMKIT_WAIT}, ro = {.verdict = OOMKIT_WAIT};
+	oomkit_watch *w;
+	check(oomkit_cgroup_create(ctx, cg, 32 * MIB) >= 0, "pressure: created %s", cg);
+	int rp = oomkit_watch_pressure(ctx, cg, OOMKIT_PRESSURE_LOW, 0, handler, &r, NULL);
+	check(rp == 0, "pressure: watching pressure (%s)", rp ? strerror(-rp) : "ok");
+	/* Held at the limit, the hog stalls on reclaim: pressure, not a kill. */
+	check(oomkit_watch_oom(ctx, cg, 0, handler, &ro, &w) == 0 && oomkit_take_over(ctx, w, 20000) == 0,
+	      "pressure: holding the kernel killer off");
+	pid_t hog = spawn(ctx, cg, 64);
+	check(run_until(ctx, saw_pressure, &r, 20000), "pressure: a pressure event arrived");
+	kill(hog, SIGKILL);
+	wait_exit(hog, 5000);
+	oomkit_unwatch(ctx, w);
+	cleanup(ctx, cg);
+}
+
+/* ------------------------------------------------------- whole machine */
+
+static uint64_t vmstat_oom_kill(void)
+{
+	char buf[8192];
+	int fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return UINT64_MAX;
+	buf[n] = 0;
+	char *p = strstr(buf, "\noom_kill ");
+	return p ? strtoull(p + 10, NULL, 10) : UINT64_MAX;
+}
+
+struct machine {
+	const char *low_job;
+	int handled;
+	int killed;
+};
+
+/* The machine's handler: kill in the lowest-priority job, never elsewhere. */
+static enum oomkit_verdict machine_handler(oomkit_ctx *ctx, const struct oomkit_event *ev, void *userdata)
+{
+	struct machine *m = userdata;
+	if (ev->kind != OOMKIT_EVENT_OOM || !ev->own || !ev->under_oom)
+		return OOMKIT_WAIT;
+	m->handled++;
+	int n = oomkit_kill_cgroup(ctx, m->low_job, 5000);
+	if (n > 0)
+		m->killed += n;
+	return n > 0 ? OOMKIT_RESOLVED : OOMKIT_KERNEL;
+}
+
+static bool machine_handled(oomkit_ctx *ctx, void *p)
+{
+	(void)ctx;
+	return ((struct machine *)p)->killed > 0;
+}
+
+static void scenario_system(oomkit_ctx *ctx, bool with_handler)
+{
+	const char *machine = "machine", *low = "machine/batch", *high = "machine/web";
+	struct oomkit_system_memory sys = {0};
+	const char *what = with_handler ? "system" : "system, no handler";
+	int rs = oomkit_system_memory(ctx, &sys);
+	check(rs == 0, "%s: MemTotal %llu MiB, MemAvailable %llu MiB", what,
+	      (unsigned long long)(sys.total_bytes / MIB), (unsigned long long)(sys.available_bytes / MIB));
+	/* The machine cgroup holds every job, sized to what is available less a
+	 * reserve for the handler: its limit is reached before RAM runs out. */
+	uint64_t limit = sys.available_bytes - 48 * MIB;
+	check(oomkit_cgroup_create(ctx, machine, limit) >= 0 && oomkit_cgroup_create(ctx, low, 0) >= 0 &&
+		      oomkit_cgroup_create(ctx, high, 0) >= 0,
+	      "%s: machine cgroup with a %llu MiB limit, jobs web and batch", what, (unsigned long long)(limit / MIB));
+	pid_t web = spawn(ctx, high, 16);
+	usleep(200000);
+	struct machine m = {.low_job = low};
+	oomkit_watch *w = NULL;
+	if (with_handler)
+		check(oomkit_watch_oom(ctx, machine, 0, machine_handler, &m, &w) == 0 &&
+			      oomkit_take_over(ctx, w, 5000) == 0,
+		      "%s: the handler holds the machine cgroup", what);
+	uint64_t kills0 = vmstat_oom_kill();
+	/* More than the whole machine: only the limits stop it. */
+	pid_t hog = spawn(ctx, low, (unsigned)(sys.total_bytes / MIB));
+	if (with_handler) {
+		check(run_until(ctx, machine_handled, &m, 60000), "%s: the handler killed in the batch job", what);
+		check(sigkilled(wait_exit(hog, 20000)), "%s: the batch hog died of SIGKILL", what);
+		check(vmstat_oom_kill() == kills0, "%s: the kernel OOM killer never fired (oom_kill %llu)", what,
+		      (unsigned long long)vmstat_oom_kill());
+		check(alive(web), "%s: the web job lives", what);
+		pid_t g = oomkit_guardian_pid(ctx);
+		check(g > 0 && alive(g), "%s: the guardian lives", what);
+		oomkit_unwatch(ctx, w);
+	} else {
+		check(sigkilled(wait_exit(hog, 60000)), "%s: the kernel killed the hog", what);
+		check(vmstat_oom_kill() > kills0, "%s: it was the kernel OOM killer (oom_kill %llu)", what,
+		      (unsigned long long)vmstat_oom_kill());
+	}
+	kill(web, SIGKILL);
+	wait_exit(web, 5000);
+	cleanup(ctx, low);
+	cleanup(ctx, high);
+	cleanup(ctx, machine);
+}
+
+int main(int argc, char **argv)
+{
+	const char *which = argc > 1 ? argv[1] : "memcg";
+	hog_path = getenv("OOMKIT_HOG");
+	if (getenv("OOMKIT_VM_PARENT"))
+		parent = getenv("OOMKIT_VM_PARENT");
+	if (!hog_path || access(hog_path, X_OK) != 0) {
+		printf("FAIL: OOMKIT_HOG does not name the hog\n");
+		return 1;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	oomkit_ctx *ctx = ctx_new(true);
+	printf("backend: cgroup %s at %s\n", oomkit_backend(ctx) == OOMKIT_BACKEND_V2 ? "v2" : "v1",
+	       oomkit_memory_root(ctx));
+	if (strcmp(which, "memcg") == 0) {
+		check(oomkit_cgroup_create(ctx, PARENT, 512 * MIB) >= 0, "created %s", PARENT);
+		scenario_kill(ctx);
+		scenario_grow(ctx);
+		scenario_delay(ctx);
+		scenario_handler_killed(ctx);
+		scenario_gone(ctx);
+		scenario_pressure(ctx);
+		cleanup(ctx, PARENT);
+	} else {
+		/* Only in a guest: these scenarios fill the machine's memory. */
+		if (!getenv("OOMKIT_VM")) {
+			printf("FAIL: the system scenarios run only in the qemu guest (OOMKIT_VM=1)\n");
+			return 1;
+		}
+		scenario_system(ctx, true);
+		scenario_system(ctx, false);
+	}
+	oomkit_free(ctx);
+	printf("%s: %d failed\n", which, failures);
+	return failures ? 1 : 0;
+}
