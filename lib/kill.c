@@ -172,7 +172,8 @@ OOMKIT__EXPORT int oomkit_kill(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, 
 	if (r == 0) {
 		release_memory(ctx, pidfd, pid);
 		r = wait_exit(pidfd, end);
-		oomkit__log(ctx, OOMKIT_LOG_DEBUG, "kill %d: %s", (int)pid, r == 0 ? "exited" : "not yet gone");
+		oomkit__log(ctx, OOMKIT_LOG_DEBUG, "kill %d: %s", (int)pid,
+			    r == 0 ? "exited" : "not yet gone");
 	}
 	close(pidfd);
 	return r;
@@ -182,10 +183,10 @@ OOMKIT__EXPORT int oomkit_kill(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, 
 
 struct kill_run {
 	oomkit_ctx *ctx;
-	char rel[OOMKIT__PATH_MAX];  /* the cgroup, relative to the memory root */
-	uint64_t end;                /* deadline */
-	int signalled;               /* processes sent SIGKILL */
-	size_t held;                 /* pidfds kept in ctx->pidbuf[0..held) */
+	char rel[OOMKIT__PATH_MAX]; /* the cgroup, relative to the memory root */
+	uint64_t end;		    /* deadline */
+	int signalled;		    /* processes sent SIGKILL */
+	size_t held;		    /* pidfds kept in ctx->pidbuf[0..held) */
 };
 
 /* Whether path is rel or lies below it. */
@@ -329,9 +330,9 @@ static int kill_rounds(struct kill_run *run)
 /* ---------------------------------------------------------- v1 freezer */
 
 struct freezer {
-	int rootfd;                  /* freezer hierarchy root */
-	int fd;                      /* our cgroup in it */
-	char name[32];               /* its name: oomkit-kill-<pid> */
+	int rootfd;    /* freezer hierarchy root */
+	int fd;	       /* our cgroup in it */
+	char name[32]; /* its name: oomkit-kill-<pid> */
 };
 
 /* Creates the freezer cgroup and freezes it while still empty, so that
@@ -477,11 +478,12 @@ static int kill_frozen(struct kill_run *run, struct freezer *fz)
 	 * task left frozen after a failure would hang forever. */
 	int t = oomkit__write_file_at(fz->fd, "freezer.state", "THAWED");
 	if (t < 0)
-		oomkit__log(run->ctx, OOMKIT_LOG_ERR, "cannot thaw %s/%s: %s", run->ctx->freezer_root, fz->name,
-			    errname(-t));
+		oomkit__log(run->ctx, OOMKIT_LOG_ERR, "cannot thaw %s/%s: %s", run->ctx->freezer_root,
+			    fz->name, errname(-t));
 	if (r >= 0)
-		oomkit__log(run->ctx, OOMKIT_LOG_INFO, "kill %s: %d tasks %s in freezer cgroup %s, %d signalled",
-			    run->rel, r, frozen ? "frozen" : "held (not all frozen)", fz->name, run->signalled);
+		oomkit__log(run->ctx, OOMKIT_LOG_INFO,
+			    "kill %s: %d tasks %s in freezer cgroup %s, %d signalled", run->rel, r,
+			    frozen ? "frozen" : "held (not all frozen)", fz->name, run->signalled);
 	(void)wait_held(run);
 	return r < 0 ? r : 0;
 }
@@ -589,8 +591,9 @@ OOMKIT__EXPORT int oomkit_kill_cgroup(oomkit_ctx *ctx, const char *cgroup, int t
 			return r;
 		}
 		if (r < 0)
-			oomkit__log(ctx, OOMKIT_LOG_WARNING, "kill %s: freezer not usable (%s); killing in rounds",
-				    run.rel, errname(-r));
+			oomkit__log(ctx, OOMKIT_LOG_WARNING,
+				    "kill %s: freezer not usable (%s); killing in rounds", run.rel,
+				    errname(-r));
 	}
 	/* After the freezer this only sweeps up children forked in the instant
 	 * before their parent was killed; without one it is the whole method. */

@@ -25,13 +25,13 @@
 /* ---------------------------------------------------------- JSON writer */
 
 struct jw {
-	char *buf;                   /* ctx->reportbuf */
-	size_t len;                  /* bytes buffered */
+	char *buf;  /* ctx->reportbuf */
+	size_t len; /* bytes buffered */
 	int fd;
-	size_t total;                /* bytes written to fd */
-	int err;                     /* first write error; later output is dropped */
+	size_t total; /* bytes written to fd */
+	int err;      /* first write error; later output is dropped */
 	unsigned depth;
-	bool comma[JW_MAX_DEPTH];    /* an element precedes at this depth */
+	bool comma[JW_MAX_DEPTH]; /* an element precedes at this depth */
 };
 
 static void jw_flush(struct jw *w)
@@ -243,7 +243,8 @@ static void format_utc(const struct timespec *ts, char *out, size_t len)
 	int64_t year = yoe + era * 400 + (month <= 2);
 
 	snprintf(out, len, "%04lld-%02d-%02dT%02d:%02d:%02d.%03dZ", (long long)year, (int)month, (int)day,
-		 (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60), (int)(ts->tv_nsec / 1000000 % 1000));
+		 (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60),
+		 (int)(ts->tv_nsec / 1000000 % 1000));
 }
 
 static void write_time(struct jw *w)
