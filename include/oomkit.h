@@ -122,6 +122,8 @@ struct oomkit_event {
 	bool rising;                 /* THRESHOLD: usage is now at or above it */
 	enum oomkit_pressure_level level; /* PRESSURE */
 	uint64_t time_ns;            /* CLOCK_MONOTONIC when the kernel event was read */
+	/* cgroup v2: memory.events of the watched cgroup (hierarchical); 0 on v1. */
+	uint64_t events_high, events_max, events_oom, events_oom_kill;
 };
 
 /* What a handler tells the library about an OOM it was shown. */
@@ -139,6 +141,12 @@ typedef enum oomkit_verdict (*oomkit_handler_fn)(oomkit_ctx *ctx, const struct o
 
 /* Watch flags. */
 #define OOMKIT_WATCH_ALLOW_SELF 0x1u   /* allow watching a cgroup that contains this process */
+/* PRESSURE watches: a PSI trigger instead of v1 memory.pressure_level.  For
+ * the root it is the machine's /proc/pressure/memory; on a v1 machine with a
+ * cgroup2 mount, a cgroup's memory.pressure at the same path in the cgroup2
+ * hierarchy (which reports stalls even without its memory controller).  On
+ * v2, pressure watches are always PSI triggers. */
+#define OOMKIT_WATCH_PSI 0x2u
 
 /* Watches cgroup for OOM events (and GONE).  -ELOOP: the cgroup contains the
  * calling process (a handler there hangs in the kernel) unless
@@ -198,7 +206,10 @@ struct oomkit_cgroup_memory {
 	uint64_t failcnt;            /* v1 memory.failcnt, v2 memory.events max */
 	uint64_t oom_kill;           /* kernel OOM kills counted by the cgroup */
 	bool under_oom;
-	bool oom_kill_disable;       /* the kernel killer is held off */
+	bool oom_kill_disable;       /* the kernel killer is held off (v2: memory.high below memory.max) */
+	bool oom_group;              /* v2 memory.oom.group: the kernel kills the whole cgroup at once */
+	/* cgroup v2: memory.events (hierarchical); 0 on v1. */
+	uint64_t events_high, events_max, events_oom, events_oom_kill;
 };
 
 /* Reads a cgroup's memory counters. */

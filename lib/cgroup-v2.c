@@ -103,6 +103,14 @@ int oomkit__v2_memory(int dirfd, struct oomkit_cgroup_memory *ret)
 		return r;
 	m.failcnt = ev.max;
 	m.oom_kill = ev.oom_kill;
+	m.events_high = ev.high;
+	m.events_max = ev.max;
+	m.events_oom = ev.oom;
+	m.events_oom_kill = ev.oom_kill;
+	uint64_t group = 0;
+	/* memory.oom.group arrived in 4.19; without it there is no group kill. */
+	(void)oomkit__read_u64_at(dirfd, "memory.oom.group", &group);
+	m.oom_group = group == 1;
 	m.oom_kill_disable = high != OOMKIT_UNLIMITED && high < m.limit_bytes;
 	/* v2 has no under_oom flag.  A cgroup counts as out of memory while its
 	 * usage is within the hold margin (plus a quarter of it for reclaim's

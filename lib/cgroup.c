@@ -82,12 +82,19 @@ int oomkit__read_u64_at(int dirfd, const char *name, uint64_t *ret)
 
 int oomkit__register(oomkit_ctx *ctx, struct oomkit_watch *w)
 {
-	return ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_register(ctx, w) : oomkit__v1_register(ctx, w);
+	if (ctx->backend == OOMKIT_BACKEND_V2)
+		return oomkit__v2_register(ctx, w);
+	if (w->kind == OOMKIT_EVENT_PRESSURE && w->psi)
+		return oomkit__psi_register(ctx, w);
+	return oomkit__v1_register(ctx, w);
 }
 
 int oomkit__consume(oomkit_ctx *ctx, struct oomkit_watch *w)
 {
-	return ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_consume(w) : oomkit__v1_consume(w);
+	if (ctx->backend == OOMKIT_BACKEND_V2)
+		return oomkit__v2_consume(w);
+	/* A PSI trigger is consumed by the poll that reported it. */
+	return w->psi ? 1 : oomkit__v1_consume(w);
 }
 
 int oomkit__oom_state(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__oom_control *ret)

@@ -177,6 +177,7 @@ struct oomkit_watch {
 	uint64_t deadline_ns;              /* while pending: when the kernel steps in */
 	uint32_t gen;                      /* bumped each time the slot is reused */
 	uint32_t epoll_events;             /* what the backend's fd reports: EPOLLIN or EPOLLPRI */
+	bool psi;                          /* PRESSURE: a PSI trigger (OOMKIT_WATCH_PSI) */
 	bool system;                       /* PRESSURE: the machine's PSI, not the cgroup's */
 	int parent_wd;                     /* v2: inotify watch on the parent, for GONE */
 	struct oomkit__memory_events events; /* v2: last memory.events.local read */

@@ -380,6 +380,8 @@ static int add_watch(oomkit_ctx *ctx, struct oomkit_watch *tmpl, const char *cgr
 	if ((r = w->dirfd = oomkit__cgroup_open(ctx, w->cgroup)) < 0)
 		goto fail;
 	w->epoll_events = EPOLLIN;
+	w->psi = (flags & OOMKIT_WATCH_PSI) != 0;
+	w->system = w->psi && !w->cgroup[0];
 	if ((r = oomkit__register(ctx, w)) < 0)
 		goto fail;
 	if (ctx->backend == OOMKIT_BACKEND_V2 && (r = watch_parent(ctx, w)) < 0)
@@ -575,6 +577,10 @@ static void fill_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_e
 		ev->usage_bytes = m.usage_bytes;
 		ev->limit_bytes = m.limit_bytes;
 		ev->under_oom = m.under_oom;
+		ev->events_high = m.events_high;
+		ev->events_max = m.events_max;
+		ev->events_oom = m.events_oom;
+		ev->events_oom_kill = m.events_oom_kill;
 	}
 }
 

@@ -15,13 +15,15 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-/* How the three pressure levels map onto stall time within a 1 s window:
+/* How the three pressure levels map onto stall time within a 2 s window:
  * low, some task stalled 10% of the time; medium, 30%; critical, every
- * task stalled 30% of the time (nothing made progress). */
+ * task stalled 30% of the time (nothing made progress).  The window is a
+ * multiple of 2 s because that is all the kernel accepts from a process
+ * without CAP_SYS_RESOURCE (seen here even as root in a container). */
 static const char *const triggers[] = {
-	[OOMKIT_PRESSURE_LOW] = "some 100000 1000000",
-	[OOMKIT_PRESSURE_MEDIUM] = "some 300000 1000000",
-	[OOMKIT_PRESSURE_CRITICAL] = "full 300000 1000000",
+	[OOMKIT_PRESSURE_LOW] = "some 200000 2000000",
+	[OOMKIT_PRESSURE_MEDIUM] = "some 600000 2000000",
+	[OOMKIT_PRESSURE_CRITICAL] = "full 600000 2000000",
 };
 
 int oomkit__psi_register(oomkit_ctx *ctx, struct oomkit_watch *w)
@@ -30,10 +32,21 @@ int oomkit__psi_register(oomkit_ctx *ctx, struct oomkit_watch *w)
 	if (w->level > OOMKIT_PRESSURE_CRITICAL)
 		return -EINVAL;
 	/* The root cgroup has no memory.pressure: the machine's is in /proc. */
-	if (!w->cgroup[0] || w->system)
+	if (!w->cgroup[0] || w->system) {
 		fd = openat(ctx->proc_fd, "pressure/memory", O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	else
+	} else if (ctx->backend == OOMKIT_BACKEND_V2) {
 		fd = openat(w->dirfd, "memory.pressure", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	} else {
+		/* v1 memcgs have no PSI; the cgroup2 hierarchy mounted beside
+		 * them does, per cgroup, even without its memory controller. */
+		char path[OOMKIT__PATH_MAX * 2 + 32];
+		if (!ctx->cgroup2_root[0])
+			return -EOPNOTSUPP;
+		int n = snprintf(path, sizeof(path), "%s/%s/memory.pressure", ctx->cgroup2_root, w->cgroup);
+		if (n < 0 || (size_t)n >= sizeof(path))
+			return -ENAMETOOLONG;
+		fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	}
 	if (fd < 0)
 		return errno == ENOENT ? -EOPNOTSUPP : -errno;
 	const char *t = triggers[w->level];
