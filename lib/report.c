@@ -25,6 +25,7 @@
 /* ---------------------------------------------------------- JSON writer */
 
 struct jw {
+	const oomkit_ctx *ctx;
 	char *buf;  /* ctx->reportbuf */
 	size_t len; /* bytes buffered */
 	int fd;
@@ -258,6 +259,19 @@ static void write_time(struct jw *w)
 	jw_str(w, "time_realtime", iso);
 }
 
+/* cgroup v2's memory.events counters; v1 has none, so they are left out there. */
+static void write_v2_events(struct jw *w, uint64_t high, uint64_t max, uint64_t oom, uint64_t oom_kill)
+{
+	if (w->ctx->backend != OOMKIT_BACKEND_V2)
+		return;
+	jw_open(w, "memory_events", '{');
+	jw_u64(w, "high", high);
+	jw_u64(w, "max", max);
+	jw_u64(w, "oom", oom);
+	jw_u64(w, "oom_kill", oom_kill);
+	jw_close(w, '}');
+}
+
 static void write_event(struct jw *w, const struct oomkit_event *ev)
 {
 	if (!ev) {
@@ -276,6 +290,7 @@ static void write_event(struct jw *w, const struct oomkit_event *ev)
 	jw_bool(w, "rising", ev->rising);
 	jw_str(w, "level", ev->kind == OOMKIT_EVENT_PRESSURE ? oomkit_pressure_level_name(ev->level) : NULL);
 	jw_u64(w, "time_ns", ev->time_ns);
+	write_v2_events(w, ev->events_high, ev->events_max, ev->events_oom, ev->events_oom_kill);
 	jw_close(w, '}');
 }
 
@@ -296,6 +311,9 @@ static void write_cgroup(struct jw *w, oomkit_ctx *ctx, const char *cgroup)
 		jw_u64(w, "oom_kill", m.oom_kill);
 		jw_bool(w, "under_oom", m.under_oom);
 		jw_bool(w, "oom_kill_disable", m.oom_kill_disable);
+		if (ctx->backend == OOMKIT_BACKEND_V2)
+			jw_bool(w, "oom_group", m.oom_group);
+		write_v2_events(w, m.events_high, m.events_max, m.events_oom, m.events_oom_kill);
 	}
 	jw_close(w, '}');
 }
@@ -407,7 +425,7 @@ static void write_decision(struct jw *w, const struct oomkit_decision *d)
 OOMKIT__EXPORT int oomkit_write_report(oomkit_ctx *ctx, int fd, const struct oomkit_event *event,
 				       const struct oomkit_decision *decision)
 {
-	struct jw w = {.fd = fd};
+	struct jw w = {.ctx = ctx, .fd = fd};
 	const char *cgroup = event ? event->cgroup : NULL;
 
 	if (!ctx || fd < 0)

@@ -7,6 +7,7 @@
  * watching one's own memcg is refused.
  */
 #include <errno.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -194,6 +195,27 @@ static void test_threshold_both_ways(void **state)
 	oomkit_free(ctx);
 }
 
+/* Embedding: the context's fd polls readable when there is work, and a
+ * dispatch with no wait then handles it. */
+static void test_embedded_loop(void **state)
+{
+	(void)state;
+	const char *cg = tl_cgroup("embedded", 64 * TL_MIB);
+	oomkit_ctx *ctx = new_ctx();
+	struct rec r = {0};
+	assert_int_equal(oomkit_watch_threshold(ctx, cg, 8 * TL_MIB, 0, handler, &r, NULL), 0);
+	struct pollfd pfd = {.fd = oomkit_fd(ctx), .events = POLLIN};
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	pid_t hog = tl_spawn_hog(cg, 16, 1024, 0);
+	assert_int_equal(poll(&pfd, 1, 20000), 1);
+	assert_int_equal(r.rising, 0);
+	assert_true(oomkit_dispatch(ctx, 0) >= 1);
+	assert_int_equal(r.rising, 1);
+	kill(hog, SIGKILL);
+	tl_wait_exit(hog, 5000);
+	oomkit_free(ctx);
+}
+
 static bool pressure_seen(void *p)
 {
 	return ((struct rec *)p)->pressure > 0;
@@ -357,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_kill_resolves),
 		cmocka_unit_test(test_grow_resolves),
 		cmocka_unit_test(test_threshold_both_ways),
+		cmocka_unit_test(test_embedded_loop),
 		cmocka_unit_test(test_pressure),
 		cmocka_unit_test(test_gone),
 		cmocka_unit_test(test_delay_hands_to_kernel),
