@@ -319,6 +319,37 @@ static void scenario_handler_killed(oomkit_ctx *ctx)
 	cleanup(ctx, cg);
 }
 
+/* A whole job killed at once: cgroup.kill on v2, the freezer on v1. */
+static void scenario_kill_cgroup(oomkit_ctx *ctx)
+{
+	char cg[128], a[160], b[160];
+	pid_t pids[6];
+	snprintf(cg, sizeof(cg), "%s/job", PARENT);
+	/* Processes only in leaves: v2 allows none beside child cgroups. */
+	snprintf(a, sizeof(a), "%s/job/a", PARENT);
+	snprintf(b, sizeof(b), "%s/job/b", PARENT);
+	check(oomkit_cgroup_create(ctx, a, 0) >= 0 && oomkit_cgroup_create(ctx, b, 0) >= 0 &&
+		      oomkit_set_limit(ctx, cg, 64 * MIB) == 0,
+	      "kill job: created %s with two child cgroups", cg);
+	for (int i = 0; i < 6; i++)
+		pids[i] = spawn(ctx, i % 2 ? a : b, 1);
+	uint64_t end = now_ms() + 5000;
+	pid_t seen[16];
+	/* Each child joins its cgroup itself after fork: wait until all six have. */
+	while (oomkit_cgroup_pids(ctx, cg, true, seen, 16) != 6 && now_ms() < end)
+		usleep(1000);
+	int n = oomkit_kill_cgroup(ctx, cg, 5000);
+	check(n == 6, "kill job: %d processes signalled", n);
+	bool all = true;
+	for (int i = 0; i < 6; i++)
+		all = sigkilled(wait_exit(pids[i], 5000)) && all;
+	check(all, "kill job: every process died of SIGKILL");
+	check(oomkit_cgroup_pids(ctx, cg, true, NULL, 0) == 0, "kill job: the cgroup and its child are empty");
+	cleanup(ctx, a);
+	cleanup(ctx, b);
+	cleanup(ctx, cg);
+}
+
 static bool saw_gone(oomkit_ctx *ctx, void *p)
 {
 	(void)ctx;
@@ -471,6 +502,7 @@ int main(int argc, char **argv)
 		scenario_grow(ctx);
 		scenario_delay(ctx);
 		scenario_handler_killed(ctx);
+		scenario_kill_cgroup(ctx);
 		scenario_gone(ctx);
 		scenario_pressure(ctx);
 		cleanup(ctx, PARENT);
