@@ -482,6 +482,67 @@ static void scenario_system(oomkit_ctx *ctx, bool with_handler)
 	cleanup(ctx, machine);
 }
 
+struct headroom {
+	pid_t hog;
+	uint64_t hog_start;
+	int kill_result;
+	bool fired;
+};
+
+static enum oomkit_verdict headroom_handler(oomkit_ctx *ctx, const struct oomkit_event *ev, void *userdata)
+{
+	struct headroom *h = userdata;
+	if (ev->kind != OOMKIT_EVENT_THRESHOLD || !ev->rising || h->fired)
+		return OOMKIT_RESOLVED;
+	h->fired = true;
+	h->kill_result = oomkit_kill(ctx, h->hog, h->hog_start, 5000);
+	return OOMKIT_RESOLVED;
+}
+
+static bool headroom_fired(oomkit_ctx *ctx, void *p)
+{
+	(void)ctx;
+	return ((struct headroom *)p)->fired;
+}
+
+/* v1: the machine's headroom as a usage threshold on the root memcg, with no
+ * machine cgroup at all: the handler acts before RAM runs out. */
+static void scenario_system_headroom(oomkit_ctx *ctx)
+{
+	struct oomkit_system_memory sys = {0};
+	struct oomkit_cgroup_memory root = {0};
+	struct headroom h = {0};
+	if (oomkit_backend(ctx) != OOMKIT_BACKEND_V1) {
+		printf("note: headroom: v2 has no usage thresholds; the machine cgroup scenario covers v2\n");
+		return;
+	}
+	int r1 = oomkit_system_memory(ctx, &sys), r2 = oomkit_cgroup_memory(ctx, "", &root);
+	check(r1 == 0 && r2 == 0, "headroom: root memcg usage %llu MiB, MemAvailable %llu MiB",
+	      (unsigned long long)(root.usage_bytes / MIB), (unsigned long long)(sys.available_bytes / MIB));
+	uint64_t threshold = root.usage_bytes + sys.available_bytes - 64 * MIB;
+	oomkit_watch *w;
+	check(oomkit_watch_threshold(ctx, "", threshold, 0, headroom_handler, &h, &w) == 0,
+	      "headroom: threshold at %llu MiB of root usage", (unsigned long long)(threshold / MIB));
+	uint64_t kills0 = vmstat_oom_kill();
+	pid_t pid = fork();
+	if (pid == 0) {
+		int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "0", 1) != 1)
+			_exit(125);
+		char a[16];
+		snprintf(a, sizeof(a), "%llu", (unsigned long long)(sys.total_bytes / MIB));
+		execl(hog_path, "oomkit-hog", a, "1024", "0", (char *)NULL);
+		_exit(127);
+	}
+	h.hog = pid;
+	h.hog_start = start_time(ctx, pid);
+	check(run_until(ctx, headroom_fired, &h, 60000), "headroom: the threshold fired");
+	check(h.kill_result == 0, "headroom: the handler killed the hog (%d)", h.kill_result);
+	check(sigkilled(wait_exit(pid, 20000)), "headroom: the hog died of SIGKILL");
+	check(vmstat_oom_kill() == kills0, "headroom: the kernel OOM killer never fired");
+	oomkit_unwatch(ctx, w);
+}
+
 int main(int argc, char **argv)
 {
 	const char *which = argc > 1 ? argv[1] : "memcg";
@@ -514,6 +575,7 @@ int main(int argc, char **argv)
 		}
 		scenario_system(ctx, true);
 		scenario_system(ctx, false);
+		scenario_system_headroom(ctx);
 	}
 	oomkit_free(ctx);
 	printf("%s: %d failed\n", which, failures);
