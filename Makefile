@@ -9,7 +9,7 @@ FUZZ_BUILD ?= build-fuzz
 DEB_DEPS := meson ninja-build pkg-config gcc clang libclang-rt-14-dev libcmocka-dev libinih-dev \
 	libsystemd-dev python3 qemu-system-x86 busybox-static cpio gzip gnuplot-nox earlyoom valgrind
 
-.PHONY: all bootstrap build asan fuzz-build check demo bench install clean fuzz soak
+.PHONY: all bootstrap build asan fuzz-build check demo demo-library bench install clean fuzz soak
 
 all: build
 
@@ -41,6 +41,9 @@ fuzz: fuzz-build
 	sh tests/fuzz/run.sh $(FUZZ_BUILD)/tests/fuzz 600
 
 demo: build
+	sh scripts/demo.sh $(BUILD)
+
+demo-library: build
 	sh scripts/demo-library.sh $(BUILD)
 
 bench: build
