@@ -163,11 +163,23 @@ report_count() {
 
 has_reports() { [ "$(report_count)" -ge "$1" ]; }
 
-# json_get FILE EXPR: a python expression on the parsed report "r".
+# json_get FILE EXPR: a python expression on the parsed report "r".  A report
+# is completed after its action, so an unfinished one is read again (10 s at most).
 json_get() {
-	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+	python3 -c '
+import json, sys, time
+for _ in range(200):
+    try:
+        r = json.load(open(sys.argv[1]))
+        break
+    except (ValueError, OSError):
+        time.sleep(0.05)
+else:
+    sys.exit("no complete report at %s" % sys.argv[1])
+print(eval(sys.argv[2]))' "$1" "$2"
 }
 
+# The newest complete report (a report is finished after its action).
 latest_report() {
 	ls "$TMP/reports"/oom-*.json 2>/dev/null | sort | tail -n 1
 }

@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Delegation: a job with an owner uid gets its memcg's control files except
+# the limits; the owner creates a sub-memcg and runs its own liboomkit
+# handler (examples/kill-newest) that resolves the sub-memcg's OOM without
+# the daemon; the owner cannot raise its limit; and when the job's own limit
+# is hit and the owner does not resolve it within the delay, the daemon does.
+. "$(dirname "$0")/daemon-lib.sh"
+require_kernel
+command -v setpriv >/dev/null || skip "setpriv (util-linux) is missing"
+KILL_NEWEST=${OOMKIT_EXAMPLES:-}/kill-newest
+[ -x "$KILL_NEWEST" ] || { echo "FAIL: no kill-newest example at '$KILL_NEWEST'" >&2; exit 1; }
+setup delegation
+OWNER=65534
+as_owner() { setpriv --reuid $OWNER --regid $OWNER --clear-groups -- "$@"; }
+for p in "$OOMKIT_HOG" "$KILL_NEWEST"; do
+	as_owner test -x "$p" || skip "uid $OWNER cannot execute $p (build directory not world-readable)"
+done
+
+write_config 512M "report, kill-lowest, kernel" 1s <<EOF2
+[job del]
+limit = 64M
+owner = $OWNER
+policy = kill-largest, kernel
+EOF2
+start_daemon
+
+check "the owner gets the job's directory" test "$(stat -c %u "$R/del")" = $OWNER
+check "the owner gets cgroup.procs" test "$(stat -c %u "$R/del/cgroup.procs")" = $OWNER
+check "the owner gets oom_control" test "$(stat -c %u "$R/del/memory.oom_control")" = $OWNER
+check "the limit stays root's" test "$(stat -c %u "$R/del/memory.limit_in_bytes")" = 0
+as_owner sh -c "echo 1G > '$R/del/memory.limit_in_bytes'" 2>/dev/null
+check "the owner cannot raise its limit" test $? != 0 -a "$(cat "$R/del/memory.limit_in_bytes")" = $((64 << 20))
+
+# The owner's own sub-memcg and handler.
+as_owner mkdir "$R/del/sub"
+check "the owner creates a sub-memcg" test -d "$R/del/sub"
+as_owner sh -c "echo 32M > '$R/del/sub/memory.limit_in_bytes'"
+check "the owner limits its sub-memcg" test "$(cat "$R/del/sub/memory.limit_in_bytes")" = $((32 << 20))
+setpriv --reuid $OWNER --regid $OWNER --clear-groups -- "$KILL_NEWEST" "$M/del/sub" 2000 1 > "$TMP/owner.log" 2>&1 &
+handler=$!
+sub_held() { grep -q "oom_kill_disable 1" "$R/del/sub/memory.oom_control"; }
+check "the owner's handler takes over its sub-memcg" wait_for 10 sub_held
+owner_spawn() { # SUB MIB STEP PAUSE
+	# setpriv itself, not the as_owner function: a function run in the
+	# background is a subshell, and $! would be its pid, not the hog's.
+	setpriv --reuid $OWNER --regid $OWNER --clear-groups -- \
+		sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" "$3" "$4" "$5"' sh "$R/$1" "$OOMKIT_HOG" "$2" "$3" "$4" \
+		>/dev/null 2>&1 &
+	echo $!
+}
+a=$(owner_spawn del/sub 16 1024 1000)
+wait_for 10 usage_at_least del/sub $((16 << 20)) || fail "the owner's first hog did not grow"
+b=$(owner_spawn del/sub 30 512 2000)
+check "the owner's handler kills the newest in its sub-memcg" wait_for 20 dead "$b"
+check "the older process lives" alive "$a"
+wait "$handler"
+check "the owner's handler handled it and exited" test $? = 0
+check "the daemon did not act on the owner's OOM" test "$(report_count)" = 0
+
+# The job's own limit, and the owner does nothing: the daemon steps in.
+kill -9 "$a"
+c=$(owner_spawn del 80 512 2000)
+check "the daemon leaves a delegated job's OOM to its owner first" wait_for 20 grep -q "del: OOM left to its owner" "$TMP/log"
+check "then it acts after the delay" wait_for 20 dead "$c"
+check "the daemon says why" grep -q "del: its owner did not resolve the OOM in time" "$TMP/log"
+reported() { [ "$(json_get "$(latest_report)" "r['scope'], r['job'], r['decision']['victim_pid']" 2>/dev/null)" = "('job', 'del', $c)" ]; }
+check "and reports it" wait_for 10 reported
+finish
