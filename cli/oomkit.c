@@ -462,6 +462,37 @@ static const char *jsize(const struct json *j, const char *key, char *buf, size_
 	return human(strtoull(v->str, NULL, 10), buf, len);
 }
 
+/* "  label:    text", wrapped at word boundaries to fit 80 columns. */
+static void field_line(const char *label, const char *text)
+{
+	const int indent = 13, width = 80 - indent;
+	int col = 0;
+
+	printf("  %-*s", indent - 2, label);
+	while (*text) {
+		int word = (int)strcspn(text, " ");
+		if (col > 0 && col + 1 + word > width) {
+			printf("\n%*s", indent, "");
+			col = 0;
+		} else if (col > 0) {
+			putchar(' ');
+			col++;
+		}
+		/* A word longer than the line is cut across lines. */
+		while (word > width) {
+			printf("%.*s\n%*s", width, text, indent, "");
+			text += width;
+			word -= width;
+		}
+		printf("%.*s", word, text);
+		col += word;
+		text += word;
+		while (*text == ' ')
+			text++;
+	}
+	putchar('\n');
+}
+
 static void show_report(const struct json *root)
 {
 	char when[32], a[16], b[16], c[16], e[16];
@@ -472,25 +503,32 @@ static void show_report(const struct json *root)
 	if (json_get(root, "job") && json_get(root, "job")->type == JSON_STRING)
 		printf(" of job %s", jstr(root, "job"));
 	printf(" at %s%s\n", when, json_get(root, "dry_run") && json_get(root, "dry_run")->boolean ? " (dry run)" : "");
-	printf("  cgroup:    %s (limit hit by %s)\n", jstr(root, "cgroup"), jstr(root, "origin"));
-	printf("  chain:     %s\n", jstr(root, "chain"));
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%s (limit hit by %s)", jstr(root, "cgroup"), jstr(root, "origin"));
+	field_line("cgroup:", buf);
+	field_line("chain:", jstr(root, "chain"));
 	if (dec) {
-		printf("  decision:  %s", jstr(dec, "action"));
-		if (strcmp(jstr(dec, "policy"), "") != 0)
-			printf(" by %s", jstr(dec, "policy"));
-		printf("\n  reason:    %s\n", jstr(dec, "reason"));
+		snprintf(buf, sizeof(buf), "%s%s%s", jstr(dec, "action"), strcmp(jstr(dec, "policy"), "") ? " by " : "",
+			 jstr(dec, "policy"));
+		field_line("decision:", buf);
+		field_line("reason:", jstr(dec, "reason"));
 		if (strcmp(jstr(dec, "not_applied"), "") != 0)
-			printf("  skipped:   %s\n", jstr(dec, "not_applied"));
+			field_line("skipped:", jstr(dec, "not_applied"));
 	}
 	const struct json *ans = json_get(root, "prompt_answer"), *fu = json_get(root, "followup");
 	if (ans)
-		printf("  answer:    %s\n", ans->str[0] ? ans->str : "(none)");
-	if (fu)
-		printf("  then:      %s: %s\n", jstr(fu, "action"), jstr(fu, "reason"));
-	printf("  outcome:   %s\n", jstr(root, "outcome"));
-	if (t)
-		printf("  timings:   decided after %s ms, acted after %s ms, memory freed after %s ms\n", jstr(t, "decision"),
-		       jstr(t, "action"), json_get(t, "freed") && json_get(t, "freed")->type == JSON_NUMBER ? jstr(t, "freed") : "?");
+		field_line("answer:", ans->str && ans->str[0] ? ans->str : "(none)");
+	if (fu) {
+		snprintf(buf, sizeof(buf), "%s: %s", jstr(fu, "action"), jstr(fu, "reason"));
+		field_line("then:", buf);
+	}
+	field_line("outcome:", jstr(root, "outcome"));
+	if (t) {
+		const struct json *fr = json_get(t, "freed");
+		snprintf(buf, sizeof(buf), "decided after %s ms, acted after %s ms, memory freed after %s ms",
+			 jstr(t, "decision"), jstr(t, "action"), fr && fr->type == JSON_NUMBER ? fr->str : "?");
+		field_line("timings:", buf);
+	}
 
 	const struct json *jobs = json_get(root, "jobs"), *cands = json_get(root, "candidates");
 	printf("\n%-12s %4s %7s %7s %7s %7s %s\n", "JOB", "PRIO", "USAGE", "LIMIT", "MAX", "EXPECT", "KILL");

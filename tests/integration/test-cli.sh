@@ -1,0 +1,107 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The oomkit command line against a running oomkitd: every command's output
+# (tables within 80 columns, valid JSON with --json), run keeping its pid in
+# the job's memcg, permissions by peer credentials, and the exit codes.
+. "$(dirname "$0")/daemon-lib.sh"
+require_kernel
+setup cli
+# Others must reach the socket in it to be refused by the daemon, not by the directory.
+chmod 755 "$TMP"
+NOBODY=65534
+as_nobody() { setpriv --reuid $NOBODY --regid $NOBODY --clear-groups -- "$@"; }
+fits_80() { awk 'length > 80 { bad = 1 } END { exit bad }' "$1"; }
+valid_json() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1"; }
+exit_code() { "$@" >/dev/null 2>&1; echo $?; }
+
+# Before the daemon exists.
+check "unreachable daemon: exit 3" test "$(exit_code "$OOMKIT" status)" = 3
+check "no command: exit 2" test "$(exit_code "$OOMKIT")" = 2
+check "unknown command: exit 2" test "$(exit_code "$OOMKIT" frobnicate)" = 2
+check "run without --job: exit 2" test "$(exit_code "$OOMKIT" run -- true)" = 2
+check "--help: exit 0" test "$(exit_code "$OOMKIT" --help)" = 0
+
+write_config 512M "report, kill-lowest, kernel" 2s <<EOF2
+[job web]
+priority = 900
+limit = 64M
+policy = report, kill-largest, kernel
+
+[job a-very-long-job-name-indeed]
+priority = 100
+limit = 16M
+EOF2
+start_daemon
+
+"$OOMKIT" status > "$TMP/status.txt"
+check "status: exit 0" test $? = 0
+check "status: fits 80 columns" fits_80 "$TMP/status.txt"
+check "status: a row per job with its priority" grep -Eq '^web +900 ' "$TMP/status.txt"
+check "status: long names are cut to fit" grep -Eq '^a-very-long- +100 ' "$TMP/status.txt"
+"$OOMKIT" --json status > "$TMP/status.json"
+check "status --json: valid" valid_json "$TMP/status.json"
+check "status --json: the job's limit" test "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["jobs"][0]["limit_bytes"])' "$TMP/status.json")" = $((64 << 20))
+check "--json after the command works too" test "$("$OOMKIT" status --json | head -c 1)" = "{"
+
+# run: the command keeps the CLI's pid and lives in the job's memcg.
+"$OOMKIT" run --job web -- sleep 60 &
+runpid=$!
+is_sleep() { [ "$(cat /proc/$runpid/comm 2>/dev/null)" = sleep ]; }
+check "run: the command keeps oomkit's pid" wait_for 10 is_sleep
+check "run: the command is in the job's memcg" grep -q ":memory:/$M/web\$" "/proc/$runpid/cgroup"
+check "run: unknown job: exit 1" test "$(exit_code "$OOMKIT" run --job nosuch -- true)" = 1
+check "run: missing program: exit 127" test "$(exit_code "$OOMKIT" run --job web -- /nonexistent/program)" = 127
+"$OOMKIT" run --job web -- sh -c 'exit 7'
+check "run: the command's exit code is oomkit's" test $? = 7
+
+# ps
+hog=$(spawn web 8)
+wait_for 10 usage_at_least web $((8 << 20)) || fail "hog did not grow"
+"$OOMKIT" ps > "$TMP/ps.txt"
+check "ps: fits 80 columns" fits_80 "$TMP/ps.txt"
+check "ps: lists the hog in its job" grep -Eq "^ *$hog +web +[0-9.]+M " "$TMP/ps.txt"
+check "ps JOB: only that job" test "$("$OOMKIT" ps a-very-long-job-name-indeed | wc -l)" = 1
+check "ps unknown job: exit 1" test "$(exit_code "$OOMKIT" ps nosuch)" = 1
+"$OOMKIT" --json ps web > "$TMP/ps.json"
+check "ps --json: valid" valid_json "$TMP/ps.json"
+check "ps --json: has the hog and the sleeper" test "$(python3 -c 'import json,sys; print(sorted(p["pid"] for p in json.load(open(sys.argv[1]))))' "$TMP/ps.json")" = "$(python3 -c "print(sorted([$hog, $runpid]))")"
+
+# Permissions: root only by default.
+check "non-root status: refused, exit 1" test "$(as_nobody "$OOMKIT" status 2>&1 >/dev/null)" = "oomkit: permission denied: only root may read status (see readonly_status)"
+check "non-root run: refused" test "$(exit_code as_nobody "$OOMKIT" run --job web -- true)" = 1
+check "non-root prompt: refused" test "$(exit_code as_nobody "$OOMKIT" prompt --once)" = 1
+sed -i 's|^metrics = .*|&\nreadonly_status = yes|' "$TMP/oomkitd.conf"
+kill -HUP "$DPID"
+wait_for 10 grep -q "reloaded" "$TMP/log" || fail "no reload"
+check "readonly_status: non-root may read status" test "$(exit_code as_nobody "$OOMKIT" status)" = 0
+check "readonly_status: non-root still may not run" test "$(exit_code as_nobody "$OOMKIT" run --job web -- true)" = 1
+
+# reports
+check "reports: none yet" test "$("$OOMKIT" reports | wc -l)" = 1
+big=$(spawn web 100 512 1000)
+check "an OOM in web kills its largest process" wait_for 20 dead "$big"
+wait_for 10 has_reports 1 || fail "no report"
+json_get "$(latest_report)" "r['id']" >/dev/null
+"$OOMKIT" reports > "$TMP/reports.txt"
+check "reports: fits 80 columns" fits_80 "$TMP/reports.txt"
+check "reports: one row with scope, action and victim" grep -Eq "^ +1 [0-9-]+ [0-9:]+ web +kill +$big " "$TMP/reports.txt"
+"$OOMKIT" --json reports > "$TMP/reports.json"
+check "reports --json: valid" valid_json "$TMP/reports.json"
+"$OOMKIT" reports show 1 > "$TMP/show.txt"
+check "reports show: exit 0" test $? = 0
+check "reports show: fits 80 columns" fits_80 "$TMP/show.txt"
+check "reports show: the decision" grep -q "decision:  kill by kill-largest" "$TMP/show.txt"
+check "reports show: the victim marked" grep -Eq "^ *$big +web .*<- victim" "$TMP/show.txt"
+"$OOMKIT" --json reports show 1 > "$TMP/show.json"
+check "reports show --json: the report itself" test "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$TMP/show.json")" = 1
+check "reports show unknown id: exit 1" test "$(exit_code "$OOMKIT" reports show 99)" = 1
+
+# top
+"$OOMKIT" top --iterations 2 --interval 50 > "$TMP/top.txt"
+check "top: exit 0" test $? = 0
+check "top: two screens" test "$(grep -c '^oomkit top' "$TMP/top.txt")" = 2
+check "top: fits 80 columns" fits_80 "$TMP/top.txt"
+
+stop_daemon
+check "daemon gone: exit 3" test "$(exit_code "$OOMKIT" status)" = 3
+finish
