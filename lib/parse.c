@@ -25,9 +25,11 @@ struct span {
 
 static struct span span_of(const char *buf, size_t len)
 {
+	static const char empty[1];
+
 	/* Arithmetic on a NULL pointer is undefined even with a zero offset. */
 	if (!buf)
-		return (struct span){"", ""};
+		return (struct span){empty, empty};
 	return (struct span){buf, buf + len};
 }
 
@@ -417,7 +419,7 @@ int oomkit__parse_proc_stat(const char *buf, size_t len, struct oomkit__proc_sta
 			st.state = c;
 		} else if (field == 4) {
 			if (span_to_u64(tok, &v) < 0 || v > INT_MAX)
-				return -EINVAL;   /* 0 is valid: init's and kthreadd's parent */
+				return -EINVAL; /* 0 is valid: init's and kthreadd's parent */
 			st.ppid = (pid_t)v;
 		} else if (field == 22) {
 			if (span_to_u64(tok, &st.start_time) < 0)
@@ -467,7 +469,7 @@ static int span_to_uid(struct span s, uid_t *ret)
 	uint64_t v;
 
 	if (take_u64(&s, &v) < 0 || v >= UINT32_MAX)
-		return -EINVAL;   /* (uid_t)-1 is "no uid", never a process's */
+		return -EINVAL; /* (uid_t)-1 is "no uid", never a process's */
 	if (s.p != s.end && !is_blank(*s.p))
 		return -EINVAL;
 	*ret = (uid_t)v;
@@ -513,6 +515,23 @@ static int octal_digit(char c)
 	return c >= '0' && c <= '7' ? c - '0' : -1;
 }
 
+/* Decodes the "ooo" of a "\ooo" escape at the front of in into *c; a
+ * backslash not followed by one is left as it is. */
+static void take_escape(struct span *in, char *c)
+{
+	int a, b, d;
+
+	if (span_len(*in) < 3)
+		return;
+	a = octal_digit(in->p[0]);
+	b = octal_digit(in->p[1]);
+	d = octal_digit(in->p[2]);
+	if (a < 0 || a > 3 || b < 0 || d < 0)
+		return;
+	*c = (char)(a * 64 + b * 8 + d);
+	in->p += 3;
+}
+
 /* Copies a mount point, decoding the kernel's \ooo escapes (\040 for a space). */
 static int decode_mount_point(struct span in, char *out, size_t out_len)
 {
@@ -522,13 +541,10 @@ static int decode_mount_point(struct span in, char *out, size_t out_len)
 		return -EINVAL;
 	while (in.p < in.end) {
 		char c = *in.p++;
-		if (c == '\\' && span_len(in) >= 3 && octal_digit(in.p[0]) >= 0 && octal_digit(in.p[0]) <= 3 &&
-		    octal_digit(in.p[1]) >= 0 && octal_digit(in.p[2]) >= 0) {
-			c = (char)(octal_digit(in.p[0]) * 64 + octal_digit(in.p[1]) * 8 + octal_digit(in.p[2]));
-			in.p += 3;
-		}
+		if (c == '\\')
+			take_escape(&in, &c);
 		if (c == '\0')
-			return -EINVAL;   /* a path cannot hold a NUL */
+			return -EINVAL; /* a path cannot hold a NUL */
 		if (o + 1 >= out_len)
 			return -ENAMETOOLONG;
 		out[o++] = c;
@@ -606,8 +622,7 @@ static bool cgroup_line_matches(struct span id, struct span controllers, const c
 	return list_has(controllers, ',', controller);
 }
 
-int oomkit__parse_proc_cgroup(const char *buf, size_t len, const char *controller, char *out,
-			      size_t out_len)
+int oomkit__parse_proc_cgroup(const char *buf, size_t len, const char *controller, char *out, size_t out_len)
 {
 	struct span s = span_of(buf, len), line, id, controllers, path;
 
