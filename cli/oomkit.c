@@ -678,12 +678,14 @@ static int cmd_prompt(bool once)
 	}
 	if (send_line(c.fd, "prompt\n") < 0 || read_reply(&c, &r) < 0) {
 		fprintf(stderr, "oomkit: oomkitd closed the connection\n");
-		return EXIT_UNREACHABLE;
+		rc = EXIT_UNREACHABLE;
+		goto out;
 	}
 	if (!r.ok) {
 		fprintf(stderr, "oomkit: %s\n", r.message);
 		reply_free(&r);
-		return EXIT_REFUSED;
+		rc = EXIT_REFUSED;
+		goto out;
 	}
 	reply_free(&r);
 	printf("waiting for OOMs that ask a person (Ctrl-C quits)\n");
@@ -716,6 +718,7 @@ static int cmd_prompt(bool once)
 		if (once || rc == EXIT_UNREACHABLE)
 			break;
 	}
+out:
 	close(c.fd);
 	free(c.buf);
 	return rc;

@@ -487,6 +487,23 @@ static void usage(FILE *f)
 		   "  -h, --help         this text\n");
 }
 
+/* AddressSanitizer reserves terabytes of shadow memory: locking it all would
+ * exhaust the machine, so a sanitizer build runs unlocked. */
+static bool sanitized(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+	return true;
+#else
+	return false;
+#endif
+#else
+	return false;
+#endif
+}
+
 static int start(struct daemon *d)
 {
 	struct oomkit_options opts;
@@ -497,7 +514,7 @@ static int start(struct daemon *d)
 	opts.max_cgroups = CONFIG_MAX_JOBS + 16;
 	opts.guardian = !d->dry_run;
 	opts.protect = !d->dry_run && geteuid() == 0;
-	opts.mlock = !d->dry_run && geteuid() == 0;
+	opts.mlock = !d->dry_run && geteuid() == 0 && !sanitized();
 	opts.log = lib_log;
 	if ((r = alloc_buffers(d)) < 0)
 		return r;
@@ -592,6 +609,12 @@ int main(int argc, char **argv)
 	/* Every taken-over memcg gets the kernel OOM killer back. */
 	oomkit_free(d->ctx);
 	dlog(5, "oomkitd stopped");
+	if (d->report_dirfd >= 0)
+		close(d->report_dirfd);
 	free(d->cfg);
+	free(d->pids);
+	free(d->procs);
+	free(d->jsonbuf);
+	free(d->metricsbuf);
 	return r < 0 ? 1 : 0;
 }
