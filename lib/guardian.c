@@ -132,9 +132,40 @@ static void hold(struct guardian *g, const struct guardian_msg *m)
 		h->deadline_ns = oomkit__now_ns() + h->delay_ms * 1000000u;
 }
 
-/* The handler is gone: every held memcg gets its kernel killer back. */
+/* Receives and applies one message: 1 if one was applied, 0 if none is
+ * queued, -1 if the handler closed its end; *ret_quit is set on MSG_QUIT. */
+static int apply_one(struct guardian *g, bool *ret_quit)
+{
+	struct guardian_msg m;
+	ssize_t n = recv(g->sock, &m, sizeof(m), MSG_DONTWAIT);
+	if (n == 0)
+		return -1;
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -1;
+	if (n != (ssize_t)sizeof(m))
+		return 1;
+	m.cgroup[sizeof(m.cgroup) - 1] = 0;
+	if (m.op == MSG_QUIT)
+		*ret_quit = true;
+	else if (m.op == MSG_HOLD)
+		hold(g, &m);
+	else if (m.op == MSG_DROP) {
+		struct held *h = find(g, m.cgroup);
+		if (h)
+			drop(g, h);
+	}
+	return 1;
+}
+
+/* The handler is gone: every held memcg gets its kernel killer back.  What
+ * it sent just before it died is applied first: a take-over whose HOLD is
+ * still queued already has its kernel killer disabled, and nobody else would
+ * ever give it back. */
 static void __attribute__((noreturn)) release_all_and_exit(struct guardian *g)
 {
+	bool quit = false;
+	while (!quit && apply_one(g, &quit) > 0)
+		;
 	for (unsigned i = 0; i < g->n; i++)
 		if (g->held[i].w.kind)
 			kernel_killer_on(g, &g->held[i]);
@@ -177,22 +208,11 @@ static void check(struct guardian *g, struct held *h, uint64_t now)
 
 static void on_socket(struct guardian *g)
 {
-	struct guardian_msg m;
-	ssize_t n = recv(g->sock, &m, sizeof(m), MSG_DONTWAIT);
-	if (n == 0)
+	bool quit = false;
+	if (apply_one(g, &quit) < 0)
 		release_all_and_exit(g);
-	if (n != (ssize_t)sizeof(m))
-		return;
-	m.cgroup[sizeof(m.cgroup) - 1] = 0;
-	if (m.op == MSG_QUIT)
+	if (quit)
 		_exit(0);
-	if (m.op == MSG_HOLD)
-		hold(g, &m);
-	else if (m.op == MSG_DROP) {
-		struct held *h = find(g, m.cgroup);
-		if (h)
-			drop(g, h);
-	}
 }
 
 static void on_held(struct guardian *g, struct held *h)
@@ -232,6 +252,21 @@ static void __attribute__((noreturn)) guardian_loop(struct guardian *g)
 	}
 }
 
+/* Holds every memcg the handler had taken over when it forked this guardian
+ * (a restart), before any message arrives: a handler that dies between the
+ * fork and its HOLD messages leaves nothing unheld. */
+static void adopt(struct guardian *g, const oomkit_ctx *ctx)
+{
+	for (unsigned i = 0; i < ctx->max_cgroups; i++) {
+		const struct oomkit_watch *w = &ctx->watches[i];
+		if (w->kind != OOMKIT_EVENT_OOM || !w->taken_over)
+			continue;
+		struct guardian_msg m = {.op = MSG_HOLD, .delay_ms = w->delay_ms ? w->delay_ms : 1};
+		memcpy(m.cgroup, w->cgroup, sizeof(m.cgroup));
+		hold(g, &m);
+	}
+}
+
 static int add(struct guardian *g, int fd, int64_t t)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (uint64_t)t};
@@ -259,18 +294,22 @@ static void __attribute__((noreturn)) guardian_main(oomkit_ctx *ctx, int sock, p
 		syscall(SYS_close_range, 3u, (unsigned)sock - 1, 0u);
 	syscall(SYS_close_range, (unsigned)sock + 1, ~0u, 0u);
 
+	/* The handler may be dead already (getppid() then names a reaper):
+	 * the guardian still takes on what it was holding, and releases it. */
 	g.parent_pidfd = pidfd_open(parent);
-	if (g.parent_pidfd < 0 || getppid() != parent)
-		_exit(0);
+	bool orphan = g.parent_pidfd < 0 || getppid() != parent;
 	g.memory_root_fd = open(ctx->memory_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	g.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	g.timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	g.epfd = epoll_create1(EPOLL_CLOEXEC);
 	g.held = calloc(g.n, sizeof(*g.held));
 	if (g.memory_root_fd < 0 || g.sigfd < 0 || g.timerfd < 0 || g.epfd < 0 || !g.held ||
-	    add(&g, sock, GT_SOCK) < 0 || add(&g, g.parent_pidfd, GT_PARENT) < 0 || add(&g, g.sigfd, GT_SIGNAL) < 0 ||
-	    add(&g, g.timerfd, GT_TIMER) < 0)
+	    add(&g, sock, GT_SOCK) < 0 || (!orphan && add(&g, g.parent_pidfd, GT_PARENT) < 0) ||
+	    add(&g, g.sigfd, GT_SIGNAL) < 0 || add(&g, g.timerfd, GT_TIMER) < 0)
 		_exit(1);
+	adopt(&g, ctx);
+	if (orphan)
+		release_all_and_exit(&g);
 	if (ctx->protect) {
 		int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
 		if (fd >= 0) {
