@@ -495,14 +495,21 @@ OOMKIT__EXPORT int oomkit_take_over(oomkit_ctx *ctx, oomkit_watch *watch, uint64
 	struct oomkit__oom_control oc;
 	if (!valid_watch(ctx, watch) || watch->kind != OOMKIT_EVENT_OOM)
 		return -EINVAL;
-	int r = oomkit_set_kernel_killer(ctx, watch->cgroup, false);
-	if (r < 0)
-		return r;
+	/* The guardian is told first: were this process killed between the
+	 * two steps, a memcg whose killer is disabled must already be held. */
+	bool was_taken_over = watch->taken_over;
 	watch->taken_over = true;
 	watch->delay_ms = delay_ms;
-	r = oomkit__guardian_hold(ctx, watch->cgroup, delay_ms ? delay_ms : 1);
+	int r = oomkit__guardian_hold(ctx, watch->cgroup, delay_ms ? delay_ms : 1);
 	if (r < 0)
 		oomkit__log(ctx, OOMKIT_LOG_WARNING, "guardian does not hold %s: %s", watch->cgroup, strerror(-r));
+	r = oomkit_set_kernel_killer(ctx, watch->cgroup, false);
+	if (r < 0) {
+		watch->taken_over = was_taken_over;
+		if (!was_taken_over)
+			(void)oomkit__guardian_hold(ctx, watch->cgroup, 0);
+		return r;
+	}
 	/* Already stuck when taken over: the delay starts now. */
 	if (read_oom(ctx, watch, &oc) >= 0 && oc.under_oom && watch->state == OOM_IDLE) {
 		watch->deadline_ns = oomkit__now_ns() + delay_ms * 1000000u;
