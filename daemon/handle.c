@@ -648,6 +648,26 @@ enum oomkit_verdict handle_oom_event(oomkit_ctx *ctx, const struct oomkit_event 
 	return handle_scope(d, job, ev, 0);
 }
 
+enum oomkit_verdict handle_pressure_event(oomkit_ctx *ctx, const struct oomkit_event *ev, void *userdata)
+{
+	struct daemon *d = userdata;
+	(void)ctx;
+
+	if (ev->kind == OOMKIT_EVENT_GONE) {
+		d->machine.pressure_watch = NULL;
+		return OOMKIT_WAIT;
+	}
+	if (ev->kind != OOMKIT_EVENT_PRESSURE)
+		return OOMKIT_WAIT;
+	d->machine.pressure_events++;
+	if (ev->time_ns - d->machine.pressure_logged_ns >= 10ull * 1000 * 1000 * 1000 || !d->machine.pressure_logged_ns) {
+		d->machine.pressure_logged_ns = ev->time_ns;
+		dlog(4, "machine: critical memory pressure (%" PRIu64 " of %" PRIu64 " MiB); an OOM may follow",
+		     ev->usage_bytes >> 20, ev->limit_bytes == OOMKIT_UNLIMITED ? 0 : ev->limit_bytes >> 20);
+	}
+	return OOMKIT_WAIT;
+}
+
 /* An event as the library would have delivered it, for work done later. */
 static void synth_event(struct daemon *d, int job, oomkit_watch *watch, struct oomkit_event *ev, uint64_t time_ns)
 {

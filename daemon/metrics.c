@@ -101,6 +101,8 @@ static void format_all(struct daemon *d, struct mbuf *m)
 		if (k != POLICY_GROW && k != POLICY_REPORT && k != POLICY_KERNEL)
 			mprintf(m, "oomkit_kills_total{policy=\"%s\"} %" PRIu64 "\n", policy_kind_name((enum policy_kind)k),
 				d->kills_by_policy[k]);
+	header(m, "oomkit_machine_pressure_events_total", "counter", "Critical memory pressure events of the machine memcg.");
+	mprintf(m, "oomkit_machine_pressure_events_total %" PRIu64 "\n", d->machine.pressure_events);
 	header(m, "oomkit_kernel_handoffs_total", "counter", "OOMs handed to the kernel OOM killer by a chain.");
 	mprintf(m, "oomkit_kernel_handoffs_total %" PRIu64 "\n", d->kernel_handoffs);
 	header(m, "oomkit_handling_seconds", "summary", "Time from the kernel's OOM event to the completed action.");

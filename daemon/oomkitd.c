@@ -320,6 +320,10 @@ static int setup_machine(struct daemon *d)
 			setup_job(d, j);
 	}
 	watch_scope(d, d->machine.rel, cfg->delay_ms, &d->machine.watch);
+	r = oomkit_watch_pressure(d->ctx, d->machine.rel, OOMKIT_PRESSURE_CRITICAL, 0, handle_pressure_event, d,
+				  &d->machine.pressure_watch);
+	if (r < 0)
+		dlog(4, "machine: no pressure warnings: %s", strerror(-r));
 	struct oomkit_cgroup_memory m;
 	if (oomkit_cgroup_memory(d->ctx, d->machine.rel, &m) >= 0)
 		d->machine.last_failcnt = m.failcnt;

@@ -45,6 +45,9 @@ struct machine_state {
 	uint64_t kills;
 	char last_action[DAEMON_LAST_ACTION_MAX];
 	uint64_t last_failcnt;
+	oomkit_watch *pressure_watch;      /* critical memory pressure: a warning before the OOM */
+	uint64_t pressure_events;
+	uint64_t pressure_logged_ns;
 };
 
 struct report_entry {
@@ -127,6 +130,8 @@ uint64_t now_ns(void);
 
 /* handle.c */
 enum oomkit_verdict handle_oom_event(oomkit_ctx *ctx, const struct oomkit_event *event, void *userdata);
+/* Critical memory pressure on the machine: counted and logged (at most every 10 s). */
+enum oomkit_verdict handle_pressure_event(oomkit_ctx *ctx, const struct oomkit_event *event, void *userdata);
 /* Runs the chain for scope (job index, -1: machine) from first_step, writing a report. */
 enum oomkit_verdict handle_scope(struct daemon *d, int job, const struct oomkit_event *ev, unsigned first_step);
 /* Called from the main loop: prompt deadlines and delegated jobs whose handler did not resolve. */
