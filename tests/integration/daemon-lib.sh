@@ -157,8 +157,8 @@ usage_at_least() { # REL BYTES
 	[ "$(cat "$R/$1/memory.usage_in_bytes" 2>/dev/null || echo 0)" -ge "$2" ]
 }
 
-report_count() {
-	ls "$TMP/reports" 2>/dev/null | grep -c '^oom-.*\.json$'
+report_count() { # regular files only: a planted link is not a report
+	find "$TMP/reports" -maxdepth 1 -type f -name 'oom-*.json' 2>/dev/null | wc -l
 }
 
 has_reports() { [ "$(report_count)" -ge "$1" ]; }

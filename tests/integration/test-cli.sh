@@ -96,6 +96,22 @@ check "reports show: the victim marked" grep -Eq "^ *$big +web .*<- victim" "$TM
 check "reports show --json: the report itself" test "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$TMP/show.json")" = 1
 check "reports show unknown id: exit 1" test "$(exit_code "$OOMKIT" reports show 99)" = 1
 
+# Reports are opened without following links and kept within report_max_count.
+ln -s "$TMP/planted" "$TMP/reports/oom-00000002-web.json"
+sed -i 's|^readonly_status = yes$|&\nreport_max_count = 2|' "$TMP/oomkitd.conf"
+kill -HUP "$DPID"
+wait_for 10 test "$(grep -c reloaded "$TMP/log")" = 2 || fail "no second reload"
+big=$(spawn web 100 512 1000)
+check "a second OOM kills again" wait_for 20 dead "$big"
+check "the report skips the planted link" wait_for 10 test -f "$TMP/reports/oom-00000003-web.json"
+check "the link's target was never written" test ! -e "$TMP/planted"
+big=$(spawn web 100 512 1000)
+check "a third OOM kills again" wait_for 20 dead "$big"
+check "a fourth report is written" wait_for 10 test -f "$TMP/reports/oom-00000004-web.json"
+json_get "$TMP/reports/oom-00000004-web.json" "r['id']" >/dev/null
+check "retention keeps report_max_count reports" test "$(report_count)" = 2 -a ! -e "$TMP/reports/oom-00000001-web.json"
+check "reports lists what is kept" test "$("$OOMKIT" reports | awk 'NR > 1 { print $1 }' | tr '\n' ' ')" = "3 4 "
+
 # top
 "$OOMKIT" top --iterations 2 --interval 50 > "$TMP/top.txt"
 check "top: exit 0" test $? = 0
