@@ -326,7 +326,8 @@ static void status_table(struct reply *r)
 		size_t n = split(r->lines[i], f, MAX_FIELDS);
 		if (strcmp(f[0], "machine") == 0 && n >= 8) {
 			uint64_t u = u64(f[2]), l = u64(f[3]);
-			bar(u, l, br, 20);
+			/* 8 + 30 + 2 + 11 + 1 + 18 + 10 = 80 columns at most. */
+			bar(u, l, br, 16);
 			printf("machine %-.30s  %s/%s %s%s\n", f[1], human(u, a, sizeof(a)), human(l, b, sizeof(b)), br,
 			       strcmp(f[4], "1") == 0 ? " UNDER OOM" : "");
 			printf("        OOMs %s, kills %s%s%.40s\n\n", f[5], f[6], f[7][0] ? ", last: " : "", f[7]);
