@@ -659,6 +659,10 @@ enum oomkit_verdict handle_pressure_event(oomkit_ctx *ctx, const struct oomkit_e
 	}
 	if (ev->kind != OOMKIT_EVENT_PRESSURE)
 		return OOMKIT_WAIT;
+	/* v1 pressure events rise from the jobs to the machine: a job reclaiming
+	 * under its own limit is not the machine running out. */
+	if (ev->limit_bytes != OOMKIT_UNLIMITED && ev->usage_bytes < ev->limit_bytes / 10 * 9)
+		return OOMKIT_WAIT;
 	d->machine.pressure_events++;
 	if (ev->time_ns - d->machine.pressure_logged_ns >= 10ull * 1000 * 1000 * 1000 || !d->machine.pressure_logged_ns) {
 		d->machine.pressure_logged_ns = ev->time_ns;

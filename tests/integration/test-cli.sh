@@ -100,7 +100,8 @@ check "reports show unknown id: exit 1" test "$(exit_code "$OOMKIT" reports show
 ln -s "$TMP/planted" "$TMP/reports/oom-00000002-web.json"
 sed -i 's|^readonly_status = yes$|&\nreport_max_count = 2|' "$TMP/oomkitd.conf"
 kill -HUP "$DPID"
-wait_for 10 test "$(grep -c reloaded "$TMP/log")" = 2 || fail "no second reload"
+reloaded_twice() { [ "$(grep -c reloaded "$TMP/log")" = 2 ]; }
+wait_for 10 reloaded_twice || fail "no second reload"
 big=$(spawn web 100 512 1000)
 check "a second OOM kills again" wait_for 20 dead "$big"
 check "the report skips the planted link" wait_for 10 test -f "$TMP/reports/oom-00000003-web.json"
