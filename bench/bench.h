@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bench.h - the benchmarks of oomkit-bench, one function each.  Each returns
+ * 0 when it measured what it set out to (slow or not), 1 when something
+ * could not be measured (reported with an "F" line).
+ */
+#ifndef OOMKIT_BENCH_H
+#define OOMKIT_BENCH_H
+
+/* 1: OOM notification latency, liboomkit vs a bare eventfd loop. */
+int bench_notify(int argc, char **argv);
+
+/* 2: last touch to victim reaped and usage under the limit, oomkit vs the kernel killer. */
+int bench_resolve(int argc, char **argv);
+
+/* 3 and 4: idle wakeups, CPU and footprint at 10/100/1000 watches vs earlyoom. */
+int bench_idle(int argc, char **argv);
+
+/* 5: N memcgs hitting their limits at once, oomkit vs the kernel killer. */
+int bench_storm(int argc, char **argv);
+
+/* 6: a growing hog past a threshold, oomkit's usage threshold vs earlyoom. */
+int bench_machine(int argc, char **argv);
+
+/* An unsigned option "--name=VALUE" from argv, or fallback. */
+unsigned bench_opt(int argc, char **argv, const char *name, unsigned fallback);
+
+#endif
