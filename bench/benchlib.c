@@ -543,11 +543,9 @@ uint64_t bl_proc_cpu_ns(pid_t pid)
 	return strtoull(buf, NULL, 10);
 }
 
-uint64_t bl_proc_switches(pid_t pid)
+uint64_t bl_proc_wakeups(pid_t pid)
 {
-	uint64_t v = bl_proc_status(pid, "voluntary_ctxt_switches");
-	uint64_t nv = bl_proc_status(pid, "nonvoluntary_ctxt_switches");
-	return v == UINT64_MAX || nv == UINT64_MAX ? UINT64_MAX : v + nv;
+	return bl_proc_status(pid, "voluntary_ctxt_switches");
 }
 
 pid_t bl_first_child(pid_t pid)

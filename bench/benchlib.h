@@ -125,8 +125,10 @@ uint64_t bl_proc_private_kib(pid_t pid);
 /* Time on CPU (first field of /proc/PID/schedstat), ns; UINT64_MAX if unknown. */
 uint64_t bl_proc_cpu_ns(pid_t pid);
 
-/* Voluntary plus involuntary context switches: each one a wakeup or a preemption. */
-uint64_t bl_proc_switches(pid_t pid);
+/* Voluntary context switches: a process that sleeps, wakes and sleeps again
+ * counts one.  (Involuntary ones are preemptions while it runs, which a busy
+ * machine adds to any process that has work to do.) */
+uint64_t bl_proc_wakeups(pid_t pid);
 
 /* The first child of pid (from /proc/PID/task/PID/children), or 0. */
 pid_t bl_first_child(pid_t pid);

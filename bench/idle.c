@@ -5,8 +5,9 @@
  * and 1000 memcgs (taken over, guardian, reserve, mlock: what a daemon does
  * for its jobs), oomkitd itself with 10 and 64 jobs (its configuration holds
  * at most 64), and earlyoom with thresholds it never reaches.  Measured over
- * the window: context switches (each a wakeup) and CPU time, of the process
- * and its guardian together; after it: resident, locked and private memory
+ * the window: voluntary context switches (each one a wakeup) and CPU time,
+ * of the process and its guardian together; after it: resident, locked and
+ * private memory
  * (resident counts the shared C library each locked process maps in whole;
  * private is what the process alone costs the machine).
  *
@@ -171,7 +172,7 @@ static int start_earlyoom(void)
 static void snapshot(void)
 {
 	for (unsigned i = 0; i < n_subjects; i++) {
-		subjects[i].switches = sum2(bl_proc_switches, &subjects[i]);
+		subjects[i].switches = sum2(bl_proc_wakeups, &subjects[i]);
 		subjects[i].cpu_ns = sum2(bl_proc_cpu_ns, &subjects[i]);
 	}
 }
@@ -191,7 +192,7 @@ static int report(unsigned seconds)
 	int failed = 0;
 	for (unsigned i = 0; i < n_subjects; i++) {
 		struct subject *s = &subjects[i];
-		uint64_t sw = sum2(bl_proc_switches, s), cpu = sum2(bl_proc_cpu_ns, s);
+		uint64_t sw = sum2(bl_proc_wakeups, s), cpu = sum2(bl_proc_cpu_ns, s);
 		uint64_t rss = sum2(rss_kib, s), lck = sum2(lck_kib, s), own = sum2(bl_proc_private_kib, s);
 		char series[512];
 		if (sw == UINT64_MAX || cpu == UINT64_MAX || rss == UINT64_MAX || lck == UINT64_MAX || own == UINT64_MAX ||

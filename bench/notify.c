@@ -6,7 +6,10 @@
  * liboomkit handler (take-over, guardian, reserve, mlock: a daemon's setup),
  * side B a bare eventfd loop on cgroup.event_control with the same kill, so
  * the ratio is what the library adds on top of the kernel's notification.
- * The two alternate, one OOM each, in one run.
+ * Each runs twice: at the normal scheduling policy, and under SCHED_FIFO
+ * (what a deployment does that wants its handler to run the moment the
+ * kernel wakes it, whatever else the machine is busy with).  The four
+ * alternate, one OOM each, in one run.
  */
 #include <stdio.h>
 #include <string.h>
@@ -20,7 +23,9 @@
 #define HOG_MIB 64
 #define OOM_TIMEOUT_MS 10000
 
-static const char *const side_name[2] = {"oomkit", "eventfd"};
+#define SIDES 4
+
+static const char *const side_name[SIDES] = {"oomkit", "eventfd", "oomkit-rt", "eventfd-rt"};
 
 static bool oom_clear(const char *cg, int timeout_ms)
 {
@@ -56,44 +61,50 @@ static double one_oom(const char *cg, const char *hog_path, struct bl_hog_stamp 
 	return (double)(ws->entry_ns - hs->last_touch_ns);
 }
 
-static int start_watchers(const char *cg[2], const char *wpath[2])
+static int start_watcher(int side, const char *cg, const char *stamp)
 {
-	const char *a[] = {"--stamp", wpath[0], "--reserve", bl_child("res-oomkit"), cg[0], NULL};
-	const char *b[] = {"--raw", "--stamp", wpath[1], "--reserve", bl_child("res-eventfd"), cg[1], NULL};
-	if (bl_mkcg(bl_child("res-eventfd"), 64 * BL_MIB) < 0)
+	const char *res = bl_child("res-%s", side_name[side]);
+	const char *args[8];
+	int n = 0;
+	if (bl_mkcg(res, 64 * BL_MIB) < 0)
 		return -1;
-	if (bl_start_watcher(a, NULL, 10000) < 0 || bl_start_watcher(b, NULL, 10000) < 0)
-		return -1;
-	return 0;
+	if (side % 2)
+		args[n++] = "--raw";
+	if (side >= 2)
+		args[n++] = "--rt";
+	args[n++] = "--stamp";
+	args[n++] = stamp;
+	args[n++] = "--reserve";
+	args[n++] = res;
+	args[n++] = cg;
+	args[n] = NULL;
+	return bl_start_watcher(args, NULL, 10000) < 0 ? -1 : 0;
 }
 
 int bench_notify(int argc, char **argv)
 {
 	unsigned count = bench_opt(argc, argv, "count", 200);
-	char hog_path[64], wpath[2][64];
-	const char *cg[2], *wp[2] = {wpath[0], wpath[1]};
-	struct bl_watch_stamp *ws[2];
+	char hog_path[64] = "", wpath[SIDES][64] = {{0}};
+	const char *cg[SIDES];
+	struct bl_watch_stamp *ws[SIDES];
 	int failed = 0;
 
 	if (bl_init("notify", 256 * BL_MIB) < 0)
 		return 1;
 	struct bl_hog_stamp *hs = bl_stamp_new(hog_path, sizeof(hog_path));
-	ws[0] = bl_stamp_new(wpath[0], sizeof(wpath[0]));
-	ws[1] = bl_stamp_new(wpath[1], sizeof(wpath[1]));
-	for (int s = 0; s < 2; s++) {
+	for (int s = 0; s < SIDES; s++) {
 		cg[s] = bl_child("%s", side_name[s]);
-		if (bl_mkcg(cg[s], NOTIFY_LIMIT) < 0)
-			return 1;
-	}
-	if (!hs || !ws[0] || !ws[1] || start_watchers(cg, wp) < 0) {
-		bl_fail("notify: setup failed");
-		failed = 1;
-		goto out;
+		ws[s] = bl_stamp_new(wpath[s], sizeof(wpath[s]));
+		if (!hs || !ws[s] || bl_mkcg(cg[s], NOTIFY_LIMIT) < 0 || start_watcher(s, cg[s], wpath[s]) < 0) {
+			bl_fail("notify: setup of the %s side failed", side_name[s]);
+			failed = 1;
+			goto out;
+		}
 	}
 	bl_note("notify: %u OOMs per side, memcg limit %llu MiB, hog touching 1 MiB steps with no pause", count,
 		NOTIFY_LIMIT / BL_MIB);
 	for (unsigned i = 0; i < count && failed < 5; i++)
-		for (int s = 0; s < 2; s++) {
+		for (int s = 0; s < SIDES; s++) {
 			double ns = one_oom(cg[s], hog_path, hs, ws[s]);
 			if (ns < 0)
 				failed++;
@@ -101,9 +112,11 @@ int bench_notify(int argc, char **argv)
 				bl_sample("notify", side_name[s], ns / 1000.0);
 		}
 out:
-	unlink(hog_path);
-	unlink(wpath[0]);
-	unlink(wpath[1]);
+	for (int s = 0; s < SIDES; s++)
+		if (wpath[s][0])
+			unlink(wpath[s]);
+	if (hog_path[0])
+		unlink(hog_path);
 	bl_cleanup();
 	return failed ? 1 : 0;
 }

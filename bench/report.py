@@ -22,6 +22,8 @@ DAEMON_N = (10, 64)
 # label, unit, bench, oomkit series, baseline series, baseline name, goal
 ROWS = [
     ("1 notify: last touch → handler entry", "µs", "notify", "oomkit", "eventfd", "bare eventfd loop", "p99 ≤ 1000"),
+    ("1 notify, handlers under SCHED_FIFO", "µs", "notify", "oomkit-rt", "eventfd-rt", "bare eventfd loop",
+     "p99 ≤ 1000"),
     ("2 resolve: last touch → victim gone, usage < limit/2", "ms", "resolve", "oomkit", "kernel",
      "kernel OOM killer", "ratio ≤ 1.1"),
 ]
@@ -56,6 +58,8 @@ ROWS += [
     ("6 machine: crossing → hog dead", "ms", "machine", "oomkit", "earlyoom", "earlyoom", "ratio ≤ 0.1"),
     ("6 machine: crossing → hog stopped", "ms", "machine", "oomkit-stop", "earlyoom-stop", "earlyoom", ""),
     ("6 machine: allocated past the threshold", "MiB", "machine", "oomkit-past", "earlyoom-past", "earlyoom", ""),
+    ("6 machine: runs missed (killed early, or not in 3 s)", "", "machine", "oomkit-missed", "earlyoom-missed",
+     "earlyoom", ""),
 ]
 
 
@@ -152,7 +156,9 @@ def cdf_file(path, values):
 
 
 PANELS = [
-    ("1 notify: last touch → handler entry (µs)", [("notify/oomkit", "oomkit"), ("notify/eventfd", "bare eventfd")]),
+    ("1 notify: last touch → handler entry (µs)",
+     [("notify/oomkit", "oomkit"), ("notify/eventfd", "bare eventfd"), ("notify/oomkit-rt", "oomkit, SCHED_FIFO"),
+      ("notify/eventfd-rt", "bare eventfd, SCHED_FIFO")]),
     ("2 resolve: last touch → resolved (ms)", [("resolve/oomkit", "oomkit"), ("resolve/kernel", "kernel killer")]),
     ("5 storm: each hog, last touch → exit (ms)",
      [(f"storm/{s}-hog@{n}", f"{s} N={n}") for n in (10, 500) for s in ("oomkit", "kernel")]),

@@ -10,8 +10,11 @@
  * costs.
  *
  *   oomkit-bench-watcher [--raw] [--threshold BYTES] [--delay MS] [--kill-wait MS]
- *                        [--stamp FILE] [--reserve CGROUP] [--count N] CGROUP...
+ *                        [--stamp FILE] [--reserve CGROUP] [--count N] [--rt] CGROUP...
  *
+ * --rt runs the handler under SCHED_FIFO (priority 10), as a deployment that
+ * wants its OOM handler to run the moment it is woken would; the guardian
+ * keeps the normal policy.
  * With --count N, the single CGROUP is a printf pattern taking one unsigned
  * (e.g. "bench/idle/%u") expanded for 0..N-1.  Cgroups are relative to the
  * memory root.  Prints "ready PID GUARDIAN_PID" on stdout once every watch
@@ -28,6 +31,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,6 +57,7 @@ struct options {
 	unsigned count;              /* 0: the cgroups are listed */
 	char **cgroups;
 	unsigned n_cgroups;
+	bool rt;
 };
 
 static struct options opt = {.delay_ms = 10000, .kill_wait_ms = 1000};
@@ -99,6 +104,14 @@ static const char *cgroup_name(unsigned i, char *buf, size_t len)
 static unsigned n_watches(void)
 {
 	return opt.count ? opt.count : opt.n_cgroups;
+}
+
+/* After the guardian is forked: it inherits nothing of this. */
+static void maybe_realtime(void)
+{
+	struct sched_param sp = {.sched_priority = 10};
+	if (opt.rt && sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
+		fprintf(stderr, "watcher: SCHED_FIFO: %s\n", strerror(errno));
 }
 
 /* ------------------------------------------------------------ liboomkit */
@@ -181,6 +194,7 @@ static int run_oomkit(void)
 		fprintf(stderr, "watcher: reserve %s: %s\n", opt.reserve, strerror(-r));
 	if (r >= 0)
 		r = watch_all(ctx);
+	maybe_realtime();
 	if (r >= 0) {
 		printf("ready %d %d\n", (int)getpid(), (int)oomkit_guardian_pid(ctx));
 		fflush(stdout);
@@ -294,6 +308,7 @@ static int run_raw(void)
 	if (opt.reserve && write_at(opt.reserve, "cgroup.procs", pid) < 0)
 		fprintf(stderr, "watcher: cannot enter %s\n", opt.reserve);
 	int r = raw_setup(ws, n, epfd);
+	maybe_realtime();
 	if (r >= 0 && mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
 		fprintf(stderr, "watcher: mlockall: %s\n", strerror(errno));
 	if (r >= 0) {
@@ -335,7 +350,8 @@ static int parse_args(int argc, char **argv)
 		{"raw", no_argument, NULL, 'r'},          {"threshold", required_argument, NULL, 't'},
 		{"delay", required_argument, NULL, 'd'},  {"kill-wait", required_argument, NULL, 'k'},
 		{"stamp", required_argument, NULL, 's'},  {"reserve", required_argument, NULL, 'R'},
-		{"count", required_argument, NULL, 'n'},  {NULL, 0, NULL, 0},
+		{"count", required_argument, NULL, 'n'},  {"rt", no_argument, NULL, 'T'},
+		{NULL, 0, NULL, 0},
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -347,6 +363,7 @@ static int parse_args(int argc, char **argv)
 		case 's': opt.stamp_path = optarg; break;
 		case 'R': opt.reserve = optarg; break;
 		case 'n': opt.count = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'T': opt.rt = true; break;
 		default: return -1;
 		}
 	}
@@ -359,7 +376,7 @@ int main(int argc, char **argv)
 {
 	if (parse_args(argc, argv) < 0) {
 		fprintf(stderr, "usage: %s [--raw] [--threshold BYTES] [--delay MS] [--kill-wait MS] "
-				"[--stamp FILE] [--reserve CGROUP] [--count N] CGROUP...\n", argv[0]);
+				"[--stamp FILE] [--reserve CGROUP] [--count N] [--rt] CGROUP...\n", argv[0]);
 		return 2;
 	}
 	if (opt.stamp_path && !(stamp = map_stamp(opt.stamp_path))) {
