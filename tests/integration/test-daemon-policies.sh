@@ -10,7 +10,9 @@ setup policies
 # A copy of the hog under another name, for protection by name.
 cp "$OOMKIT_HOG" "$TMP/bighog"
 
-write_config 1G "report, kill-lowest, kernel" 3s <<EOF2
+# A long delay: the prompt waits half of it for the test's answer, which must
+# not lose a race against a loaded machine.
+write_config 1G "report, kill-lowest, kernel" 12s <<EOF2
 [job grow]
 limit = 32M
 limit_max = 64M
@@ -136,7 +138,7 @@ check "prompt: the report records the answer" \
 
 # report only: nothing is done; the kernel steps in after the delay.
 a=$(spawn reportonly 64 512 500)
-check "report: the kernel kills after the delay" wait_for 20 dead "$a"
+check "report: the kernel kills after the delay" wait_for 40 dead "$a"
 check "report: the report says none" test "$(action_of reportonly)" = none
 
 stop_daemon
@@ -174,6 +176,7 @@ EOF2
 start_daemon --dry-run
 check "dry run: the kernel killer stays on" grep -q "oom_kill_disable 0" "$R/memory.oom_control"
 a=$(spawn small 20)
+wait_for 10 usage_at_least small $((20 << 20)) || fail "small did not grow"
 b=$(spawn big 100 512 2000)
 check "dry run: a report is written" wait_for 20 has_reports 1
 rep=$(latest_report)
