@@ -2,8 +2,9 @@
 /*
  * benchlib.c - shared by the benchmarks: the run's memcg tree and its
  * cleanup, helper processes, stamps, waits and /proc counters.  Every memcg
- * lives under BL_MEMORY_ROOT/<prefix>[...] where prefix starts with
- * "oomkit-bench-", so cleanup removes exactly what this run made.
+ * of a benchmark lives under BL_MEMORY_ROOT/<top>/<benchmark>, where top is
+ * run.sh's oomkit-bench-<pid> (or this process's own), so cleanup removes
+ * exactly what this run made.
  */
 #include "benchlib.h"
 
@@ -31,7 +32,9 @@
 
 #define MAX_TRACKED 64
 
-static char prefix[128];
+static char top[128];        /* oomkit-bench-<pid>, directly under the root */
+static char prefix[256];     /* <top>/<benchmark> */
+static bool top_made;        /* top is ours to remove too */
 static bool initialised;
 static pid_t tracked[MAX_TRACKED];
 static pid_t owner_pid;
@@ -260,25 +263,6 @@ int bl_remove_tree(const char *rel)
 	return remove_abs(bl_abs(rel));
 }
 
-/* Every memcg named <prefix> or <prefix>-... directly under the root. */
-static void remove_ours(void)
-{
-	DIR *d = opendir(BL_MEMORY_ROOT);
-	if (!d)
-		return;
-	size_t n = strlen(prefix);
-	struct dirent *de;
-	char names[64][256];
-	int count = 0;
-	while ((de = readdir(d)) && count < 64)
-		if (de->d_type == DT_DIR && strncmp(de->d_name, prefix, n) == 0 &&
-		    (de->d_name[n] == 0 || de->d_name[n] == '-'))
-			snprintf(names[count++], sizeof(names[0]), "%s", de->d_name);
-	closedir(d);
-	for (int i = 0; i < count; i++)
-		bl_remove_tree(names[i]);
-}
-
 void bl_track(pid_t pid)
 {
 	for (int i = 0; i < MAX_TRACKED; i++)
@@ -307,7 +291,9 @@ void bl_cleanup(void)
 			waitpid(tracked[i], NULL, 0);
 			tracked[i] = 0;
 		}
-	remove_ours();
+	bl_remove_tree(prefix);
+	if (top_made)
+		bl_remove_tree(top);
 }
 
 static void on_fatal_signal(int sig)
@@ -319,7 +305,7 @@ static void on_fatal_signal(int sig)
 
 int bl_init(const char *name, uint64_t limit_bytes)
 {
-	const char *env = getenv("OOMKIT_BENCH_PREFIX");
+	const char *env = getenv("OOMKIT_BENCH_PARENT");
 	if (geteuid() != 0) {
 		fprintf(stderr, "oomkit-bench: needs root\n");
 		return -1;
@@ -329,13 +315,14 @@ int bl_init(const char *name, uint64_t limit_bytes)
 		return -1;
 	}
 	if (env && *env)
-		snprintf(prefix, sizeof(prefix), "%s-%s", env, name);
+		snprintf(top, sizeof(top), "%s", env);
 	else
-		snprintf(prefix, sizeof(prefix), "oomkit-bench-%d-%s", (int)getpid(), name);
-	if (strncmp(prefix, "oomkit-bench-", 13) != 0 || strchr(prefix, '/')) {
-		fprintf(stderr, "oomkit-bench: prefix %s must be oomkit-bench-...\n", prefix);
+		snprintf(top, sizeof(top), "oomkit-bench-%d", (int)getpid());
+	if (strncmp(top, "oomkit-bench-", 13) != 0 || strchr(top, '/')) {
+		fprintf(stderr, "oomkit-bench: parent %s must be oomkit-bench-... directly under the root\n", top);
 		return -1;
 	}
+	snprintf(prefix, sizeof(prefix), "%s/%s", top, name);
 	owner_pid = getpid();
 	initialised = true;
 	atexit(bl_cleanup);
@@ -343,6 +330,12 @@ int bl_init(const char *name, uint64_t limit_bytes)
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		signal(sigs[i], on_fatal_signal);
 	signal(SIGPIPE, SIG_IGN);
+	/* Standalone, the parent is ours and bounded like the benchmark. */
+	if (!env || !*env) {
+		top_made = true;
+		if (bl_mkcg(top, limit_bytes) < 0)
+			return -1;
+	}
 	return bl_mkcg(prefix, limit_bytes) < 0 ? -1 : 0;
 }
 

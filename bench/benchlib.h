@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * benchlib.h - what every benchmark of oomkit-bench shares: a private tree of
- * memcgs named after the run (oomkit-bench-<tag>) that is removed at exit and
- * on fatal signals, helper processes that die with the bench, shared stamp
+ * memcgs (oomkit-bench-<pid>/<benchmark>) that is removed at exit and on
+ * fatal signals, helper processes that die with the bench, shared stamp
  * files, pidfd waits with deadlines, /proc counters, and the sample lines the
  * driver prints for bench/run.sh.
  */
@@ -38,15 +38,15 @@ const char *bl_watcher(void);
 const char *bl_oomkitd(void);   /* NULL: not built */
 const char *bl_earlyoom(void);  /* NULL: not installed */
 
-/* Checks root and memcg v1, creates the parent memcg <prefix> with
- * limit_bytes and installs cleanup (atexit and fatal signals).  The prefix is
- * $OOMKIT_BENCH_PREFIX (set by run.sh so it can clean up after a SIGKILL) or
- * oomkit-bench-<pid>; it must start with "oomkit-bench-".  Returns 0, or
- * -1 with a message on stderr. */
+/* Checks root and memcg v1, creates the benchmark's memcg <top>/<name> with
+ * limit_bytes and installs cleanup (atexit and fatal signals).  top is
+ * $OOMKIT_BENCH_PARENT (made and bounded by run.sh, which removes it even
+ * after a SIGKILL) or oomkit-bench-<pid>, made here with the same limit; it
+ * must start with "oomkit-bench-".  Returns 0, or -1 with a message on
+ * stderr. */
 int bl_init(const char *name, uint64_t limit_bytes);
 
-/* The parent memcg (relative to the memory root) and the prefix that names
- * sibling memcgs (for oomkitd, whose machine memcg sits under the root). */
+/* The benchmark's memcg, relative to the memory root. */
 const char *bl_parent(void);
 
 /* "<parent>/<name>", in a static ring of buffers. */
@@ -71,7 +71,7 @@ uint64_t bl_read_key(const char *rel, const char *file, const char *key);
  * and removes the memcgs, deepest first.  Returns 0 if all are gone. */
 int bl_remove_tree(const char *rel);
 
-/* Kills the helpers, then removes every memcg this run made. */
+/* Kills the helpers, then removes every memcg this benchmark made. */
 void bl_cleanup(void);
 
 /* Registers a helper process (watcher, daemon, namespace init) to be

@@ -7,9 +7,8 @@
  * at most 64), and earlyoom with thresholds it never reaches.  Measured over
  * the window: voluntary context switches (each one a wakeup) and CPU time,
  * of the process and its guardian together; after it: resident, locked and
- * private memory
- * (resident counts the shared C library each locked process maps in whole;
- * private is what the process alone costs the machine).
+ * private memory (resident counts the shared C library each locked process
+ * maps in whole; private is what the process alone costs the machine).
  *
  * earlyoom runs as pid 1 of a pid namespace with a private /proc and with
  * --dryrun, so it could not kill anything even if memory ran low.
@@ -106,14 +105,14 @@ static bool file_has(const char *path, const char *what)
 	return strstr(buf, what) != NULL;
 }
 
-/* oomkitd's machine memcg sits directly under the memory root, named after
- * this run's prefix so that cleanup removes it and its reserve beside it. */
+/* oomkitd's machine memcg and the reserve it makes beside it
+ * (<machine>-daemon) both lie in this benchmark's tree. */
 static int start_oomkitd(unsigned jobs)
 {
-	char conf[128], log[128], machine[160];
+	char conf[128], log[128], machine[512];
 	snprintf(conf, sizeof(conf), "%s/oomkitd-%u.conf", tmpdir, jobs);
 	snprintf(log, sizeof(log), "%s/oomkitd-%u.log", tmpdir, jobs);
-	snprintf(machine, sizeof(machine), "%s-d%u", bl_parent(), jobs);
+	snprintf(machine, sizeof(machine), "%s", bl_child("d%u", jobs));
 	if (write_config(conf, machine, jobs) < 0)
 		return -1;
 	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

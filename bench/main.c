@@ -6,8 +6,8 @@
  *
  *   oomkit-bench notify|resolve|idle|storm|machine [--NAME=VALUE]...
  *
- * Run it as root; every memcg it makes is named after $OOMKIT_BENCH_PREFIX
- * (or oomkit-bench-PID) and removed at exit.
+ * Run it as root; every memcg it makes lies under $OOMKIT_BENCH_PARENT/BENCH
+ * (or oomkit-bench-PID/BENCH) and is removed at exit.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,9 +7,10 @@
 # machine.  Exits non-zero only when something could not be measured, never
 # for a slow figure.
 #
-# Every memcg is named oomkit-bench-<this shell's pid>-..., bounded by a
-# limit, and removed on any exit, also after a benchmark was killed by its
-# timeout.  Needs root and the cgroup v1 memory controller.
+# Every memcg lies under /sys/fs/cgroup/memory/oomkit-bench-<this shell's
+# pid>, bounded by a limit there and on each benchmark's own memcg, and is
+# removed on any exit, also after a benchmark was killed by its timeout.
+# Needs root and the cgroup v1 memory controller.
 set -u
 
 BUILD=${1:-build}
@@ -17,7 +18,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 RESULTS="$HERE/results"
 BIN="$BUILD/bench/oomkit-bench"
 MEMROOT=/sys/fs/cgroup/memory
-TAG="oomkit-bench-$$"
+TOP="oomkit-bench-$$"
+# The largest benchmark (storm, 500 memcgs of 2 MiB) needs about 1 GiB.
+TOP_LIMIT=$((1280 * 1024 * 1024))
 RAW=$(mktemp -d /tmp/oomkit-bench-raw.XXXXXX)
 
 # Kills what is left in this run's memcgs, gives their kernel killers back
@@ -41,10 +44,7 @@ remove_tree() {
 }
 
 cleanup() {
-	local cg
-	for cg in "$MEMROOT/$TAG"-*; do
-		[ -d "$cg" ] && remove_tree "$cg"
-	done
+	remove_tree "$MEMROOT/$TOP"
 	rm -rf "$RAW"
 }
 trap cleanup EXIT
@@ -54,11 +54,20 @@ if [ "$(id -u)" != 0 ] || [ ! -w "$MEMROOT/cgroup.event_control" ]; then
 	echo "bench: needs root and the cgroup v1 memory controller at $MEMROOT" >&2
 	exit 1
 fi
+if [ ! -x "$BIN" ] && [ -f "$BUILD/build.ninja" ]; then
+	# A build directory configured with -Dbench=false: turn the benchmarks on.
+	echo "bench: $BIN is missing; configuring $BUILD with -Dbench=true" >&2
+	meson configure "$BUILD" -Dbench=true >/dev/null && ninja -C "$BUILD" >&2
+fi
 if [ ! -x "$BIN" ]; then
 	echo "bench: $BIN is missing: build first (meson setup $BUILD && ninja -C $BUILD)" >&2
 	exit 1
 fi
-export OOMKIT_BENCH_PREFIX="$TAG"
+mkdir "$MEMROOT/$TOP" && echo "$TOP_LIMIT" > "$MEMROOT/$TOP/memory.limit_in_bytes" || {
+	echo "bench: cannot create $MEMROOT/$TOP with a limit" >&2
+	exit 1
+}
+export OOMKIT_BENCH_PARENT="$TOP"
 
 failed=""
 # run NAME TIMEOUT_S [ARGS...]: one benchmark under a timeout; its sample
