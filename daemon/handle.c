@@ -701,8 +701,9 @@ static void prompt_timeout(struct daemon *d)
 	synth_event(d, job, watch, &ev, d->prompt.event_ns);
 	finish_prompt(d, "none", NULL, NULL, ev.under_oom ? "no answer; the chain goes on" : "no answer; resolved meanwhile",
 		      now_ns(), 0);
-	if (ev.under_oom)
-		(void)handle_scope(d, job, &ev, next);
+	/* Outside the library's handler, a "kernel" verdict must be handed over explicitly. */
+	if (ev.under_oom && handle_scope(d, job, &ev, next) == OOMKIT_KERNEL)
+		(void)oomkit_hand_to_kernel(d->ctx, watch);
 }
 
 void handle_timers(struct daemon *d, uint64_t now)
@@ -722,7 +723,8 @@ void handle_timers(struct daemon *d, uint64_t now)
 			continue;
 		}
 		dlog(5, "%s: its owner did not resolve the OOM in time", j->name);
-		(void)handle_scope(d, (int)i, &ev, 0);
+		if (handle_scope(d, (int)i, &ev, 0) == OOMKIT_KERNEL)
+			(void)oomkit_hand_to_kernel(d->ctx, j->watch);
 	}
 }
 
@@ -751,7 +753,11 @@ int handle_prompt_answer(struct daemon *d, const char *line, char *msg, size_t m
 	const char *rel = job < 0 ? d->machine.rel : d->jobs[job].rel;
 
 	if (strcmp(what, "kernel") == 0) {
-		finish_prompt(d, "kernel", NULL, NULL, "left to the kernel OOM killer after the delay", now_ns(), 0);
+		oomkit_watch *watch = job < 0 ? d->machine.watch : d->jobs[job].watch;
+		int r = oomkit_hand_to_kernel(d->ctx, watch);
+		finish_prompt(d, "kernel", NULL, NULL,
+			      r == 0 ? "handed to the kernel OOM killer" : "left to the kernel OOM killer after the delay",
+			      now_ns(), 0);
 		snprintf(msg, msg_len, "the kernel decides");
 		return 0;
 	}

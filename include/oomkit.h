@@ -178,6 +178,12 @@ const char *oomkit_watch_cgroup(const oomkit_watch *watch);
  * -EINVAL: not an OOM watch. */
 int oomkit_take_over(oomkit_ctx *ctx, oomkit_watch *watch, uint64_t delay_ms);
 
+/* Hands the OOM under way in a taken-over watch's cgroup to the kernel OOM
+ * killer now, from outside the handler (a person answered, a timer of the
+ * caller's ran out); the library holds the killer off again once the kernel
+ * has resolved it.  -EINVAL: not taken over. */
+int oomkit_hand_to_kernel(oomkit_ctx *ctx, oomkit_watch *watch);
+
 /* Gives the kernel OOM killer back to a taken-over watch's cgroup. */
 int oomkit_release(oomkit_ctx *ctx, oomkit_watch *watch);
 

@@ -541,6 +541,16 @@ static void to_kernel(oomkit_ctx *ctx, struct oomkit_watch *w, const char *why)
 	set_state(ctx, w, OOM_KERNEL);
 }
 
+OOMKIT__EXPORT int oomkit_hand_to_kernel(oomkit_ctx *ctx, oomkit_watch *watch)
+{
+	if (!valid_watch(ctx, watch) || !watch->taken_over)
+		return -EINVAL;
+	to_kernel(ctx, watch, "asked from outside the handler");
+	/* Polls until the kernel has resolved it, then holds the killer off again. */
+	arm_timer(ctx);
+	return 0;
+}
+
 /* Re-reads a pending watch: resolved, past its deadline, or still waiting. */
 static void check_pending(oomkit_ctx *ctx, struct oomkit_watch *w, uint64_t now)
 {

@@ -310,6 +310,33 @@ static void test_delay_hands_to_kernel(void **state)
 	oomkit_free(ctx);
 }
 
+/* Handing an OOM to the kernel from outside the handler, long before the delay. */
+static void test_hand_to_kernel(void **state)
+{
+	(void)state;
+	const char *cg = tl_cgroup("handoff", 32 * TL_MIB);
+	oomkit_ctx *ctx = new_ctx();
+	struct rec r = {.verdict = OOMKIT_WAIT};
+	oomkit_watch *w, *plain;
+
+	assert_int_equal(oomkit_watch_oom(ctx, cg, 0, handler, &r, &w), 0);
+	assert_int_equal(oomkit_watch_threshold(ctx, cg, 1 * TL_MIB, 0, handler, &r, &plain), 0);
+	assert_int_equal(oomkit_hand_to_kernel(ctx, plain), -EINVAL);
+	assert_int_equal(oomkit_hand_to_kernel(ctx, w), -EINVAL);
+	assert_int_equal(oomkit_take_over(ctx, w, 600000), 0);
+	pid_t hog = tl_spawn_hog(cg, 64, 1024, 0);
+	assert_true(run_until(ctx, oom_seen, &r, 20000));
+	assert_true(tl_alive(hog));
+	assert_int_equal(oomkit_hand_to_kernel(ctx, w), 0);
+	assert_true(run_until(ctx, killed_by_kernel, (void *)cg, 20000));
+	int st = tl_wait_exit(hog, 5000);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	for (int i = 0; i < 50 && tl_read_key(cg, "memory.oom_control", "oom_kill_disable") != 1; i++)
+		oomkit_dispatch(ctx, 20);
+	assert_int_equal(tl_read_key(cg, "memory.oom_control", "oom_kill_disable"), 1);
+	oomkit_free(ctx);
+}
+
 /* Parent OOM: every watch below sees it, with the parent as origin. */
 static void test_origin_is_parent(void **state)
 {
@@ -383,6 +410,7 @@ int main(void)
 		cmocka_unit_test(test_pressure),
 		cmocka_unit_test(test_gone),
 		cmocka_unit_test(test_delay_hands_to_kernel),
+		cmocka_unit_test(test_hand_to_kernel),
 		cmocka_unit_test(test_origin_is_parent),
 		cmocka_unit_test(test_refuse_self),
 	};
