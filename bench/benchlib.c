@@ -32,9 +32,9 @@
 
 #define MAX_TRACKED 64
 
-static char top[128];        /* oomkit-bench-<pid>, directly under the root */
-static char prefix[256];     /* <top>/<benchmark> */
-static bool top_made;        /* top is ours to remove too */
+static char top[128];	 /* oomkit-bench-<pid>, directly under the root */
+static char prefix[256]; /* <top>/<benchmark> */
+static bool top_made;	 /* top is ours to remove too */
 static bool initialised;
 static pid_t tracked[MAX_TRACKED];
 static pid_t owner_pid;
@@ -152,7 +152,8 @@ static uint64_t find_key(const char *buf, const char *key)
 {
 	size_t klen = strlen(key);
 	for (const char *line = buf; line && *line;) {
-		if (strncmp(line, key, klen) == 0 && (line[klen] == ' ' || line[klen] == '\t' || line[klen] == ':')) {
+		if (strncmp(line, key, klen) == 0 &&
+		    (line[klen] == ' ' || line[klen] == '\t' || line[klen] == ':')) {
 			const char *v = line + klen + 1;
 			while (*v == ' ' || *v == '\t')
 				v++;
@@ -319,7 +320,8 @@ int bl_init(const char *name, uint64_t limit_bytes)
 	else
 		snprintf(top, sizeof(top), "oomkit-bench-%d", (int)getpid());
 	if (strncmp(top, "oomkit-bench-", 13) != 0 || strchr(top, '/')) {
-		fprintf(stderr, "oomkit-bench: parent %s must be oomkit-bench-... directly under the root\n", top);
+		fprintf(stderr, "oomkit-bench: parent %s must be oomkit-bench-... directly under the root\n",
+			top);
 		return -1;
 	}
 	snprintf(prefix, sizeof(prefix), "%s/%s", top, name);

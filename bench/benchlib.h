@@ -35,8 +35,8 @@ struct bl_watch_stamp {
  * environment: OOMKIT_HOG, OOMKIT_BENCH_WATCHER, OOMKITD, EARLYOOM). */
 const char *bl_hog(void);
 const char *bl_watcher(void);
-const char *bl_oomkitd(void);   /* NULL: not built */
-const char *bl_earlyoom(void);  /* NULL: not installed */
+const char *bl_oomkitd(void);  /* NULL: not built */
+const char *bl_earlyoom(void); /* NULL: not installed */
 
 /* Checks root and memcg v1, creates the benchmark's memcg <top>/<name> with
  * limit_bytes and installs cleanup (atexit and fatal signals).  top is

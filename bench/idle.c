@@ -33,8 +33,8 @@
 #define MAX_SUBJECTS 8
 
 struct subject {
-	char side[16];    /* "oomkit", "oomkitd", "earlyoom" */
-	unsigned n;       /* memcgs watched; 0 for earlyoom */
+	char side[16]; /* "oomkit", "oomkitd", "earlyoom" */
+	unsigned n;    /* memcgs watched; 0 for earlyoom */
 	pid_t pid, guardian;
 	uint64_t switches, cpu_ns;
 };
@@ -84,8 +84,10 @@ static int write_config(const char *path, const char *machine, unsigned jobs)
 	FILE *f = fopen(path, "we");
 	if (!f)
 		return -1;
-	fprintf(f, "[oomkitd]\nmachine = %s/%s\nmachine_limit = 1G\npolicy = kill-largest\ndelay = 2s\n"
-		   "reserve = 16M\nreport_dir = %s/reports-%u\nsocket = %s/oomkitd-%u.sock\nmetrics = %s/metrics-%u.prom\n",
+	fprintf(f,
+		"[oomkitd]\nmachine = %s/%s\nmachine_limit = 1G\npolicy = kill-largest\ndelay = 2s\n"
+		"reserve = 16M\nreport_dir = %s/reports-%u\nsocket = %s/oomkitd-%u.sock\nmetrics = "
+		"%s/metrics-%u.prom\n",
 		BL_MEMORY_ROOT, machine, tmpdir, jobs, tmpdir, jobs, tmpdir, jobs);
 	for (unsigned i = 0; i < jobs; i++)
 		fprintf(f, "\n[job j%u]\nlimit = 64M\npolicy = kill-largest\n", i);
@@ -194,9 +196,10 @@ static int report(unsigned seconds)
 		uint64_t sw = sum2(bl_proc_wakeups, s), cpu = sum2(bl_proc_cpu_ns, s);
 		uint64_t rss = sum2(rss_kib, s), lck = sum2(lck_kib, s), own = sum2(bl_proc_private_kib, s);
 		char series[512];
-		if (sw == UINT64_MAX || cpu == UINT64_MAX || rss == UINT64_MAX || lck == UINT64_MAX || own == UINT64_MAX ||
-		    s->switches == UINT64_MAX) {
-			bl_fail("idle: cannot read the counters of %s (pid %d): did it exit?", s->side, (int)s->pid);
+		if (sw == UINT64_MAX || cpu == UINT64_MAX || rss == UINT64_MAX || lck == UINT64_MAX ||
+		    own == UINT64_MAX || s->switches == UINT64_MAX) {
+			bl_fail("idle: cannot read the counters of %s (pid %d): did it exit?", s->side,
+				(int)s->pid);
 			failed = 1;
 			continue;
 		}
@@ -232,7 +235,8 @@ static int start_all(void)
 			if (start_oomkitd(jobs[i]) < 0)
 				return -1;
 	} else {
-		bl_note("idle: oomkitd is not built; only the watcher (liboomkit as a daemon uses it) is measured");
+		bl_note("idle: oomkitd is not built; only the watcher (liboomkit as a daemon uses it) is "
+			"measured");
 	}
 	if (!bl_earlyoom()) {
 		bl_fail("idle: earlyoom is not installed (Debian package earlyoom)");
@@ -251,9 +255,10 @@ int bench_idle(int argc, char **argv)
 	if (!mkdtemp(tmpdir))
 		return 1;
 	if (start_all() == 0) {
-		bl_note("idle: one %u s window for all at once; figures per 10 s, process and guardian together; "
-			"oomkit = the bench watcher on liboomkit (oomkitd takes at most 64 jobs)",
-			seconds);
+		bl_note(
+		    "idle: one %u s window for all at once; figures per 10 s, process and guardian together; "
+		    "oomkit = the bench watcher on liboomkit (oomkitd takes at most 64 jobs)",
+		    seconds);
 		/* Let start-up work (the guardian's registrations, first timers) finish. */
 		bl_sleep_us(1000000);
 		snapshot();

@@ -41,7 +41,7 @@
 #include "benchlib.h"
 
 #define MACHINE_LIMIT (256 * BL_MIB)
-#define GROWTH (64 * BL_MIB)   /* the threshold, above the hog's start */
+#define GROWTH (64 * BL_MIB) /* the threshold, above the hog's start */
 /* The crossing, counted in the hog's pages: its memcg's usage reaches the
  * threshold up to 512 KiB before its pages alone do (the page tables, 1/512
  * of the growth, and up to 64 pages the kernel charges ahead per CPU).  The
@@ -94,8 +94,8 @@ static int observe(pid_t pid, const struct bl_hog_stamp *hs, struct outcome *out
 		}
 		read_stamp(hs, &t, &p);
 		if (!out->cross_ns && p >= GROWTH_PAGES && p > prev_p) {
-			out->cross_ns = prev_t + (uint64_t)((double)(GROWTH_PAGES - prev_p) * (double)(t - prev_t) /
-							 (double)(p - prev_p));
+			out->cross_ns = prev_t + (uint64_t)((double)(GROWTH_PAGES - prev_p) *
+							    (double)(t - prev_t) / (double)(p - prev_p));
 			end = now + ACT_TIMEOUT_NS;
 		}
 		prev_t = t;
@@ -154,9 +154,9 @@ static uint64_t hog_base(const char *cg, const char *stamp)
 /* ------------------------------------------------------------ earlyoom in a pid namespace */
 
 struct ns {
-	pid_t init;     /* pid 1 of the namespace, seen from here */
-	int go_w;       /* a byte here lets the hog start */
-	char log[64];   /* earlyoom's output */
+	pid_t init;   /* pid 1 of the namespace, seen from here */
+	int go_w;     /* a byte here lets the hog start */
+	char log[64]; /* earlyoom's output */
 };
 
 static void __attribute__((noreturn)) ns_hog(const char *cg, int go_r, const char *stamp)
@@ -189,15 +189,16 @@ static void __attribute__((noreturn)) ns_earlyoom(const char *log, uint64_t min_
 	 * this machine has no swap, so only memory counts; SIGKILL at once, as
 	 * oomkit does; -r 0: no periodic report.  The hog is preferred; the
 	 * namespace leaves nothing else to choose from anyway. */
-	char *argv[] = {(char *)bl_earlyoom(), "-m", "99,99", "-M", m, "-s", "100,100", "-r", "0",
-			"--prefer", "^oomkit-hog$", "--avoid", "^earlyoom$", NULL};
+	char *argv[] = {
+	    (char *)bl_earlyoom(), "-m",      "99,99",	    "-M", m, "-s", "100,100", "-r", "0", "--prefer",
+	    "^oomkit-hog$",	   "--avoid", "^earlyoom$", NULL};
 	execv(argv[0], argv);
 	_exit(127);
 }
 
 /* pid 1 of the namespace: a private /proc, the gated hog, earlyoom, reaping. */
-static void __attribute__((noreturn)) ns_init(const char *cg, int go_r, const char *stamp, const char *log,
-					      uint64_t min_kib)
+static void __attribute__((noreturn))
+ns_init(const char *cg, int go_r, const char *stamp, const char *log, uint64_t min_kib)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
@@ -339,14 +340,16 @@ static void record(int side, const struct outcome *o)
 /* Misses are outcomes, not failures: earlyoom reads the whole machine's
  * MemAvailable, which other work on a shared machine moves by tens of MiB
  * either way.  They are counted per side. */
-static int run_pairs(unsigned pairs, const char *cg[2], const char *stamp, uint64_t base, struct bl_hog_stamp *hs)
+static int run_pairs(unsigned pairs, const char *cg[2], const char *stamp, uint64_t base,
+		     struct bl_hog_stamp *hs)
 {
 	unsigned ok[2] = {0, 0}, early[2] = {0, 0}, late[2] = {0, 0};
 	for (unsigned i = 0; i < pairs; i++)
 		for (int s = 0; s < 2; s++) {
 			struct outcome o;
 			memset((void *)hs, 0, sizeof(*hs));
-			int r = s == 0 ? run_oomkit(cg[0], stamp, hs, &o) : run_earlyoom(cg[1], stamp, base, hs, &o);
+			int r = s == 0 ? run_oomkit(cg[0], stamp, hs, &o)
+				       : run_earlyoom(cg[1], stamp, base, hs, &o);
 			if (r == -2) {
 				bl_fail("machine: the %s run %u could not be set up", side_name[s], i);
 				return 1;
@@ -359,7 +362,8 @@ static int run_pairs(unsigned pairs, const char *cg[2], const char *stamp, uint6
 					early[s]++;
 				bl_note("machine: %s missed run %u: hog at %.1f MiB, %s", side_name[s], i,
 					(double)hs->pages * BL_PAGE / BL_MIB,
-					crossed ? "crossed but not killed within 3 s" : "killed before it crossed");
+					crossed ? "crossed but not killed within 3 s"
+						: "killed before it crossed");
 				continue;
 			}
 			record(s, &o);
@@ -370,8 +374,8 @@ static int run_pairs(unsigned pairs, const char *cg[2], const char *stamp, uint6
 		snprintf(series, sizeof(series), "%s-missed", side_name[s]);
 		bl_sample("machine", series, early[s] + late[s]);
 		if (!ok[s]) {
-			bl_fail("machine: no %s run measured (%u killed early, %u not killed)", side_name[s], early[s],
-				late[s]);
+			bl_fail("machine: no %s run measured (%u killed early, %u not killed)", side_name[s],
+				early[s], late[s]);
 			return 1;
 		}
 	}
@@ -410,7 +414,8 @@ int bench_machine(int argc, char **argv)
 	}
 	bl_note("machine: %u pairs; hog grows by %d KiB steps with %d us pauses in a %llu MiB memcg; "
 		"threshold %llu MiB above its start (%.0f KiB)",
-		pairs, HOG_STEP_KIB, HOG_PAUSE_US, MACHINE_LIMIT / BL_MIB, GROWTH / BL_MIB, (double)base / 1024);
+		pairs, HOG_STEP_KIB, HOG_PAUSE_US, MACHINE_LIMIT / BL_MIB, GROWTH / BL_MIB,
+		(double)base / 1024);
 	failed = run_pairs(pairs, cg, stamp, base, hs);
 out:
 	unlink(stamp);

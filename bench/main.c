@@ -19,7 +19,8 @@ unsigned bench_opt(int argc, char **argv, const char *name, unsigned fallback)
 {
 	size_t n = strlen(name);
 	for (int i = 1; i < argc; i++)
-		if (strncmp(argv[i], "--", 2) == 0 && strncmp(argv[i] + 2, name, n) == 0 && argv[i][2 + n] == '=')
+		if (strncmp(argv[i], "--", 2) == 0 && strncmp(argv[i] + 2, name, n) == 0 &&
+		    argv[i][2 + n] == '=')
 			return (unsigned)strtoul(argv[i] + 3 + n, NULL, 10);
 	return fallback;
 }
@@ -30,8 +31,8 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} benches[] = {
-		{"notify", bench_notify}, {"resolve", bench_resolve}, {"idle", bench_idle},
-		{"storm", bench_storm},   {"machine", bench_machine},
+	    {"notify", bench_notify}, {"resolve", bench_resolve}, {"idle", bench_idle},
+	    {"storm", bench_storm},   {"machine", bench_machine},
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (size_t i = 0; argc > 1 && i < sizeof(benches) / sizeof(benches[0]); i++)

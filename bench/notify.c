@@ -39,7 +39,8 @@ static bool oom_clear(const char *cg, int timeout_ms)
 
 /* One OOM on cg: returns the handler's entry minus the hog's last touch in
  * ns, or -1 if it could not be measured. */
-static double one_oom(const char *cg, const char *hog_path, struct bl_hog_stamp *hs, struct bl_watch_stamp *ws)
+static double one_oom(const char *cg, const char *hog_path, struct bl_hog_stamp *hs,
+		      struct bl_watch_stamp *ws)
 {
 	ws->entry_ns = 0;
 	hs->pages = 0;
@@ -95,14 +96,15 @@ int bench_notify(int argc, char **argv)
 	for (int s = 0; s < SIDES; s++) {
 		cg[s] = bl_child("%s", side_name[s]);
 		ws[s] = bl_stamp_new(wpath[s], sizeof(wpath[s]));
-		if (!hs || !ws[s] || bl_mkcg(cg[s], NOTIFY_LIMIT) < 0 || start_watcher(s, cg[s], wpath[s]) < 0) {
+		if (!hs || !ws[s] || bl_mkcg(cg[s], NOTIFY_LIMIT) < 0 ||
+		    start_watcher(s, cg[s], wpath[s]) < 0) {
 			bl_fail("notify: setup of the %s side failed", side_name[s]);
 			failed = 1;
 			goto out;
 		}
 	}
-	bl_note("notify: %u OOMs per side, memcg limit %llu MiB, hog touching 1 MiB steps with no pause", count,
-		NOTIFY_LIMIT / BL_MIB);
+	bl_note("notify: %u OOMs per side, memcg limit %llu MiB, hog touching 1 MiB steps with no pause",
+		count, NOTIFY_LIMIT / BL_MIB);
 	for (unsigned i = 0; i < count && failed < 5; i++)
 		for (int s = 0; s < SIDES; s++) {
 			double ns = one_oom(cg[s], hog_path, hs, ws[s]);

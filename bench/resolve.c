@@ -105,9 +105,10 @@ int bench_resolve(int argc, char **argv)
 		failed = 1;
 		goto out;
 	}
-	bl_note("resolve: %u pairs, memcg limit %llu MiB, hog wanting %d MiB; resolved = victim exited and usage "
-		"under half the limit",
-		pairs, RESOLVE_LIMIT / BL_MIB, HOG_MIB);
+	bl_note(
+	    "resolve: %u pairs, memcg limit %llu MiB, hog wanting %d MiB; resolved = victim exited and usage "
+	    "under half the limit",
+	    pairs, RESOLVE_LIMIT / BL_MIB, HOG_MIB);
 	for (unsigned i = 0; i < pairs && failed < 5; i++)
 		for (int s = 0; s < 2; s++) {
 			double ms = one_run(s, cg[s], hog_path, hs);

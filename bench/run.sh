@@ -11,6 +11,7 @@
 # pid>, bounded by a limit there and on each benchmark's own memcg, and is
 # removed on any exit, also after a benchmark was killed by its timeout.
 # Needs root and the cgroup v1 memory controller.
+# shellcheck disable=SC3043 # 'local': dash and bash have it, remove_tree recurses
 set -u
 
 BUILD=${1:-build}
@@ -26,13 +27,13 @@ RAW=$(mktemp -d /tmp/oomkit-bench-raw.XXXXXX)
 # Kills what is left in this run's memcgs, gives their kernel killers back
 # and removes them, deepest first.
 remove_tree() {
-	local cg=$1 sub p i
+	local cg="$1" sub p _
 	[ -d "$cg" ] || return 0
 	for sub in "$cg"/*/; do
 		[ -d "$sub" ] && remove_tree "${sub%/}"
 	done
 	echo 0 > "$cg/memory.oom_control" 2>/dev/null
-	for i in $(seq 1 200); do
+	for _ in $(seq 1 200); do
 		for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do
 			kill -9 "$p" 2>/dev/null
 		done
@@ -63,17 +64,17 @@ if [ ! -x "$BIN" ]; then
 	echo "bench: $BIN is missing: build first (meson setup $BUILD && ninja -C $BUILD)" >&2
 	exit 1
 fi
-mkdir "$MEMROOT/$TOP" && echo "$TOP_LIMIT" > "$MEMROOT/$TOP/memory.limit_in_bytes" || {
+if ! mkdir "$MEMROOT/$TOP" || ! echo "$TOP_LIMIT" > "$MEMROOT/$TOP/memory.limit_in_bytes"; then
 	echo "bench: cannot create $MEMROOT/$TOP with a limit" >&2
 	exit 1
-}
+fi
 export OOMKIT_BENCH_PARENT="$TOP"
 
 failed=""
 # run NAME TIMEOUT_S [ARGS...]: one benchmark under a timeout; its sample
 # lines go to $RAW/NAME.txt.
 run() {
-	local name=$1 limit=$2 start rc
+	local name="$1" limit="$2" start rc
 	shift 2
 	start=$(date +%s)
 	printf 'bench: %-8s ' "$name" >&2

@@ -73,7 +73,8 @@ static void __attribute__((noreturn)) hog(const char *cg, struct shared *sh, uns
 	snprintf(path, sizeof(path), "%s/memory.usage_in_bytes", bl_abs(cg));
 	int ufd = open(path, O_RDONLY | O_CLOEXEC);
 	size_t len = 2 * STORM_LIMIT, off = 0;
-	char *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *mem =
+	    mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (ufd < 0 || mem == MAP_FAILED)
 		_exit(4);
 	for (; off < len; off += BL_PAGE) {
@@ -264,12 +265,14 @@ int bench_storm(int argc, char **argv)
 	int failed = 0;
 	if (bl_init("storm", STORM_MAX * STORM_LIMIT + 64 * BL_MIB) < 0)
 		return 1;
-	struct shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct shared *sh =
+	    mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct run *run = calloc(1, sizeof(*run));
 	if (sh == MAP_FAILED || !run)
 		return 1;
-	bl_note("storm: memcgs of %llu MiB each, hogs filled to %llu KiB under the limit before the gate opens",
-		STORM_LIMIT / BL_MIB, STORM_SLACK / BL_KIB);
+	bl_note(
+	    "storm: memcgs of %llu MiB each, hogs filled to %llu KiB under the limit before the gate opens",
+	    STORM_LIMIT / BL_MIB, STORM_SLACK / BL_KIB);
 	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]) && ns[i] <= max_n; i++)
 		failed |= storm_n(ns[i], reps[i], sh, run);
 	bl_cleanup();

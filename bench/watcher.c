@@ -49,12 +49,12 @@ struct stamp {
 
 struct options {
 	bool raw;
-	uint64_t threshold_bytes;    /* 0: watch OOMs */
+	uint64_t threshold_bytes; /* 0: watch OOMs */
 	uint64_t delay_ms;
 	int kill_wait_ms;
 	const char *stamp_path;
 	const char *reserve;
-	unsigned count;              /* 0: the cgroups are listed */
+	unsigned count; /* 0: the cgroups are listed */
 	char **cgroups;
 	unsigned n_cgroups;
 	bool rt;
@@ -161,8 +161,9 @@ static int watch_all(oomkit_ctx *ctx)
 	for (unsigned i = 0; i < n_watches(); i++) {
 		const char *cg = cgroup_name(i, buf, sizeof(buf));
 		oomkit_watch *w;
-		int r = opt.threshold_bytes ? oomkit_watch_threshold(ctx, cg, opt.threshold_bytes, 0, handle, NULL, &w)
-					    : oomkit_watch_oom(ctx, cg, 0, handle, NULL, &w);
+		int r = opt.threshold_bytes
+			    ? oomkit_watch_threshold(ctx, cg, opt.threshold_bytes, 0, handle, NULL, &w)
+			    : oomkit_watch_oom(ctx, cg, 0, handle, NULL, &w);
 		if (r == 0 && !opt.threshold_bytes)
 			r = oomkit_take_over(ctx, w, opt.delay_ms);
 		if (r < 0) {
@@ -236,13 +237,15 @@ static int open_at(const char *cgroup, const char *file, int flags)
 /* eventfd + cgroup.event_control, as the kernel documentation describes. */
 static int raw_register(struct raw_watch *w)
 {
-	int target = open_at(w->cgroup, opt.threshold_bytes ? "memory.usage_in_bytes" : "memory.oom_control", O_RDONLY);
+	int target = open_at(w->cgroup, opt.threshold_bytes ? "memory.usage_in_bytes" : "memory.oom_control",
+			     O_RDONLY);
 	if (target < 0)
 		return target;
 	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	char line[96];
 	if (opt.threshold_bytes)
-		snprintf(line, sizeof(line), "%d %d %llu", w->efd, target, (unsigned long long)opt.threshold_bytes);
+		snprintf(line, sizeof(line), "%d %d %llu", w->efd, target,
+			 (unsigned long long)opt.threshold_bytes);
 	else
 		snprintf(line, sizeof(line), "%d %d", w->efd, target);
 	int r = w->efd < 0 ? -errno : write_at(w->cgroup, "cgroup.event_control", line);
@@ -347,24 +350,45 @@ static struct stamp *map_stamp(const char *path)
 static int parse_args(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"raw", no_argument, NULL, 'r'},          {"threshold", required_argument, NULL, 't'},
-		{"delay", required_argument, NULL, 'd'},  {"kill-wait", required_argument, NULL, 'k'},
-		{"stamp", required_argument, NULL, 's'},  {"reserve", required_argument, NULL, 'R'},
-		{"count", required_argument, NULL, 'n'},  {"rt", no_argument, NULL, 'T'},
-		{NULL, 0, NULL, 0},
+	    {"raw", no_argument, NULL, 'r'},
+	    {"threshold", required_argument, NULL, 't'},
+	    {"delay", required_argument, NULL, 'd'},
+	    {"kill-wait", required_argument, NULL, 'k'},
+	    {"stamp", required_argument, NULL, 's'},
+	    {"reserve", required_argument, NULL, 'R'},
+	    {"count", required_argument, NULL, 'n'},
+	    {"rt", no_argument, NULL, 'T'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'r': opt.raw = true; break;
-		case 't': opt.threshold_bytes = strtoull(optarg, NULL, 10); break;
-		case 'd': opt.delay_ms = strtoull(optarg, NULL, 10); break;
-		case 'k': opt.kill_wait_ms = atoi(optarg); break;
-		case 's': opt.stamp_path = optarg; break;
-		case 'R': opt.reserve = optarg; break;
-		case 'n': opt.count = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 'T': opt.rt = true; break;
-		default: return -1;
+		case 'r':
+			opt.raw = true;
+			break;
+		case 't':
+			opt.threshold_bytes = strtoull(optarg, NULL, 10);
+			break;
+		case 'd':
+			opt.delay_ms = strtoull(optarg, NULL, 10);
+			break;
+		case 'k':
+			opt.kill_wait_ms = atoi(optarg);
+			break;
+		case 's':
+			opt.stamp_path = optarg;
+			break;
+		case 'R':
+			opt.reserve = optarg;
+			break;
+		case 'n':
+			opt.count = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'T':
+			opt.rt = true;
+			break;
+		default:
+			return -1;
 		}
 	}
 	opt.cgroups = argv + optind;
@@ -375,8 +399,10 @@ static int parse_args(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (parse_args(argc, argv) < 0) {
-		fprintf(stderr, "usage: %s [--raw] [--threshold BYTES] [--delay MS] [--kill-wait MS] "
-				"[--stamp FILE] [--reserve CGROUP] [--count N] [--rt] CGROUP...\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s [--raw] [--threshold BYTES] [--delay MS] [--kill-wait MS] "
+			"[--stamp FILE] [--reserve CGROUP] [--count N] [--rt] CGROUP...\n",
+			argv[0]);
 		return 2;
 	}
 	if (opt.stamp_path && !(stamp = map_stamp(opt.stamp_path))) {
