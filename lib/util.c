@@ -16,6 +16,14 @@
 
 #include "internal.h"
 
+/* A cgroup removed between open() and read() or write() answers ENODEV
+ * (kernfs has deactivated its files): the same "it is gone" as the ENOENT
+ * an open() after the removal gets, and callers test for that one. */
+static int gone_errno(int err)
+{
+	return err == ENODEV ? -ENOENT : -err;
+}
+
 /* Reads fd into buf (pread at offsets from 0 if positional, else read) until
  * end of file, then checks with one more byte that nothing was left out. */
 static int read_all(int fd, bool positional, char *buf, size_t len)
@@ -35,7 +43,7 @@ static int read_all(int fd, bool positional, char *buf, size_t len)
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0)
-			return -errno;
+			return gone_errno(errno);
 		if (k == 0)
 			break;
 		if (n >= room)
@@ -83,7 +91,7 @@ int oomkit__write_file_at(int dirfd, const char *name, const char *s)
 		k = write(fd, s, len);
 	while (k < 0 && errno == EINTR);
 	if (k < 0)
-		r = -errno;
+		r = gone_errno(errno);
 	else if ((size_t)k != len)
 		r = -EIO;
 	close(fd);
