@@ -155,6 +155,30 @@ int oomkit__v1_memory(int dirfd, struct oomkit_cgroup_memory *ret)
 	return 0;
 }
 
+int oomkit__v1_event_memory(struct oomkit_watch *w, struct oomkit_cgroup_memory *ret)
+{
+	struct oomkit_cgroup_memory m = {0};
+	struct oomkit__oom_control oc;
+	char buf[256];
+	int r, n;
+	/* The watch's own open oom_control first: under_oom is what a handler
+	 * needs before anything else. */
+	n = w->oomfd >= 0 ? oomkit__pread_all(w->oomfd, buf, sizeof(buf))
+			  : oomkit__read_file_at(w->dirfd, "memory.oom_control", buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	if ((r = oomkit__parse_oom_control(buf, (size_t)n, &oc)) < 0 ||
+	    (r = oomkit__read_u64_at(w->dirfd, "memory.usage_in_bytes", &m.usage_bytes)) < 0 ||
+	    (r = oomkit__read_u64_at(w->dirfd, "memory.limit_in_bytes", &m.limit_bytes)) < 0)
+		return r;
+	m.limit_bytes = v1_limit(m.limit_bytes);
+	m.under_oom = oc.under_oom;
+	m.oom_kill_disable = oc.oom_kill_disable;
+	m.oom_kill = oc.oom_kill;
+	*ret = m;
+	return 0;
+}
+
 int oomkit__v1_set_limit(int dirfd, uint64_t limit_bytes)
 {
 	char v[32];

@@ -272,6 +272,9 @@ int oomkit__v1_oom_control(oomkit_ctx *ctx, const char *rel, int fd, struct oomk
  * (rel itself included) whose under_oom is set.  Writes it into out. */
 int oomkit__v1_oom_origin(oomkit_ctx *ctx, const char *rel, char *out, size_t out_len);
 int oomkit__v1_memory(int dirfd, struct oomkit_cgroup_memory *ret);
+/* What an event needs and no more: oom_control (through the watch's open
+ * fd), usage and limit; the other counters are left 0. */
+int oomkit__v1_event_memory(struct oomkit_watch *w, struct oomkit_cgroup_memory *ret);
 int oomkit__v1_set_limit(int dirfd, uint64_t limit_bytes);
 int oomkit__v1_hold(int dirfd, bool hold);
 

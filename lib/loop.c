@@ -590,7 +590,10 @@ static void apply_verdict(oomkit_ctx *ctx, struct oomkit_watch *w, const struct 
 static void fill_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_event *ev)
 {
 	struct oomkit_cgroup_memory m;
-	if (oomkit_cgroup_memory(ctx, w->cgroup, &m) >= 0) {
+	/* On the path from the kernel's event to the handler: read through the
+	 * watch's open directory, and on v1 only the three files an event needs. */
+	int r = ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_memory(w->dirfd, &m) : oomkit__v1_event_memory(w, &m);
+	if (r >= 0) {
 		ev->usage_bytes = m.usage_bytes;
 		ev->limit_bytes = m.limit_bytes;
 		ev->under_oom = m.under_oom;
