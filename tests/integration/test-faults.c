@@ -2,9 +2,9 @@
 /*
  * test-faults.c - liboomkit under faults, on real memcgs:
  *   - the handling process SIGKILLed at a different moment of each of 100
- *     OOMs (right after the take-over, while the hog grows, at the event, in
- *     the middle of the handler, hung in it, after it returned): no memcg is
- *     ever left blocked, every guardian exits;
+ *     OOMs (inside oomkit_take_over(), right after it, while the hog grows,
+ *     at the event, in the middle of the handler, hung in it, after it
+ *     returned): no memcg is ever left blocked, every guardian exits;
  *   - the guardian SIGKILLed 20 times while memcgs are held: the handler
  *     restarts it each time without leaking, and the last one releases every
  *     memcg when the handler dies;
@@ -267,7 +267,7 @@ static void unblock(const char *cg, pid_t hog)
 }
 
 /* Kills the handler at the trial's moment; false if it never got there. */
-static bool kill_at_moment(int trial, enum moment m, const char *cg, struct handler_proc *h, pid_t hog)
+static bool kill_at_moment(int trial, enum moment m, const char *cg, struct handler_proc *h)
 {
 	bool ok = true;
 	switch (m) {
@@ -294,7 +294,6 @@ static bool kill_at_moment(int trial, enum moment m, const char *cg, struct hand
 	case N_MOMENTS:
 		break;
 	}
-	(void)hog;
 	kill(h->pid, SIGKILL);
 	return ok;
 }
@@ -318,7 +317,7 @@ static void run_trial(const char *cg, int trial, struct trial_tally *t)
 	}
 	/* 24 MiB in a 16 MiB memcg, slowly enough to be caught growing. */
 	pid_t hog = tl_spawn_hog(cg, 24, 256, 1000);
-	bool reached = m <= AFTER_TAKEOVER || kill_at_moment(trial, m, cg, &h, hog);
+	bool reached = m <= AFTER_TAKEOVER || kill_at_moment(trial, m, cg, &h);
 	int st = tl_wait_exit(h.pid, 10000);
 	assert_true(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 
