@@ -132,25 +132,35 @@ static uint64_t v1_limit(uint64_t v)
 	return v >= V1_UNLIMITED_MIN ? OOMKIT_UNLIMITED : v;
 }
 
-int oomkit__v1_memory(int dirfd, struct oomkit_cgroup_memory *ret)
+/* oom_control (through oomfd when it is open), usage and limit. */
+static int v1_core(int dirfd, int oomfd, struct oomkit_cgroup_memory *m)
 {
-	struct oomkit_cgroup_memory m = {0};
 	struct oomkit__oom_control oc;
 	char buf[256];
 	int r, n;
-	if ((r = oomkit__read_u64_at(dirfd, "memory.usage_in_bytes", &m.usage_bytes)) < 0 ||
-	    (r = oomkit__read_u64_at(dirfd, "memory.limit_in_bytes", &m.limit_bytes)) < 0 ||
+	n = oomfd >= 0 ? oomkit__pread_all(oomfd, buf, sizeof(buf))
+		       : oomkit__read_file_at(dirfd, "memory.oom_control", buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	if ((r = oomkit__parse_oom_control(buf, (size_t)n, &oc)) < 0 ||
+	    (r = oomkit__read_u64_at(dirfd, "memory.usage_in_bytes", &m->usage_bytes)) < 0 ||
+	    (r = oomkit__read_u64_at(dirfd, "memory.limit_in_bytes", &m->limit_bytes)) < 0)
+		return r;
+	m->limit_bytes = v1_limit(m->limit_bytes);
+	m->under_oom = oc.under_oom;
+	m->oom_kill_disable = oc.oom_kill_disable;
+	m->oom_kill = oc.oom_kill;
+	return 0;
+}
+
+int oomkit__v1_memory(int dirfd, struct oomkit_cgroup_memory *ret)
+{
+	struct oomkit_cgroup_memory m = {0};
+	int r;
+	if ((r = v1_core(dirfd, -1, &m)) < 0 ||
 	    (r = oomkit__read_u64_at(dirfd, "memory.max_usage_in_bytes", &m.max_usage_bytes)) < 0 ||
 	    (r = oomkit__read_u64_at(dirfd, "memory.failcnt", &m.failcnt)) < 0)
 		return r;
-	if ((n = oomkit__read_file_at(dirfd, "memory.oom_control", buf, sizeof(buf))) < 0)
-		return n;
-	if ((r = oomkit__parse_oom_control(buf, (size_t)n, &oc)) < 0)
-		return r;
-	m.limit_bytes = v1_limit(m.limit_bytes);
-	m.under_oom = oc.under_oom;
-	m.oom_kill_disable = oc.oom_kill_disable;
-	m.oom_kill = oc.oom_kill;
 	*ret = m;
 	return 0;
 }
@@ -158,23 +168,11 @@ int oomkit__v1_memory(int dirfd, struct oomkit_cgroup_memory *ret)
 int oomkit__v1_event_memory(struct oomkit_watch *w, struct oomkit_cgroup_memory *ret)
 {
 	struct oomkit_cgroup_memory m = {0};
-	struct oomkit__oom_control oc;
-	char buf[256];
-	int r, n;
 	/* The watch's own open oom_control first: under_oom is what a handler
 	 * needs before anything else. */
-	n = w->oomfd >= 0 ? oomkit__pread_all(w->oomfd, buf, sizeof(buf))
-			  : oomkit__read_file_at(w->dirfd, "memory.oom_control", buf, sizeof(buf));
-	if (n < 0)
-		return n;
-	if ((r = oomkit__parse_oom_control(buf, (size_t)n, &oc)) < 0 ||
-	    (r = oomkit__read_u64_at(w->dirfd, "memory.usage_in_bytes", &m.usage_bytes)) < 0 ||
-	    (r = oomkit__read_u64_at(w->dirfd, "memory.limit_in_bytes", &m.limit_bytes)) < 0)
+	int r = v1_core(w->dirfd, w->oomfd, &m);
+	if (r < 0)
 		return r;
-	m.limit_bytes = v1_limit(m.limit_bytes);
-	m.under_oom = oc.under_oom;
-	m.oom_kill_disable = oc.oom_kill_disable;
-	m.oom_kill = oc.oom_kill;
 	*ret = m;
 	return 0;
 }

@@ -111,16 +111,20 @@ int oomkit__hold_at(oomkit_ctx *ctx, int dirfd, bool hold)
 
 /* ---------------------------------------------------- public readers */
 
-OOMKIT__EXPORT int oomkit_cgroup_memory(oomkit_ctx *ctx, const char *cgroup, struct oomkit_cgroup_memory *ret_mem)
+/* Opens an O_PATH dirfd for a caller's cgroup argument. */
+static int open_arg(oomkit_ctx *ctx, const char *cgroup)
 {
 	char rel[OOMKIT__PATH_MAX];
 	int r = relpath(ctx, cgroup, rel, sizeof(rel));
-	if (r < 0)
-		return r;
-	int fd = oomkit__cgroup_open(ctx, rel);
+	return r < 0 ? r : oomkit__cgroup_open(ctx, rel);
+}
+
+OOMKIT__EXPORT int oomkit_cgroup_memory(oomkit_ctx *ctx, const char *cgroup, struct oomkit_cgroup_memory *ret_mem)
+{
+	int fd = open_arg(ctx, cgroup);
 	if (fd < 0)
 		return fd;
-	r = ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_memory(fd, ret_mem) : oomkit__v1_memory(fd, ret_mem);
+	int r = ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_memory(fd, ret_mem) : oomkit__v1_memory(fd, ret_mem);
 	close(fd);
 	return r;
 }
@@ -300,28 +304,21 @@ static int v2_enable_memory(oomkit_ctx *ctx, char *rel)
 
 OOMKIT__EXPORT int oomkit_set_limit(oomkit_ctx *ctx, const char *cgroup, uint64_t limit_bytes)
 {
-	char rel[OOMKIT__PATH_MAX];
-	int r = relpath(ctx, cgroup, rel, sizeof(rel));
-	if (r < 0)
-		return r;
-	int fd = oomkit__cgroup_open(ctx, rel);
+	int fd = open_arg(ctx, cgroup);
 	if (fd < 0)
 		return fd;
-	r = ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_set_limit(fd, limit_bytes) : oomkit__v1_set_limit(fd, limit_bytes);
+	int r = ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_set_limit(fd, limit_bytes)
+						  : oomkit__v1_set_limit(fd, limit_bytes);
 	close(fd);
 	return r;
 }
 
 OOMKIT__EXPORT int oomkit_set_kernel_killer(oomkit_ctx *ctx, const char *cgroup, bool enabled)
 {
-	char rel[OOMKIT__PATH_MAX];
-	int r = relpath(ctx, cgroup, rel, sizeof(rel));
-	if (r < 0)
-		return r;
-	int fd = oomkit__cgroup_open(ctx, rel);
+	int fd = open_arg(ctx, cgroup);
 	if (fd < 0)
 		return fd;
-	r = oomkit__hold_at(ctx, fd, !enabled);
+	int r = oomkit__hold_at(ctx, fd, !enabled);
 	close(fd);
 	return r;
 }
