@@ -507,7 +507,7 @@ static void key_path(struct parse_state *st, const char *key, const char *value,
 
 static const char *const daemon_keys[] = {
 	"machine", "machine_limit", "policy", "delay", "reserve", "report_dir", "report_max_count",
-	"report_max_bytes", "socket", "metrics", "readonly_status",
+	"report_max_bytes", "socket", "metrics", "readonly_status", "metrics_interval",
 };
 
 static void daemon_key(struct parse_state *st, const char *key, const char *value)
@@ -552,6 +552,14 @@ static void daemon_key(struct parse_state *st, const char *key, const char *valu
 	} else if (strcmp(key, "readonly_status") == 0) {
 		if (parse_bool(value, &cfg->readonly_status) < 0)
 			add_error(st, st->line, key, "bad boolean '%s' (yes or no)", value);
+	} else if (strcmp(key, "metrics_interval") == 0) {
+		/* Each rewrite reads every job's memcg: more often than once a second
+		 * would keep a daemon with a thousand jobs busy for nothing. */
+		if (config_parse_duration(value, &cfg->metrics_interval_ms) < 0)
+			add_error(st, st->line, key, "bad duration '%s' (0, or a number with ms or s)", value);
+		else if (cfg->metrics_interval_ms != 0 &&
+			 (cfg->metrics_interval_ms < 1000 || cfg->metrics_interval_ms > 86400000))
+			add_error(st, st->line, key, "'%s' out of range (0, or 1s to 86400s)", value);
 	}
 }
 

@@ -73,6 +73,7 @@ struct config {
 	uint64_t report_max_bytes;
 	char socket[CONFIG_SOCKET_MAX];
 	char metrics[CONFIG_PATH_MAX];         /* "": no metrics file */
+	uint64_t metrics_interval_ms;          /* 0: rewritten only on events */
 	bool readonly_status;                  /* anyone may read status and ps */
 	unsigned seen;                         /* bit per [oomkitd] key */
 	struct config_job jobs[CONFIG_MAX_JOBS];

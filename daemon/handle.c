@@ -499,6 +499,7 @@ static void finish_prompt(struct daemon *d, const char *answer, const struct pol
 	reports_done(d, d->prompt.report_id, scope_name(d, d->prompt.job), d->prompt.report_fd);
 	d->prompt.active = false;
 	d->prompt.report_fd = -1;
+	metrics_changed(d);
 }
 
 /* ------------------------------------------------------------ the chain */
@@ -534,6 +535,7 @@ enum oomkit_verdict handle_scope(struct daemon *d, int job, const struct oomkit_
 
 	if (dec.action == ACTION_PROMPT && !d->dry_run) {
 		start_prompt(d, job, &in, &dec, fd, id, ev->time_ns);
+		metrics_changed(d);
 		return OOMKIT_WAIT;
 	}
 
@@ -568,7 +570,7 @@ enum oomkit_verdict handle_scope(struct daemon *d, int job, const struct oomkit_
 	d->last_handling_ns = acted - ev->time_ns;
 	d->handling_ns_sum += d->last_handling_ns;
 	dlog(r < 0 ? 4 : 6, "%s: %s", scope_name(d, job), result);
-	metrics_write(d);
+	metrics_changed(d);
 	/* An action that could not be carried out: the rest of the chain gets its turn. */
 	if (r < 0 && dec.step + 1 < in.chain->n_steps)
 		return handle_scope(d, job, ev, dec.step + 1);
@@ -616,6 +618,7 @@ enum oomkit_verdict handle_oom_event(oomkit_ctx *ctx, const struct oomkit_event 
 			d->machine.watch = NULL;
 		else
 			d->jobs[job].watch = NULL;
+		metrics_changed(d);
 		return OOMKIT_WAIT;
 	}
 	if (ev->kind != OOMKIT_EVENT_OOM)
@@ -642,6 +645,7 @@ enum oomkit_verdict handle_oom_event(oomkit_ctx *ctx, const struct oomkit_event 
 			if (!d->jobs[job].delegated_due_ns)
 				d->jobs[job].delegated_due_ns = ev->time_ns + d->cfg->delay_ms * 1000000u;
 			dlog(6, "%s: OOM left to its owner for %" PRIu64 " ms", d->jobs[job].name, d->cfg->delay_ms);
+			metrics_changed(d);
 			return OOMKIT_WAIT;
 		}
 	}
@@ -666,6 +670,9 @@ enum oomkit_verdict handle_pressure_event(oomkit_ctx *ctx, const struct oomkit_e
 	d->machine.pressure_events++;
 	if (ev->time_ns - d->machine.pressure_logged_ns >= 10ull * 1000 * 1000 * 1000 || !d->machine.pressure_logged_ns) {
 		d->machine.pressure_logged_ns = ev->time_ns;
+		/* Rewritten with the log line, not on every event: pressure comes in
+		 * bursts just before an OOM, when the daemon's time matters most. */
+		metrics_changed(d);
 		dlog(4, "machine: critical memory pressure (%" PRIu64 " of %" PRIu64 " MiB); an OOM may follow",
 		     ev->usage_bytes >> 20, ev->limit_bytes == OOMKIT_UNLIMITED ? 0 : ev->limit_bytes >> 20);
 	}
@@ -720,6 +727,7 @@ void handle_timers(struct daemon *d, uint64_t now)
 		if (!ev.under_oom) {
 			dlog(6, "%s: its owner resolved the OOM", j->name);
 			set_last(j->last_action, "resolved by its owner");
+			metrics_changed(d);
 			continue;
 		}
 		dlog(5, "%s: its owner did not resolve the OOM in time", j->name);
@@ -801,6 +809,5 @@ int handle_prompt_answer(struct daemon *d, const char *line, char *msg, size_t m
 	uint64_t acted = now_ns(), freed = r == 0 ? wait_freed(d, rel) : 0;
 	finish_prompt(d, line + strlen("answer "), &in, &dec, result, acted, freed);
 	snprintf(msg, msg_len, "%s", result);
-	metrics_write(d);
 	return r;
 }

@@ -4,8 +4,10 @@
  * machine memcg and one child memcg per job, moves itself into a reserve
  * memcg outside the machine, takes over the OOM handling of the machine and
  * of every job, and runs one event loop for the library's events, the
- * control socket, signals and its own timers (prompts, delegated jobs,
- * metrics, the systemd watchdog).
+ * control socket, signals and its own timers (prompts, delegated jobs, and
+ * only when configured, periodic metrics and the systemd watchdog).  While
+ * nothing happens it does not wake at all: the metrics file is rewritten
+ * after each event, not on a clock.
  *
  *   oomkitd [-c|--config FILE] [--check] [--dry-run]
  */
@@ -30,7 +32,6 @@
 
 #include "oomkitd.h"
 
-#define PERIODIC_NS (10ull * 1000 * 1000 * 1000)
 #define JSONBUF_LEN (64 * 1024)
 #define METRICSBUF_LEN (256 * 1024)
 
@@ -224,6 +225,15 @@ static struct job_state *new_job(struct daemon *d, const struct config_job *c)
 
 /* ------------------------------------------------------------ reload */
 
+/* Periodic metrics only when metrics_interval is set; by default the file
+ * is rewritten on events alone. */
+static void schedule_metrics(struct daemon *d)
+{
+	uint64_t ms = d->cfg->metrics_interval_ms;
+
+	d->next_metrics_ns = ms ? now_ns() + ms * 1000000u : 0;
+}
+
 static void reload_job(struct daemon *d, struct job_state *j, const struct config_job *c)
 {
 	const struct config_job *old = j->cfg;
@@ -286,6 +296,8 @@ int daemon_reload(struct daemon *d)
 			dlog(3, "reload: no room for job %s", c->name);
 		}
 	}
+	if (n->metrics_interval_ms != old->metrics_interval_ms)
+		schedule_metrics(d);
 	free(old);
 	dlog(5, "reloaded %s: %u jobs", d->config_path ? d->config_path : "(built-in)", n->n_jobs);
 	metrics_write(d);
@@ -386,29 +398,33 @@ static int alloc_buffers(struct daemon *d)
 
 /* ------------------------------------------------------------ loop */
 
-static void arm_timer(struct daemon *d)
+static uint64_t earliest(uint64_t a, uint64_t b)
 {
-	uint64_t next = d->next_periodic_ns;
-	struct itimerspec its = {0};
-
-	if (d->prompt.active && d->prompt.deadline_ns < next)
-		next = d->prompt.deadline_ns;
-	for (unsigned i = 0; i < d->n_jobs; i++)
-		if (d->jobs[i].name[0] && d->jobs[i].delegated_due_ns && d->jobs[i].delegated_due_ns < next)
-			next = d->jobs[i].delegated_due_ns;
-	its.it_value.tv_sec = (time_t)(next / 1000000000u);
-	its.it_value.tv_nsec = (long)(next % 1000000000u);
-	if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
-		its.it_value.tv_nsec = 1;
-	timerfd_settime(d->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
+	return b && b < a ? b : a;
 }
 
-static uint64_t periodic_interval(const struct daemon *d)
+/* The timer runs only for what is due: a prompt's deadline, a delegated
+ * job's turn, and the metrics and watchdog intervals when they are set.  With
+ * none of these it is disarmed and the daemon sleeps until the kernel, a
+ * signal or a client has something for it. */
+static void arm_timer(struct daemon *d)
 {
-	uint64_t ns = PERIODIC_NS;
-	if (d->watchdog_usec && d->watchdog_usec * 1000 / 2 < ns)
-		ns = d->watchdog_usec * 1000 / 2;
-	return ns;
+	uint64_t next = earliest(UINT64_MAX, d->next_metrics_ns);
+	struct itimerspec its = {0};
+
+	next = earliest(next, d->next_watchdog_ns);
+	if (d->prompt.active)
+		next = earliest(next, d->prompt.deadline_ns);
+	for (unsigned i = 0; i < d->n_jobs; i++)
+		if (d->jobs[i].name[0])
+			next = earliest(next, d->jobs[i].delegated_due_ns);
+	if (next != UINT64_MAX) {
+		its.it_value.tv_sec = (time_t)(next / 1000000000u);
+		its.it_value.tv_nsec = (long)(next % 1000000000u);
+		if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+			its.it_value.tv_nsec = 1;
+	}
+	timerfd_settime(d->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
 static void notify(const char *state)
@@ -443,11 +459,13 @@ static void on_timer(struct daemon *d)
 
 	(void)!read(d->timerfd, &expirations, sizeof(expirations));
 	handle_timers(d, now);
-	if (now >= d->next_periodic_ns) {
-		d->next_periodic_ns = now + periodic_interval(d);
-		metrics_write(d);
-		if (d->watchdog_usec)
-			notify("WATCHDOG=1");
+	if (d->next_metrics_ns && now >= d->next_metrics_ns) {
+		d->next_metrics_ns = now + d->cfg->metrics_interval_ms * 1000000u;
+		metrics_changed(d);
+	}
+	if (d->next_watchdog_ns && now >= d->next_watchdog_ns) {
+		d->next_watchdog_ns = now + d->watchdog_usec * 1000u / 2;
+		notify("WATCHDOG=1");
 	}
 }
 
@@ -455,7 +473,9 @@ static int run(struct daemon *d)
 {
 	struct epoll_event evs[32];
 
-	d->next_periodic_ns = now_ns() + periodic_interval(d);
+	schedule_metrics(d);
+	/* Pinging at half the watchdog interval leaves systemd a margin. */
+	d->next_watchdog_ns = d->watchdog_usec ? now_ns() + d->watchdog_usec * 1000u / 2 : 0;
 	while (!d->stop) {
 		arm_timer(d);
 		int n = epoll_wait(d->epfd, evs, 32, -1);
@@ -475,6 +495,10 @@ static int run(struct daemon *d)
 				control_accept(d);
 			else if (t == TAG_CLIENT)
 				control_client_event(d, (int)index, evs[i].events);
+		}
+		if (d->metrics_dirty) {
+			d->metrics_dirty = false;
+			metrics_write(d);
 		}
 	}
 	return 0;

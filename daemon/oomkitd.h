@@ -119,8 +119,10 @@ struct daemon {
 	int sigfd;
 	bool stop;
 	bool reload;
-	uint64_t watchdog_usec;
-	uint64_t next_periodic_ns;
+	uint64_t watchdog_usec;            /* 0: no watchdog */
+	uint64_t next_watchdog_ns;         /* 0: no ping due */
+	uint64_t next_metrics_ns;          /* 0: metrics only on events (metrics_interval = 0) */
+	bool metrics_dirty;                /* something changed: rewrite after this turn of the loop */
 };
 
 /* Logs to stderr with a syslog priority prefix ("<3>..."), without allocating. */
@@ -151,6 +153,13 @@ int reports_open_existing(struct daemon *d, unsigned id);
 
 /* metrics.c */
 void metrics_write(struct daemon *d);
+/* Asks for the metrics file to be rewritten once the event being handled is
+ * done: the main loop writes it after each turn, so a storm of OOMs costs one
+ * rewrite per turn, not one per OOM. */
+static inline void metrics_changed(struct daemon *d)
+{
+	d->metrics_dirty = true;
+}
 
 /* control.c */
 int control_listen(struct daemon *d);

@@ -50,6 +50,7 @@ static void test_builtin(void **state)
 	assert_string_equal(cfg->report_dir, "/var/lib/oomkit/reports");
 	assert_string_equal(cfg->socket, "/run/oomkit/oomkitd.sock");
 	assert_string_equal(cfg->metrics, "/var/lib/oomkit/oomkit.prom");
+	assert_int_equal(cfg->metrics_interval_ms, 0);
 	assert_false(cfg->readonly_status);
 	assert_int_equal(cfg->n_jobs, 0);
 	free(cfg);
@@ -191,6 +192,12 @@ static const struct bad_case bad_cases[] = {
 	{"[oomkitd]\nmachine_limit = 17179869184G\n", "[oomkitd] machine_limit: bad size"},
 	{"[oomkitd]\nreadonly_status = maybe\n", "[oomkitd] readonly_status: bad boolean 'maybe'"},
 	{"[oomkitd]\nreport_max_count = lots\n", "[oomkitd] report_max_count: bad count 'lots'"},
+	{"[oomkitd]\nmetrics_interval = 30\n", "oomkitd.conf:2: [oomkitd] metrics_interval: bad duration '30'"},
+	{"[oomkitd]\nmetrics_interval = 10m\n", "[oomkitd] metrics_interval: bad duration '10m'"},
+	{"[oomkitd]\nmetrics_interval = 999ms\n", "[oomkitd] metrics_interval: '999ms' out of range"},
+	{"[oomkitd]\nmetrics_interval = 86401s\n", "[oomkitd] metrics_interval: '86401s' out of range"},
+	{"[oomkitd]\nmetrics_interval = 1s\nmetrics_interval = 2s\n",
+	 "oomkitd.conf:3: [oomkitd] metrics_interval: given twice"},
 	{"[oomkitd]\nsocket = /run/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.sock\n",
 	 "[oomkitd] socket: path too long"},
@@ -343,6 +350,28 @@ static void test_durations(void **state)
 	}
 }
 
+/* metrics_interval: 0 (the default) rewrites the file on events only. */
+static void test_metrics_interval(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *value;
+		uint64_t ms;
+	} cases[] = {
+		{"0", 0}, {"0s", 0}, {"1s", 1000}, {"1000ms", 1000}, {"15s", 15000}, {"86400s", 86400000},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[64];
+		snprintf(text, sizeof(text), "[oomkitd]\nmetrics_interval = %s\n", cases[i].value);
+		struct config *cfg = parse_ok(text);
+		if (cfg->metrics_interval_ms != cases[i].ms)
+			fail_msg("'%s': %llu ms, wanted %llu", cases[i].value, (unsigned long long)cfg->metrics_interval_ms,
+				 (unsigned long long)cases[i].ms);
+		free(cfg);
+	}
+}
+
 static void test_format(void **state)
 {
 	(void)state;
@@ -370,6 +399,7 @@ int main(void)
 		cmocka_unit_test(test_all_errors), cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_no_cascade),
 		cmocka_unit_test(test_sizes),     cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_metrics_interval),
 		cmocka_unit_test(test_format),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
