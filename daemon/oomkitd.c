@@ -26,10 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef HAVE_SYSTEMD
-#include <systemd/sd-daemon.h>
-#endif
-
 #include "oomkitd.h"
 
 #define JSONBUF_LEN (64 * 1024)
@@ -403,6 +399,16 @@ static uint64_t earliest(uint64_t a, uint64_t b)
 	return b && b < a ? b : a;
 }
 
+/* Pinging at half the watchdog interval leaves the manager a margin; an
+ * absurd interval (more than a year) is taken as a year. */
+static uint64_t watchdog_interval_ns(const struct daemon *d)
+{
+	const uint64_t year_usec = 366ull * 24 * 3600 * 1000000;
+	uint64_t usec = d->watchdog_usec < year_usec ? d->watchdog_usec : year_usec;
+
+	return usec * 1000u / 2;
+}
+
 /* The timer runs only for what is due: a prompt's deadline, a delegated
  * job's turn, and the metrics and watchdog intervals when they are set.  With
  * none of these it is disarmed and the daemon sleeps until the kernel, a
@@ -427,13 +433,17 @@ static void arm_timer(struct daemon *d)
 	timerfd_settime(d->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
-static void notify(const char *state)
+/* Tells the service manager, if there is one, how the daemon is doing.  A
+ * failure is logged once: a manager that went away must not fill the log. */
+static void notify(struct daemon *d, const char *state)
 {
-#ifdef HAVE_SYSTEMD
-	sd_notify(0, state);
-#else
-	(void)state;
-#endif
+	static bool warned;
+	int r = notify_send(&d->notifier, state);
+
+	if (r < 0 && !warned) {
+		warned = true;
+		dlog(4, "cannot notify the service manager: %s", strerror(-r));
+	}
 }
 
 static void on_signal(struct daemon *d)
@@ -443,9 +453,11 @@ static void on_signal(struct daemon *d)
 	while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
 			dlog(5, "SIGHUP: reloading");
-			notify("RELOADING=1");
+			char state[64];
+			snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, now_ns() / 1000u);
+			notify(d, state);
 			(void)daemon_reload(d);
-			notify("READY=1");
+			notify(d, "READY=1");
 		} else {
 			dlog(5, "signal %u: stopping", si.ssi_signo);
 			d->stop = true;
@@ -464,8 +476,8 @@ static void on_timer(struct daemon *d)
 		metrics_changed(d);
 	}
 	if (d->next_watchdog_ns && now >= d->next_watchdog_ns) {
-		d->next_watchdog_ns = now + d->watchdog_usec * 1000u / 2;
-		notify("WATCHDOG=1");
+		d->next_watchdog_ns = now + watchdog_interval_ns(d);
+		notify(d, "WATCHDOG=1");
 	}
 }
 
@@ -474,8 +486,7 @@ static int run(struct daemon *d)
 	struct epoll_event evs[32];
 
 	schedule_metrics(d);
-	/* Pinging at half the watchdog interval leaves systemd a margin. */
-	d->next_watchdog_ns = d->watchdog_usec ? now_ns() + d->watchdog_usec * 1000u / 2 : 0;
+	d->next_watchdog_ns = d->watchdog_usec ? now_ns() + watchdog_interval_ns(d) : 0;
 	while (!d->stop) {
 		arm_timer(d);
 		int n = epoll_wait(d->epfd, evs, 32, -1);
@@ -532,6 +543,26 @@ static bool sanitized(void)
 #endif
 }
 
+/* $NOTIFY_SOCKET and $WATCHDOG_USEC come from the service manager; without
+ * them (started by hand, or by the tests) the daemon notifies nobody. */
+static void setup_notify(struct daemon *d)
+{
+	const char *address = getenv("NOTIFY_SOCKET");
+	int r = notify_open(&d->notifier, address);
+
+	if (r < 0)
+		dlog(4, "NOTIFY_SOCKET=%s: %s; the service manager is not notified", address, strerror(-r));
+	r = notify_watchdog(getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"), getpid(), &d->watchdog_usec);
+	if (r < 0)
+		dlog(4, "WATCHDOG_USEC or WATCHDOG_PID is not a number; no watchdog pings");
+	if (r > 0 && d->notifier.fd < 0)
+		dlog(4, "WATCHDOG_USEC is set but there is no NOTIFY_SOCKET to ping");
+	if (r <= 0 || d->notifier.fd < 0)
+		d->watchdog_usec = 0;
+	else
+		dlog(6, "watchdog: a ping every %" PRIu64 " ms", d->watchdog_usec / 2000u);
+}
+
 static int start(struct daemon *d)
 {
 	struct oomkit_options opts;
@@ -560,6 +591,7 @@ static int start(struct daemon *d)
 		dlog(3, "control socket %s: %s", d->cfg->socket, strerror(-r));
 		return r;
 	}
+	setup_notify(d);
 	return 0;
 }
 
@@ -577,6 +609,7 @@ int main(int argc, char **argv)
 	d->report_dirfd = -1;
 	d->listen_fd = -1;
 	d->prompt.report_fd = -1;
+	d->notifier.fd = -1;
 	while ((opt = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
@@ -620,16 +653,12 @@ int main(int argc, char **argv)
 		return 1;
 	r = start(d);
 	if (r == 0) {
-#ifdef HAVE_SYSTEMD
-		if (sd_watchdog_enabled(0, &d->watchdog_usec) <= 0)
-			d->watchdog_usec = 0;
-#endif
 		metrics_write(d);
-		notify("READY=1");
+		notify(d, "READY=1");
 		dlog(5, "oomkitd ready: machine %s, %u jobs%s, socket %s", d->cfg->machine, d->cfg->n_jobs,
 		     d->dry_run ? ", dry run" : "", d->cfg->socket);
 		r = run(d);
-		notify("STOPPING=1");
+		notify(d, "STOPPING=1");
 	}
 	control_close_all(d);
 	if (d->prompt.active && d->prompt.report_fd >= 0)
@@ -639,6 +668,7 @@ int main(int argc, char **argv)
 	dlog(5, "oomkitd stopped");
 	if (d->report_dirfd >= 0)
 		close(d->report_dirfd);
+	notify_close(&d->notifier);
 	free(d->cfg);
 	free(d->pids);
 	free(d->procs);

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "notify.h"
 #include "oomkit.h"
 #include "policy.h"
 
@@ -119,6 +120,7 @@ struct daemon {
 	int sigfd;
 	bool stop;
 	bool reload;
+	struct notifier notifier;          /* $NOTIFY_SOCKET; fd -1: not under a service manager */
 	uint64_t watchdog_usec;            /* 0: no watchdog */
 	uint64_t next_watchdog_ns;         /* 0: no ping due */
 	uint64_t next_metrics_ns;          /* 0: metrics only on events (metrics_interval = 0) */

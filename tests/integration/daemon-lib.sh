@@ -85,6 +85,9 @@ cleanup() {
 	local rc=$?
 	trap - EXIT
 	stop_daemon
+	for p in ${T_HELPERS:-}; do
+		kill "$p" 2>/dev/null
+	done
 	kill_tree "$R"
 	rm_tree "$R"
 	kill_tree "$R-daemon"
@@ -124,6 +127,24 @@ wait_for() {
 	done
 	return 1
 }
+
+# timers_of PID: the it_value of each of its timerfds, one per line.
+timers_of() {
+	local fd
+	for fd in /proc/"$1"/fd/*; do
+		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:[timerfd]" ] || continue
+		sed -n 's/^it_value: //p' "/proc/$1/fdinfo/${fd##*/}"
+	done
+}
+
+# disarmed PID: it has timerfds and none is armed, so no timer can wake it.
+disarmed() {
+	local t
+	t=$(timers_of "$1")
+	[ -n "$t" ] && [ -z "$(echo "$t" | grep -v '^(0, 0)$')" ]
+}
+
+armed() { timers_of "$1" | grep -qv '^(0, 0)$'; }
 
 daemon_ready() {
 	grep -q "oomkitd ready" "$TMP/log" 2>/dev/null && [ -S "$SOCK" ]

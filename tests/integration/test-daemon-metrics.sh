@@ -17,24 +17,6 @@ EOF2
 cp "$TMP/oomkitd.conf" "$TMP/base.conf"
 PROM="$TMP/oomkit.prom"
 
-# timers_of PID: the it_value of each of its timerfds, one per line.
-timers_of() {
-	local fd
-	for fd in /proc/"$1"/fd/*; do
-		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:[timerfd]" ] || continue
-		sed -n 's/^it_value: //p' "/proc/$1/fdinfo/${fd##*/}"
-	done
-}
-
-# disarmed PID: it has timerfds and none of them is armed.
-disarmed() {
-	local t
-	t=$(timers_of "$1")
-	[ -n "$t" ] && [ -z "$(echo "$t" | grep -v '^(0, 0)$')" ]
-}
-
-armed() { timers_of "$1" | grep -qv '^(0, 0)$'; }
-
 has_metric() { grep -qx "$1" "$PROM" 2>/dev/null; }
 
 inode_changed() { [ "$(stat -c %i "$PROM" 2>/dev/null)" != "$1" ]; }
