@@ -1,0 +1,911 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * guest-daemon.c - oomkitd and oomkit in the qemu guest: the daemon itself
+ * (fork/exec of the real binaries, copied into the guest with vm.sh --with)
+ * on cgroup v2 and on cgroup v1, configured exactly as on a v1 host; only the
+ * machine's path differs (v2 /sys/fs/cgroup/..., v1 /sys/fs/cgroup/memory/...).
+ *
+ *   guest-daemon memcg    a machine of 160 MiB with jobs web (900), batch (100)
+ *                         and player (500) that runs out while no job is at its
+ *                         own limit: oomkitd kills batch's process, web and
+ *                         player live, the report names batch and kill-lowest,
+ *                         the kernel killed nothing, `oomkit --json status`
+ *                         counts one machine OOM; then a job OOM with policy
+ *                         grow raises that job's limit to its limit_max.
+ *   guest-daemon system   the machine sized to the guest's RAM less a reserve:
+ *                         a batch hog that wants more than the whole RAM is
+ *                         killed by oomkitd before the kernel OOM killer fires
+ *                         (/proc/vmstat oom_kill unchanged), while the daemon
+ *                         and its guardian (mlocked, oom_score_adj -1000) live;
+ *                         then oomkitd is stopped, SIGKILLed during an OOM, and
+ *                         the kernel resolves it: its guardian gives the
+ *                         kernel killer back, nothing stays blocked.
+ *
+ * The checks read the kernel's own files (memory.events, memory.oom_control,
+ * /proc/vmstat, /proc/PID/status), not liboomkit, so the daemon is judged by
+ * something that does not share its code.  Runs only in the guest
+ * (OOMKIT_VM=1): it creates cgroups at the top of the hierarchy and fills the
+ * machine's memory.  Needs OOMKIT_HOG, OOMKITD and OOMKIT (the command line).
+ *
+ * Exit 0 when every check passed, 1 otherwise, 77 outside the guest.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json.h"
+
+#define MIB ((uint64_t)1 << 20)
+#define MACHINE "oomkit-vm-machine"
+
+static int failures;
+static bool v2;
+static const char *cgroot; /* the memory hierarchy's mount */
+static const char *hog_path, *oomkitd_path, *oomkit_path;
+static char dir[64]; /* this run's config, socket, log and reports */
+static char sock[128], conf[128], logpath[128], reports[128];
+static pid_t daemon_pid;
+
+static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	printf("%s: ", ok ? "ok" : "FAIL");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	if (!ok)
+		failures++;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void pause_ms(unsigned ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* ------------------------------------------------------------ files */
+
+static ssize_t read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+static bool write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok;
+}
+
+/* The value of "key value" (or "key: value") in a file of such lines; def
+ * when the file or the key is missing. */
+static uint64_t key_u64(const char *path, const char *key, uint64_t def)
+{
+	static char buf[16384];
+	size_t n = strlen(key);
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return def;
+	for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, key, n) == 0 && (p[n] == ' ' || p[n] == ':' || p[n] == '\t'))
+			return strtoull(p + n + 1 + strspn(p + n + 1, " \t"), NULL, 10);
+	return def;
+}
+
+static uint64_t vmstat_oom_kill(void)
+{
+	return key_u64("/proc/vmstat", "oom_kill", UINT64_MAX);
+}
+
+/* ------------------------------------------------------------ cgroups */
+
+static const char *cg_file(const char *rel, const char *file)
+{
+	static char path[4][256];
+	static unsigned next;
+	char *p = path[next++ % 4];
+	snprintf(p, sizeof(path[0]), "%s/%s%s%s", cgroot, rel, file[0] ? "/" : "", file);
+	return p;
+}
+
+/* A single-number file; "max" is UINT64_MAX. */
+static uint64_t cg_u64(const char *rel, const char *file)
+{
+	char buf[64];
+	if (read_file(cg_file(rel, file), buf, sizeof(buf)) < 0)
+		return 0;
+	return strncmp(buf, "max", 3) == 0 ? UINT64_MAX : strtoull(buf, NULL, 10);
+}
+
+static uint64_t cg_limit(const char *rel)
+{
+	return cg_u64(rel, v2 ? "memory.max" : "memory.limit_in_bytes");
+}
+
+/* Kernel OOM kills counted by the cgroup (v2 memory.events, v1 oom_control). */
+static uint64_t cg_oom_kills(const char *rel)
+{
+	return v2 ? key_u64(cg_file(rel, "memory.events"), "oom_kill", UINT64_MAX)
+		  : key_u64(cg_file(rel, "memory.oom_control"), "oom_kill", UINT64_MAX);
+}
+
+/* Kernel OOM kills in the machine and its jobs.  v2's memory.events is
+ * hierarchical; v1 counts a kill only in the victim's own memcg, so there the
+ * machine's children are added up. */
+static uint64_t machine_oom_kills(void)
+{
+	uint64_t sum = cg_oom_kills(MACHINE);
+	DIR *d = v2 ? NULL : opendir(cg_file(MACHINE, ""));
+	struct dirent *de;
+	char rel[300];
+	while (d && (de = readdir(d)))
+		if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+			snprintf(rel, sizeof(rel), MACHINE "/%s", de->d_name);
+			sum += cg_oom_kills(rel);
+		}
+	if (d)
+		closedir(d);
+	return sum;
+}
+
+/* Times the cgroup's own limit was reached: v1 memory.failcnt; v2 the
+ * memory.events.local max and high counts (high is where the daemon holds it). */
+static uint64_t cg_limit_hits(const char *rel)
+{
+	if (!v2)
+		return cg_u64(rel, "memory.failcnt");
+	return key_u64(cg_file(rel, "memory.events.local"), "max", 0) +
+	       key_u64(cg_file(rel, "memory.events.local"), "high", 0);
+}
+
+/* Whether the kernel OOM killer is held off: v1 oom_kill_disable, v2
+ * memory.high below memory.max. */
+static bool cg_held(const char *rel)
+{
+	if (!v2)
+		return key_u64(cg_file(rel, "memory.oom_control"), "oom_kill_disable", 0) == 1;
+	return cg_u64(rel, "memory.high") < cg_limit(rel);
+}
+
+/* Under OOM with the kernel killer held off: v1 under_oom; v2 the high
+ * counter has moved past since0 (an allocation was throttled at memory.high). */
+static bool cg_under_oom(const char *rel, uint64_t since0)
+{
+	if (!v2)
+		return key_u64(cg_file(rel, "memory.oom_control"), "under_oom", 0) == 1;
+	return key_u64(cg_file(rel, "memory.events.local"), "high", 0) > since0;
+}
+
+static int cg_pids(const char *rel, pid_t *pids, int max)
+{
+	char buf[8192];
+	int n = 0;
+	if (read_file(cg_file(rel, "cgroup.procs"), buf, sizeof(buf)) < 0)
+		return 0;
+	for (char *p = buf; *p && n < max;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		pids[n++] = (pid_t)v;
+		p = end + strspn(end, "\n");
+	}
+	return n;
+}
+
+/* Kills everything in rel and below, then removes the cgroups, deepest first. */
+static bool cg_destroy(const char *rel)
+{
+	char sub[512];
+	DIR *d = opendir(cg_file(rel, ""));
+	struct dirent *de;
+	bool ok = true;
+	if (!d)
+		return errno == ENOENT;
+	while ((de = readdir(d)))
+		if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+			snprintf(sub, sizeof(sub), "%s/%s", rel, de->d_name);
+			ok = cg_destroy(sub) && ok;
+		}
+	closedir(d);
+	for (int i = 0; i < 200; i++) {
+		pid_t pids[256];
+		int n = cg_pids(rel, pids, 256);
+		for (int k = 0; k < n; k++)
+			kill(pids[k], SIGKILL);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if (rmdir(cg_file(rel, "")) == 0)
+			return ok;
+		pause_ms(10);
+	}
+	printf("note: cannot remove %s: %s\n", cg_file(rel, ""), strerror(errno));
+	return false;
+}
+
+/* ------------------------------------------------------------ processes */
+
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return 0;
+	char *rp = strrchr(buf, ')');
+	return rp && rp[1] ? rp[2] : 0;
+}
+
+static bool alive(pid_t pid)
+{
+	char s = proc_state(pid);
+	return s && s != 'Z' && s != 'X';
+}
+
+static uint64_t status_kib(pid_t pid, const char *key)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	return key_u64(path, key, 0);
+}
+
+static int oom_score_adj(pid_t pid)
+{
+	char path[64], buf[32];
+	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
+	return read_file(path, buf, sizeof(buf)) < 0 ? 1 : atoi(buf);
+}
+
+/* The memory cgroup of pid, relative to the hierarchy's root ("" for the root). */
+static const char *proc_memcg(pid_t pid)
+{
+	static char buf[2048];
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return "?";
+	for (char *line = buf; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (c2 && (v2 ? strncmp(line, "0::", 3) == 0 : strncmp(c1 + 1, "memory:", 7) == 0))
+			return c2[1] == '/' ? c2 + 2 : c2 + 1;
+		line = nl ? nl + 1 : NULL;
+	}
+	return "?";
+}
+
+/* A child of parent with the given comm, or 0. */
+static pid_t find_child(pid_t parent, const char *comm)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t found = 0;
+	while (d && !found && (de = readdir(d))) {
+		char path[300], buf[512];
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		if (read_file(path, buf, sizeof(buf)) < 0)
+			continue;
+		char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
+		if (!lp || !rp || rp[1] != ' ')
+			continue;
+		int ppid = 0;
+		char st = 0;
+		if (sscanf(rp + 2, "%c %d", &st, &ppid) == 2 && ppid == parent && st != 'Z' &&
+		    (size_t)(rp - lp - 1) == strlen(comm) && strncmp(lp + 1, comm, strlen(comm)) == 0)
+			found = (pid_t)atoi(de->d_name);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* Waits for a child to exit; its status, or -1 after timeout_ms. */
+static int wait_exit(pid_t pid, unsigned timeout_ms)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	int st;
+	do {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+		if (r == pid)
+			return st;
+		if (r < 0)
+			return -1;
+		pause_ms(5);
+	} while (now_ms() < end);
+	return -1;
+}
+
+static bool sigkilled(int st)
+{
+	return st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+}
+
+/* Waits until pid has mib MiB resident; false if it died or timed out. */
+static bool wait_rss(pid_t pid, unsigned mib, unsigned timeout_ms)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	do {
+		if (status_kib(pid, "VmRSS") >= (uint64_t)mib * 1024)
+			return true;
+		if (!alive(pid))
+			return false;
+		pause_ms(10);
+	} while (now_ms() < end);
+	return false;
+}
+
+/* A hog started the way a user starts work in a job: oomkit run --job JOB. */
+static pid_t run_in_job(const char *job, unsigned mib)
+{
+	char m[16];
+	snprintf(m, sizeof(m), "%u", mib);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl(oomkit_path, "oomkit", "--socket", sock, "run", "--job", job, "--", hog_path, m,
+		      (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* A hog put into a job's cgroup directly, without the daemon's help. */
+static pid_t spawn_in_cgroup(const char *rel, unsigned mib)
+{
+	char m[16], self[16];
+	snprintf(m, sizeof(m), "%u", mib);
+	pid_t pid = fork();
+	if (pid == 0) {
+		snprintf(self, sizeof(self), "%d", (int)getpid());
+		if (!write_file(cg_file(rel, "cgroup.procs"), self))
+			_exit(126);
+		execl(hog_path, "oomkit-hog", m, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Runs the command line with args; its stdout into out.  Returns its exit status. */
+static int oomkit_cli(char *out, size_t len, const char *a1, const char *a2)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(p[1], STDOUT_FILENO);
+		close(p[0]);
+		close(p[1]);
+		execl(oomkit_path, "oomkit", "--socket", sock, a1, a2, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	size_t n = 0;
+	ssize_t k;
+	while (n + 1 < len && (k = read(p[0], out + n, len - 1 - n)) > 0)
+		n += (size_t)k;
+	out[n] = 0;
+	close(p[0]);
+	int st = wait_exit(pid, 10000);
+	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* ------------------------------------------------------------ the daemon */
+
+struct job {
+	const char *name;
+	unsigned priority;
+	uint64_t limit_mib, limit_max_mib; /* 0: not given */
+	const char *policy;		   /* NULL: the default chain */
+};
+
+static void write_config(uint64_t machine_limit_mib, const char *delay, const struct job *jobs, size_t n)
+{
+	FILE *f = fopen(conf, "w");
+	if (!f) {
+		printf("FAIL: cannot write %s: %s\n", conf, strerror(errno));
+		exit(1);
+	}
+	fprintf(f,
+		"[oomkitd]\n"
+		"machine = %s/" MACHINE "\n"
+		"machine_limit = %" PRIu64 "M\n"
+		"policy = report, kill-lowest, kernel\n"
+		"delay = %s\n"
+		"reserve = 16M\n"
+		"report_dir = %s\n"
+		"socket = %s\n"
+		"metrics = %s/oomkit.prom\n",
+		cgroot, machine_limit_mib, delay, reports, sock, dir);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "\n[job %s]\npriority = %u\nlimit = %" PRIu64 "M\n", jobs[i].name,
+			jobs[i].priority, jobs[i].limit_mib);
+		if (jobs[i].limit_max_mib)
+			fprintf(f, "limit_max = %" PRIu64 "M\n", jobs[i].limit_max_mib);
+		if (jobs[i].policy)
+			fprintf(f, "policy = %s\n", jobs[i].policy);
+	}
+	fclose(f);
+}
+
+static void dump_log(void)
+{
+	char buf[16384];
+	if (read_file(logpath, buf, sizeof(buf)) > 0)
+		printf("--- oomkitd log\n%s--- end of log\n", buf);
+}
+
+/* oomkitd --check on the configuration: 0 if it passed. */
+static int config_check(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl(oomkitd_path, "oomkitd", "--check", "-c", conf, (char *)NULL);
+		_exit(127);
+	}
+	int st = wait_exit(pid, 10000);
+	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static bool daemon_ready(void)
+{
+	static char buf[16384];
+	return read_file(logpath, buf, sizeof(buf)) > 0 && strstr(buf, "oomkitd ready") &&
+	       access(sock, F_OK) == 0;
+}
+
+static bool start_daemon(void)
+{
+	daemon_pid = fork();
+	if (daemon_pid == 0) {
+		int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
+			_exit(126);
+		execl(oomkitd_path, "oomkitd", "-c", conf, (char *)NULL);
+		_exit(127);
+	}
+	uint64_t end = now_ms() + 20000;
+	while (now_ms() < end) {
+		if (daemon_ready())
+			return true;
+		if (wait_exit(daemon_pid, 0) != -1) {
+			daemon_pid = 0;
+			return false;
+		}
+		pause_ms(10);
+	}
+	return false;
+}
+
+/* SIGTERM, then SIGKILL if it lingers; its exit status, -1 if none was running. */
+static int stop_daemon(void)
+{
+	if (daemon_pid <= 0)
+		return -1;
+	kill(daemon_pid, SIGTERM);
+	int st = wait_exit(daemon_pid, 10000);
+	if (st == -1) {
+		kill(daemon_pid, SIGKILL);
+		st = wait_exit(daemon_pid, 10000);
+	}
+	daemon_pid = 0;
+	return st;
+}
+
+/* The newest complete report of a scope ("machine" or a job), parsed; NULL
+ * if none within timeout_ms.  A report is finished after its action. */
+static struct json *wait_report(const char *scope, unsigned timeout_ms)
+{
+	static char buf[1 << 18];
+	char suffix[64], best[256] = "", path[400];
+	uint64_t end = now_ms() + timeout_ms;
+	snprintf(suffix, sizeof(suffix), "-%s.json", scope);
+	do {
+		DIR *d = opendir(reports);
+		struct dirent *de;
+		/* oom-NNNNNNNN-SCOPE.json: the zero-padded id sorts by name. */
+		while (d && (de = readdir(d))) {
+			size_t n = strlen(de->d_name), k = strlen(suffix);
+			if (strncmp(de->d_name, "oom-", 4) == 0 && n > k &&
+			    strcmp(de->d_name + n - k, suffix) == 0 && strcmp(de->d_name, best) > 0)
+				snprintf(best, sizeof(best), "%s", de->d_name);
+		}
+		if (d)
+			closedir(d);
+		snprintf(path, sizeof(path), "%s/%s", reports, best);
+		if (best[0] && read_file(path, buf, sizeof(buf)) > 0) {
+			struct json *j = json_parse(buf);
+			if (j && json_get(j, "outcome"))
+				return j;
+			json_free(j);
+		}
+		pause_ms(20);
+	} while (now_ms() < end);
+	return NULL;
+}
+
+static const char *jstr(const struct json *j, const char *key)
+{
+	const struct json *v = json_get(j, key);
+	return v && v->type == JSON_STRING ? v->str : "";
+}
+
+static int64_t jnum(const struct json *j, const char *key)
+{
+	const struct json *v = json_get(j, key);
+	return v && v->type == JSON_NUMBER ? strtoll(v->str, NULL, 10) : -1;
+}
+
+static const struct json *jjob(const struct json *status, const char *name)
+{
+	const struct json *jobs = json_get(status, "jobs");
+	for (size_t i = 0; jobs && jobs->type == JSON_ARRAY && i < jobs->n; i++)
+		if (strcmp(jstr(jobs->items[i], "name"), name) == 0)
+			return jobs->items[i];
+	return NULL;
+}
+
+/* oomkit --json status, parsed; NULL if it failed or is not JSON. */
+static struct json *status(void)
+{
+	static char out[65536];
+	int rc = oomkit_cli(out, sizeof(out), "--json", "status");
+	struct json *j = rc == 0 ? json_parse(out) : NULL;
+	if (!j)
+		printf("note: oomkit --json status exited %d: %s\n", rc, out);
+	return j;
+}
+
+static void report_timings(const struct json *r)
+{
+	const struct json *t = json_get(r, "timings_ms");
+	const struct json *d = t ? json_get(t, "decision") : NULL, *a = t ? json_get(t, "action") : NULL,
+			  *f = t ? json_get(t, "freed") : NULL;
+	printf("figure: report %" PRId64 ": event -> decision %s ms, -> action %s ms, -> freed %s ms\n",
+	       jnum(r, "id"), d && d->str ? d->str : "?", a && a->str ? a->str : "?",
+	       f && f->str ? f->str : "null");
+}
+
+/* Kills what is left of the machine and the daemon's reserve and removes them. */
+static bool teardown(void)
+{
+	if (daemon_pid > 0) {
+		kill(daemon_pid, SIGKILL);
+		wait_exit(daemon_pid, 10000);
+		daemon_pid = 0;
+	}
+	bool ok = cg_destroy(MACHINE);
+	ok = cg_destroy(MACHINE "-daemon") && ok;
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	return ok;
+}
+
+/* ------------------------------------------------------------ memcg */
+
+static void check_report(const char *what, const struct json *r, const char *scope, const char *policy,
+			 const char *victim_job, pid_t victim)
+{
+	const struct json *dec = r ? json_get(r, "decision") : NULL;
+	check(r && dec, "%s: a complete report of the %s OOM in the report directory", what, scope);
+	if (!dec)
+		return;
+	check(strcmp(jstr(r, "scope"), strcmp(scope, "machine") == 0 ? "machine" : "job") == 0 &&
+		  strcmp(jstr(dec, "policy"), policy) == 0,
+	      "%s: the report's decision is %s (scope %s, action %s, policy %s)", what, policy,
+	      jstr(r, "scope"), jstr(dec, "action"), jstr(dec, "policy"));
+	if (victim_job)
+		check(strcmp(jstr(dec, "victim_job"), victim_job) == 0 && jnum(dec, "victim_pid") == victim,
+		      "%s: the report names job %s and process %d (victim_job %s, victim_pid %" PRId64 ")",
+		      what, victim_job, (int)victim, jstr(dec, "victim_job"), jnum(dec, "victim_pid"));
+	printf("note: %s: reason: %s; outcome: %s\n", what, jstr(dec, "reason"), jstr(r, "outcome"));
+	report_timings(r);
+}
+
+static void machine_oom(void)
+{
+	const char *jobs[] = {MACHINE "/web", MACHINE "/batch", MACHINE "/player"};
+	uint64_t k0 = vmstat_oom_kill(), hits[3];
+
+	for (int i = 0; i < 3; i++)
+		hits[i] = cg_limit_hits(jobs[i]);
+	/* web 50 + batch 40 + player 70 MiB > 160 MiB, each well within its own limit. */
+	pid_t web = run_in_job("web", 50);
+	check(wait_rss(web, 50, 30000), "machine: web (priority 900) has its 50 MiB");
+	pid_t batch = run_in_job("batch", 40);
+	check(wait_rss(batch, 40, 30000), "machine: batch (priority 100) has its 40 MiB");
+	uint64_t t0 = now_ms();
+	pid_t player = run_in_job("player", 70);
+	int st = wait_exit(batch, 30000);
+	uint64_t t1 = now_ms();
+	check(sigkilled(st), "machine: batch's process died of SIGKILL when player grew (status 0x%x)", st);
+	check(wait_rss(player, 70, 30000), "machine: player then got all of its 70 MiB");
+	printf("figure: machine: player started -> batch's process reaped: %" PRIu64 " ms\n", t1 - t0);
+	check(alive(web) && alive(player), "machine: web and player live");
+	check(machine_oom_kills() == 0 && vmstat_oom_kill() == k0,
+	      "machine: the kernel killed nothing (oom_kill in the machine %" PRIu64
+	      ", vmstat oom_kill %" PRIu64 " -> %" PRIu64 ")",
+	      machine_oom_kills(), k0, vmstat_oom_kill());
+	bool none = true;
+	for (int i = 0; i < 3; i++)
+		none = none && cg_limit_hits(jobs[i]) == hits[i];
+	check(none && cg_limit_hits(MACHINE) > 0,
+	      "machine: only the machine's limit was reached, no job's own (machine %" PRIu64 " times)",
+	      cg_limit_hits(MACHINE));
+
+	struct json *r = wait_report("machine", 10000);
+	check_report("machine", r, "machine", "kill-lowest", "batch", batch);
+	json_free(r);
+
+	struct json *s = status();
+	const struct json *m = s ? json_get(s, "machine") : NULL, *jb = s ? jjob(s, "batch") : NULL;
+	check(m && jnum(m, "ooms") == 1 && jnum(m, "kills") == 1,
+	      "machine: oomkit --json status parses and counts 1 machine OOM, 1 kill (ooms %" PRId64
+	      ", kills %" PRId64 ")",
+	      m ? jnum(m, "ooms") : -1, m ? jnum(m, "kills") : -1);
+	check(jb && jnum(jb, "kills") == 1 && jnum(jb, "ooms") == 0 && jnum(jjob(s, "web"), "kills") == 0 &&
+		  jnum(jjob(s, "player"), "kills") == 0,
+	      "machine: status charges the kill to batch, no job had an OOM of its own");
+	json_free(s);
+
+	kill(web, SIGKILL);
+	kill(player, SIGKILL);
+	wait_exit(web, 10000);
+	wait_exit(player, 10000);
+}
+
+static void job_grow(void)
+{
+	const char *rel = MACHINE "/build";
+	uint64_t k0 = vmstat_oom_kill();
+	/* build: limit 32M, limit_max 80M, policy grow; the machine is empty now. */
+	pid_t hog = run_in_job("build", 56);
+	check(wait_rss(hog, 56, 30000), "grow: build's process got its 56 MiB past the 32 MiB limit");
+	check(alive(hog), "grow: it lives");
+	check(cg_limit(rel) == 80 * MIB, "grow: build's limit is its limit_max, 80 MiB (%" PRIu64 " MiB)",
+	      cg_limit(rel) / MIB);
+	check(cg_oom_kills(rel) == 0 && vmstat_oom_kill() == k0, "grow: the kernel killed nothing");
+	struct json *r = wait_report("build", 10000);
+	check_report("grow", r, "build", "grow", NULL, 0);
+	const struct json *dec = r ? json_get(r, "decision") : NULL;
+	check(dec && jnum(dec, "new_limit_bytes") == (int64_t)(80 * MIB),
+	      "grow: the report's new limit is 80 MiB");
+	json_free(r);
+	struct json *s = status();
+	const struct json *jb = s ? jjob(s, "build") : NULL;
+	check(jb && jnum(jb, "ooms") == 1 && jnum(jb, "limit_bytes") == (int64_t)(80 * MIB),
+	      "grow: status shows build's one OOM and its 80 MiB limit");
+	json_free(s);
+	kill(hog, SIGKILL);
+	wait_exit(hog, 10000);
+}
+
+static void scenario_memcg(void)
+{
+	const struct job jobs[] = {
+	    {"web", 900, 128, 0, NULL},
+	    {"batch", 100, 64, 0, NULL},
+	    {"player", 500, 96, 0, NULL},
+	    {"build", 300, 32, 80, "grow, kernel"},
+	};
+	write_config(160, "2s", jobs, sizeof(jobs) / sizeof(jobs[0]));
+	check(config_check() == 0, "memcg: oomkitd --check accepts the configuration");
+	if (!start_daemon()) {
+		check(false, "memcg: oomkitd started and became ready");
+		return;
+	}
+	check(cg_limit(MACHINE) == 160 * MIB, "memcg: the machine cgroup has its 160 MiB limit");
+	bool held = cg_held(MACHINE);
+	for (size_t i = 0; i < 4; i++) {
+		char rel[64];
+		snprintf(rel, sizeof(rel), MACHINE "/%s", jobs[i].name);
+		held = held && cg_held(rel) && cg_limit(rel) == jobs[i].limit_mib * MIB;
+	}
+	check(held,
+	      "memcg: every job has its limit, and the kernel killer is held off for them and the machine");
+	machine_oom();
+	job_grow();
+	int st = stop_daemon();
+	check(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "memcg: oomkitd stopped on SIGTERM (status 0x%x)", st);
+	check(!cg_held(MACHINE) && !cg_held(MACHINE "/web"),
+	      "memcg: once stopped, the kernel killer is back");
+}
+
+/* ------------------------------------------------------------ system */
+
+/* The daemon and its guardian as the machine needs them. */
+static pid_t check_protected(void)
+{
+	pid_t g = find_child(daemon_pid, "oomkit-guardian");
+	check(g > 0, "system: oomkitd's guardian is its child %d", (int)g);
+	check(oom_score_adj(daemon_pid) == -1000 && status_kib(daemon_pid, "VmLck") > 0,
+	      "system: oomkitd has oom_score_adj %d and %" PRIu64 " KiB locked", oom_score_adj(daemon_pid),
+	      status_kib(daemon_pid, "VmLck"));
+	if (g > 0)
+		check(oom_score_adj(g) == -1000 && status_kib(g, "VmLck") > 0,
+		      "system: the guardian has oom_score_adj %d and %" PRIu64 " KiB locked",
+		      oom_score_adj(g), status_kib(g, "VmLck"));
+	const char *cg = proc_memcg(daemon_pid);
+	check(strcmp(cg, MACHINE "-daemon") == 0,
+	      "system: oomkitd lives in its reserve cgroup %s, outside the machine", cg);
+	return g;
+}
+
+static void scenario_system(void)
+{
+	uint64_t total = key_u64("/proc/meminfo", "MemTotal", 0) / 1024;
+	uint64_t avail = key_u64("/proc/meminfo", "MemAvailable", 0) / 1024;
+	/* The machine is what the guest has less a reserve for the daemon, the
+	 * guest's own processes and the page tables of the hogs. */
+	uint64_t limit = avail - 48, want = total + 64;
+	const struct job jobs[] = {
+	    {"web", 900, 64, 0, NULL},
+	    /* A job may be as large as the whole RAM: only the machine stops it. */
+	    {"batch", 100, total, 0, NULL},
+	};
+	printf("note: system: MemTotal %" PRIu64 " MiB, MemAvailable %" PRIu64 " MiB, machine_limit %" PRIu64
+	       " MiB\n",
+	       total, avail, limit);
+	/* A delay far longer than the test: when the kernel resolves the OOM of
+	 * a killed oomkitd, it is the guardian's doing, not the delay's. */
+	write_config(limit, "30s", jobs, 2);
+	check(config_check() == 0, "system: oomkitd --check accepts the configuration");
+	if (!start_daemon()) {
+		check(false, "system: oomkitd started and became ready");
+		return;
+	}
+	pid_t dpid = daemon_pid, guardian = check_protected();
+
+	pid_t web = run_in_job("web", 16);
+	check(wait_rss(web, 16, 30000), "system: web has its 16 MiB");
+	uint64_t k0 = vmstat_oom_kill();
+	pid_t batch = run_in_job("batch", (unsigned)want);
+	int st = wait_exit(batch, 60000);
+	check(sigkilled(st), "system: the batch hog wanting %" PRIu64 " MiB died of SIGKILL", want);
+	check(vmstat_oom_kill() == k0 && machine_oom_kills() == 0,
+	      "system: before the kernel OOM killer fired (vmstat oom_kill %" PRIu64 " -> %" PRIu64 ")", k0,
+	      vmstat_oom_kill());
+	check(alive(web), "system: web lives");
+	check(alive(dpid) && guardian > 0 && alive(guardian) &&
+		  find_child(dpid, "oomkit-guardian") == guardian,
+	      "system: oomkitd and its guardian live");
+	struct json *r = wait_report("machine", 10000);
+	check_report("system", r, "machine", "kill-lowest", "batch", batch);
+	json_free(r);
+	struct json *s = status();
+	const struct json *m = s ? json_get(s, "machine") : NULL;
+	check(m && jnum(m, "ooms") == 1 && jnum(m, "kills") == 1,
+	      "system: status counts 1 machine OOM and 1 kill");
+	json_free(s);
+
+	/* oomkitd stops answering (SIGSTOP) and is SIGKILLed in the middle of the
+	 * next OOM, which it holds: the guardian must give the kernel its killer. */
+	uint64_t high0 = key_u64(cg_file(MACHINE, "memory.events.local"), "high", 0);
+	kill(dpid, SIGSTOP);
+	uint64_t end = now_ms() + 5000;
+	while (proc_state(dpid) != 'T' && now_ms() < end)
+		pause_ms(5);
+	check(proc_state(dpid) == 'T', "system: oomkitd is stopped");
+	uint64_t k1 = vmstat_oom_kill(), c1 = machine_oom_kills();
+	batch = spawn_in_cgroup(MACHINE "/batch", (unsigned)want);
+	end = now_ms() + 30000;
+	while (!cg_under_oom(MACHINE, high0) && alive(batch) && now_ms() < end)
+		pause_ms(5);
+	check(cg_under_oom(MACHINE, high0) && alive(batch) && vmstat_oom_kill() == k1,
+	      "system: with oomkitd stopped the machine is out of memory and held; the hog waits");
+	uint64_t t0 = now_ms();
+	kill(dpid, SIGKILL);
+	st = wait_exit(dpid, 10000);
+	daemon_pid = 0;
+	check(sigkilled(st), "system: oomkitd died of SIGKILL");
+	st = wait_exit(batch, 15000);
+	uint64_t t1 = now_ms();
+	check(sigkilled(st), "system: the hog died of SIGKILL, long before the 30 s delay");
+	printf("figure: system: oomkitd SIGKILLed -> hog reaped by the kernel: %" PRIu64 " ms\n", t1 - t0);
+	check(vmstat_oom_kill() > k1 && machine_oom_kills() > c1,
+	      "system: it was the kernel OOM killer (vmstat oom_kill %" PRIu64 " -> %" PRIu64
+	      ", in the machine %" PRIu64 " -> %" PRIu64 ")",
+	      k1, vmstat_oom_kill(), c1, machine_oom_kills());
+	end = now_ms() + 5000;
+	while (alive(guardian) && now_ms() < end)
+		pause_ms(5);
+	check(!alive(guardian), "system: the guardian exited after its daemon");
+	check(!cg_held(MACHINE) && !cg_held(MACHINE "/web") && !cg_held(MACHINE "/batch"),
+	      "system: the kernel killer is back on the machine and both jobs");
+	check(alive(web), "system: the kernel chose the hog; web lives");
+	pid_t after = spawn_in_cgroup(MACHINE "/batch", 32);
+	check(wait_rss(after, 32, 30000), "system: nothing is blocked: a new process in batch gets 32 MiB");
+	kill(after, SIGKILL);
+	wait_exit(after, 10000);
+	kill(web, SIGKILL);
+	wait_exit(web, 10000);
+}
+
+int main(int argc, char **argv)
+{
+	const char *which = argc > 1 ? argv[1] : "memcg";
+	const char *mode = getenv("OOMKIT_VM_MODE");
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!getenv("OOMKIT_VM") || !mode) {
+		/* It creates cgroups at the top of the hierarchy and fills the RAM. */
+		printf("%s: runs only in the qemu guest of tests/vm (OOMKIT_VM=1)\n",
+		       getenv("OOMKIT_REQUIRE_KERNEL") && strcmp(getenv("OOMKIT_REQUIRE_KERNEL"), "1") == 0
+			   ? "FAIL"
+			   : "SKIP");
+		return getenv("OOMKIT_REQUIRE_KERNEL") && strcmp(getenv("OOMKIT_REQUIRE_KERNEL"), "1") == 0
+			   ? 1
+			   : 77;
+	}
+	v2 = strcmp(mode, "v2") == 0;
+	cgroot = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory";
+	hog_path = getenv("OOMKIT_HOG");
+	oomkitd_path = getenv("OOMKITD");
+	oomkit_path = getenv("OOMKIT");
+	if (!hog_path || !oomkitd_path || !oomkit_path || access(hog_path, X_OK) ||
+	    access(oomkitd_path, X_OK) || access(oomkit_path, X_OK)) {
+		printf("FAIL: OOMKIT_HOG, OOMKITD and OOMKIT must name the hog, oomkitd and oomkit\n");
+		return 1;
+	}
+	snprintf(dir, sizeof(dir), "/tmp/oomkit-daemon.XXXXXX");
+	if (!mkdtemp(dir)) {
+		printf("FAIL: mkdtemp: %s\n", strerror(errno));
+		return 1;
+	}
+	snprintf(sock, sizeof(sock), "%s/oomkitd.sock", dir);
+	snprintf(conf, sizeof(conf), "%s/oomkitd.conf", dir);
+	snprintf(logpath, sizeof(logpath), "%s/log", dir);
+	snprintf(reports, sizeof(reports), "%s/reports", dir);
+	printf("mode %s: oomkitd on the memory hierarchy at %s\n", mode, cgroot);
+
+	uint64_t t0 = now_ms();
+	if (strcmp(which, "memcg") == 0)
+		scenario_memcg();
+	else if (strcmp(which, "system") == 0)
+		scenario_system();
+	else {
+		printf("FAIL: unknown scenario %s (memcg or system)\n", which);
+		return 1;
+	}
+	check(teardown(), "%s: every cgroup removed", which);
+	if (failures)
+		dump_log();
+	printf("figure: %s scenario: %" PRIu64 " ms\n", which, now_ms() - t0);
+	printf("%s: %d failed\n", which, failures);
+	return failures ? 1 : 0;
+}
