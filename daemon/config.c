@@ -252,6 +252,8 @@ struct parse_state {
 	enum section_kind kind;
 	char section[CONFIG_NAME_MAX + 8];
 	struct config_job *job;
+	unsigned jobs_cap;                    /* slots in cfg->jobs */
+	bool out_of_memory;
 	unsigned limit_line[CONFIG_MAX_JOBS];
 	bool limit_bad[CONFIG_MAX_JOBS];      /* limit or limit_max did not parse: no cascade */
 	bool daemon_seen;
@@ -313,6 +315,22 @@ static void job_defaults(struct config_job *job)
 	config_parse_chain(DEFAULT_JOB_CHAIN, &job->chain, bad, sizeof(bad));
 }
 
+/* Doubles the jobs array while parsing; the result is trimmed to size. */
+static int grow_jobs(struct parse_state *st)
+{
+	unsigned cap = st->jobs_cap ? st->jobs_cap * 2 : 16;
+	struct config_job *jobs;
+
+	if (cap > CONFIG_MAX_JOBS)
+		cap = CONFIG_MAX_JOBS;
+	jobs = realloc(st->cfg->jobs, cap * sizeof(*jobs));
+	if (!jobs)
+		return -ENOMEM;
+	st->cfg->jobs = jobs;
+	st->jobs_cap = cap;
+	return 0;
+}
+
 static void begin_section(struct parse_state *st, const char *name)
 {
 	snprintf(st->section, sizeof(st->section), "%.*s", (int)(sizeof(st->section) - 1), name);
@@ -345,6 +363,11 @@ static void begin_section(struct parse_state *st, const char *name)
 		}
 	if (cfg->n_jobs >= CONFIG_MAX_JOBS) {
 		add_error(st, st->line, NULL, "too many jobs (at most %d)", CONFIG_MAX_JOBS);
+		return;
+	}
+	if (cfg->n_jobs == st->jobs_cap && grow_jobs(st) < 0) {
+		add_error(st, st->line, NULL, "out of memory");
+		st->out_of_memory = true;
 		return;
 	}
 	st->job = &cfg->jobs[cfg->n_jobs++];
@@ -749,13 +772,27 @@ int config_parse_string(const char *text, const char *source, struct config *ret
 	st->section[0] = '\0';
 	finish_jobs(st);
 
-	if (st->n_errors == 0)
+	if (st->n_errors == 0 && cfg->n_jobs > 0 && cfg->n_jobs < st->jobs_cap) {
+		struct config_job *jobs = realloc(cfg->jobs, cfg->n_jobs * sizeof(*jobs));
+		if (jobs)
+			cfg->jobs = jobs;
+	}
+	if (st->n_errors == 0) {
 		*ret = *cfg;
-	else
-		r = -EINVAL;
+	} else {
+		r = st->out_of_memory ? -ENOMEM : -EINVAL;
+		free(cfg->jobs);
+	}
 	free(cfg);
 	free(st);
 	return r;
+}
+
+void config_free(struct config *cfg)
+{
+	free(cfg->jobs);
+	cfg->jobs = NULL;
+	cfg->n_jobs = 0;
 }
 
 int config_load(const char *path, struct config *ret, char *errors, size_t errors_len)

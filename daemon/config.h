@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define CONFIG_MAX_JOBS 64
+#define CONFIG_MAX_JOBS 1024     /* the figures of issue 7 go to 1000 */
 #define CONFIG_MAX_CHAIN 8
 #define CONFIG_MAX_PROTECT 16
 #define CONFIG_NAME_MAX 64        /* job names, including the NUL */
@@ -76,22 +76,29 @@ struct config {
 	uint64_t metrics_interval_ms;          /* 0: rewritten only on events */
 	bool readonly_status;                  /* anyone may read status and ps */
 	unsigned seen;                         /* bit per [oomkitd] key */
-	struct config_job jobs[CONFIG_MAX_JOBS];
+	/* Exactly n_jobs, on the heap: a job is about 420 bytes, and a daemon
+	 * with ten jobs should not carry room for a thousand (twice: it and its
+	 * guardian lock their memory).  Owned by the struct: config_free(). */
+	struct config_job *jobs;
 	unsigned n_jobs;
 };
 
 /* The configuration used when no file is given. */
 extern const char config_builtin[];
 
-/* Parses text (named source in messages) into a fresh *ret.  On error returns
- * -EINVAL, leaves *ret untouched and writes one line per error into errors
- * (each "source:line: [section] key: what"). */
+/* Parses text (named source in messages) into a fresh *ret, which then owns
+ * its jobs array (release it with config_free()).  On error returns -EINVAL,
+ * leaves *ret untouched and writes one line per error into errors (each
+ * "source:line: [section] key: what"); -ENOMEM if memory runs out. */
 int config_parse_string(const char *text, const char *source, struct config *ret, char *errors,
 			size_t errors_len);
 
 /* Reads and parses a file; -errno when it cannot be read (the message is in
  * errors as well). */
 int config_load(const char *path, struct config *ret, char *errors, size_t errors_len);
+
+/* Frees what a parsed configuration owns (not the struct itself) and empties it. */
+void config_free(struct config *cfg);
 
 /* Finds a job by name; NULL if there is none. */
 const struct config_job *config_find_job(const struct config *cfg, const char *name);

@@ -182,12 +182,11 @@ static uint64_t machine_capacity(struct daemon *d)
 	return sys.total_bytes > d->cfg->reserve_bytes ? sys.total_bytes - d->cfg->reserve_bytes : 0;
 }
 
-static int group_job[CONFIG_MAX_JOBS];
-
 int snapshot(struct daemon *d, int job, struct policy_input *in, pid_t *protected_pids)
 {
 	char cg[DAEMON_REL_MAX];
 	uint64_t machine_usage;
+	int *group_job = d->group_of_job;
 	unsigned n_groups = build_groups(d, group_job, &machine_usage);
 	const char *rel = job < 0 ? d->machine.rel : d->jobs[job].rel;
 	int n = oomkit_cgroup_pids(d->ctx, rel, true, d->pids, DAEMON_MAX_PIDS);
@@ -233,7 +232,7 @@ int snapshot(struct daemon *d, int job, struct policy_input *in, pid_t *protecte
 static int job_of_group(const struct daemon *d, int group)
 {
 	for (unsigned i = 0; i < d->n_jobs; i++)
-		if (d->jobs[i].name[0] && group_job[i] == group)
+		if (d->jobs[i].name[0] && d->group_of_job[i] == group)
 			return (int)i;
 	return -1;
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * metrics.c - the Prometheus text file for node_exporter's textfile
- * collector.  It is formatted into a preallocated buffer, written to a
- * temporary file beside the target and renamed over it, so a reader never
- * sees half a file.
+ * collector.  It is formatted through a small preallocated buffer, written out
+ * each time the buffer fills (a thousand jobs make a few hundred KiB), into a
+ * temporary file beside the target that is then renamed over it, so a reader
+ * never sees half a file.  It is rewritten after events, not on a clock (see
+ * oomkitd.c), so each memcg is read once per rewrite.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,29 +18,73 @@
 #include "oomkitd.h"
 
 struct mbuf {
+	int fd;
 	char *buf;
 	size_t len, cap;
+	int err;                           /* the first write error, or -EMSGSIZE for an overlong line */
 };
+
+static void mflush(struct mbuf *m)
+{
+	size_t off = 0;
+
+	while (off < m->len && !m->err) {
+		ssize_t n = write(m->fd, m->buf + off, m->len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			m->err = n < 0 ? -errno : -EIO;
+		else
+			off += (size_t)n;
+	}
+	m->len = 0;
+}
 
 static void mprintf(struct mbuf *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Appends one formatted piece; when it does not fit, the buffer is written
+ * out and the piece formatted again at its start. */
 static void mprintf(struct mbuf *m, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
 
-	if (m->len >= m->cap)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(m->buf + m->len, m->cap - m->len, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		m->len = (size_t)n < m->cap - m->len ? m->len + (size_t)n : m->cap;
+	for (int attempt = 0; attempt < 2 && !m->err; attempt++) {
+		va_start(ap, fmt);
+		n = vsnprintf(m->buf + m->len, m->cap - m->len, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return;
+		if ((size_t)n < m->cap - m->len) {
+			m->len += (size_t)n;
+			return;
+		}
+		if (m->len == 0)
+			break;
+		mflush(m);
+	}
+	if (!m->err)
+		m->err = -EMSGSIZE;
 }
 
 static void header(struct mbuf *m, const char *name, const char *type, const char *help)
 {
 	mprintf(m, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* Reads each job's memcg once for the four gauge families below. */
+static void sample_jobs(struct daemon *d)
+{
+	for (unsigned i = 0; i < d->n_jobs; i++) {
+		struct job_state *j = &d->jobs[i];
+		struct oomkit_cgroup_memory mem;
+		j->sample.ok = j->name[0] && oomkit_cgroup_memory(d->ctx, j->rel, &mem) >= 0;
+		if (!j->sample.ok)
+			continue;
+		j->sample.usage_bytes = mem.usage_bytes;
+		j->sample.limit_bytes = mem.limit_bytes;
+		j->sample.under_oom = mem.under_oom;
+	}
 }
 
 /* Gauges read now from the memcgs; counters kept by the daemon. */
@@ -53,15 +99,18 @@ static void format_jobs(struct daemon *d, struct mbuf *m)
 		{"oomkit_job_under_oom", "1 while the job's memcg is under OOM."},
 	};
 
+	sample_jobs(d);
 	for (size_t k = 0; k < sizeof(gauges) / sizeof(gauges[0]); k++) {
 		header(m, gauges[k].name, "gauge", gauges[k].help);
 		for (unsigned i = 0; i < d->n_jobs; i++) {
 			struct job_state *j = &d->jobs[i];
-			struct oomkit_cgroup_memory mem;
 			uint64_t v;
-			if (!j->name[0] || oomkit_cgroup_memory(d->ctx, j->rel, &mem) < 0)
+			if (!j->name[0] || !j->sample.ok)
 				continue;
-			v = k == 0 ? mem.usage_bytes : k == 1 ? mem.limit_bytes : k == 2 ? j->cfg->priority : mem.under_oom;
+			v = k == 0   ? j->sample.usage_bytes
+			    : k == 1 ? j->sample.limit_bytes
+			    : k == 2 ? j->cfg->priority
+				     : j->sample.under_oom;
 			if (v == OOMKIT_UNLIMITED)
 				continue;
 			mprintf(m, "%s{job=\"%s\"} %" PRIu64 "\n", gauges[k].name, j->name, v);
@@ -115,30 +164,22 @@ static void format_all(struct daemon *d, struct mbuf *m)
 void metrics_write(struct daemon *d)
 {
 	char tmp[CONFIG_PATH_MAX + 16];
-	struct mbuf m = {.buf = d->metricsbuf, .cap = d->metricsbuf_len};
 	const char *path = d->cfg->metrics;
 
 	if (!path[0])
 		return;
-	format_all(d, &m);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
+	struct mbuf m = {.buf = d->metricsbuf, .cap = d->metricsbuf_len};
+	m.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (m.fd < 0) {
 		dlog(4, "metrics %s: %s", tmp, strerror(errno));
 		return;
 	}
-	size_t off = 0;
-	while (off < m.len) {
-		ssize_t n = write(fd, m.buf + off, m.len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		off += (size_t)n;
-	}
-	close(fd);
-	if (off != m.len || rename(tmp, path) < 0) {
-		dlog(4, "metrics %s: not updated: %s", path, off != m.len ? "short write" : strerror(errno));
+	format_all(d, &m);
+	mflush(&m);
+	close(m.fd);
+	if (m.err || rename(tmp, path) < 0) {
+		dlog(4, "metrics %s: not updated: %s", path, strerror(m.err ? -m.err : errno));
 		unlink(tmp);
 	}
 }

@@ -29,7 +29,7 @@
 #include "oomkitd.h"
 
 #define JSONBUF_LEN (64 * 1024)
-#define METRICSBUF_LEN (256 * 1024)
+#define METRICSBUF_LEN (16 * 1024) /* written out whenever it fills */
 
 static struct daemon D;
 
@@ -204,7 +204,7 @@ static struct job_state *new_job(struct daemon *d, const struct config_job *c)
 	for (unsigned i = 0; i < d->n_jobs && !j; i++)
 		if (!d->jobs[i].name[0])
 			j = &d->jobs[i];
-	if (!j && d->n_jobs < CONFIG_MAX_JOBS)
+	if (!j && d->n_jobs < d->max_jobs)
 		j = &d->jobs[d->n_jobs++];
 	if (!j)
 		return NULL;
@@ -256,6 +256,7 @@ int daemon_reload(struct daemon *d)
 	if (strcmp(n->machine, old->machine) != 0) {
 		dlog(3, "reload: machine cannot change while running (%s -> %s); the running configuration stays",
 		     old->machine, n->machine);
+		config_free(n);
 		free(n);
 		return -EINVAL;
 	}
@@ -289,11 +290,13 @@ int daemon_reload(struct daemon *d)
 		} else if ((j = new_job(d, c))) {
 			setup_job(d, j);
 		} else {
-			dlog(3, "reload: no room for job %s", c->name);
+			dlog(3, "reload: no room for job %s: oomkitd started with room for %u jobs; restart it to take more",
+			     c->name, d->max_jobs);
 		}
 	}
 	if (n->metrics_interval_ms != old->metrics_interval_ms)
 		schedule_metrics(d);
+	config_free(old);
 	free(old);
 	dlog(5, "reloaded %s: %u jobs", d->config_path ? d->config_path : "(built-in)", n->n_jobs);
 	metrics_write(d);
@@ -381,15 +384,31 @@ static int setup_loop(struct daemon *d)
 	return 0;
 }
 
+unsigned daemon_job_room(unsigned configured)
+{
+	unsigned n = configured * 2;
+
+	return n < 64 ? 64 : n > CONFIG_MAX_JOBS ? CONFIG_MAX_JOBS : n;
+}
+
+/* Called after oomkit_new(): the guardian forked there, and what is allocated
+ * from now on is the daemon's alone (a fork would give the guardian a copy,
+ * and its mlockall would make every page of it resident). */
 static int alloc_buffers(struct daemon *d)
 {
+	d->max_jobs = daemon_job_room(d->cfg->n_jobs);
+	d->jobs = calloc(d->max_jobs, sizeof(*d->jobs));
+	d->groups = calloc(d->max_jobs + 1, sizeof(*d->groups));
+	d->group_of_job = calloc(d->max_jobs, sizeof(*d->group_of_job));
 	d->pids = calloc(DAEMON_MAX_PIDS, sizeof(*d->pids));
 	d->procs = calloc(DAEMON_MAX_PIDS, sizeof(*d->procs));
 	d->jsonbuf_len = JSONBUF_LEN;
 	d->jsonbuf = calloc(1, d->jsonbuf_len);
 	d->metricsbuf_len = METRICSBUF_LEN;
 	d->metricsbuf = calloc(1, d->metricsbuf_len);
-	return d->pids && d->procs && d->jsonbuf && d->metricsbuf ? 0 : -ENOMEM;
+	return d->jobs && d->groups && d->group_of_job && d->pids && d->procs && d->jsonbuf && d->metricsbuf
+		   ? 0
+		   : -ENOMEM;
 }
 
 /* ------------------------------------------------------------ loop */
@@ -570,17 +589,18 @@ static int start(struct daemon *d)
 
 	oomkit_options_init(&opts);
 	opts.max_pids = DAEMON_MAX_PIDS;
-	opts.max_cgroups = CONFIG_MAX_JOBS + 16;
+	/* A watch per job slot, the machine's OOM and pressure watches, and room. */
+	opts.max_cgroups = daemon_job_room(d->cfg->n_jobs) + 16;
 	opts.guardian = !d->dry_run;
 	opts.protect = !d->dry_run && geteuid() == 0;
 	opts.mlock = !d->dry_run && geteuid() == 0 && !sanitized();
 	opts.log = lib_log;
-	if ((r = alloc_buffers(d)) < 0)
-		return r;
 	if ((r = oomkit_new(&opts, &d->ctx)) < 0) {
 		dlog(3, "cannot start liboomkit: %s", strerror(-r));
 		return r;
 	}
+	if ((r = alloc_buffers(d)) < 0)
+		return r;
 	if ((r = setup_loop(d)) < 0 || (r = setup_machine(d)) < 0)
 		return r;
 	if ((r = enter_reserve(d)) < 0)
@@ -646,6 +666,7 @@ int main(int argc, char **argv)
 		}
 		printf("%s: ok, %u job%s\n", d->config_path ? d->config_path : "(built-in)", cfg->n_jobs,
 		       cfg->n_jobs == 1 ? "" : "s");
+		config_free(cfg);
 		free(cfg);
 		return 0;
 	}
@@ -669,7 +690,12 @@ int main(int argc, char **argv)
 	if (d->report_dirfd >= 0)
 		close(d->report_dirfd);
 	notify_close(&d->notifier);
+	if (d->cfg)
+		config_free(d->cfg);
 	free(d->cfg);
+	free(d->jobs);
+	free(d->groups);
+	free(d->group_of_job);
 	free(d->pids);
 	free(d->procs);
 	free(d->jsonbuf);

@@ -36,6 +36,10 @@ struct job_state {
 	char last_action[DAEMON_LAST_ACTION_MAX];
 	uint64_t delegated_due_ns;         /* a delegated job's OOM: when we step in; 0: none */
 	uint64_t last_failcnt;             /* dry run: tells whose limit was hit */
+	struct {                           /* read once per metrics write, for every family */
+		bool ok, under_oom;
+		uint64_t usage_bytes, limit_bytes;
+	} sample;
 };
 
 /* The machine is handled like a job, with the whole machine in scope. */
@@ -85,16 +89,21 @@ struct daemon {
 	bool dry_run;
 	oomkit_ctx *ctx;
 	struct machine_state machine;
-	struct job_state jobs[CONFIG_MAX_JOBS];
-	unsigned n_jobs;
+	/* Sized once at start (daemon_job_room()), after the guardian is forked,
+	 * so that it does not carry a copy: a reload can fill free slots but not
+	 * add past max_jobs. */
+	struct job_state *jobs;            /* max_jobs slots; a free slot has name[0] == 0 */
+	unsigned n_jobs;                   /* slots used so far, free ones included */
+	unsigned max_jobs;
 
 	/* Snapshot buffers for the handler path. */
 	pid_t *pids;
 	struct policy_proc *procs;
-	struct policy_group groups[CONFIG_MAX_JOBS + 1];
+	struct policy_group *groups;       /* max_jobs + 1: the jobs, then "(other)" */
+	int *group_of_job;                 /* max_jobs: a job slot's index in groups, or -1 */
 	char *jsonbuf;                     /* report prefix/suffix writer */
 	size_t jsonbuf_len;
-	char *metricsbuf;
+	char *metricsbuf;                  /* the metrics file goes out through it in pieces */
 	size_t metricsbuf_len;
 
 	/* Reports. */
@@ -179,6 +188,9 @@ bool control_has_prompt_client(const struct daemon *d);
 #define TAG_SIGNAL 5u
 
 /* oomkitd.c */
+/* How many job slots a daemon started with configured jobs makes: twice as
+ * many, so reloads can add jobs, at least 64 and at most CONFIG_MAX_JOBS. */
+unsigned daemon_job_room(unsigned configured);
 void daemon_request_reload(struct daemon *d);
 int daemon_reload(struct daemon *d);
 

@@ -35,6 +35,12 @@ static struct config *parse_ok(const char *text)
 	return cfg;
 }
 
+static void drop(struct config *cfg)
+{
+	config_free(cfg);
+	free(cfg);
+}
+
 static void test_builtin(void **state)
 {
 	(void)state;
@@ -53,7 +59,7 @@ static void test_builtin(void **state)
 	assert_int_equal(cfg->metrics_interval_ms, 0);
 	assert_false(cfg->readonly_status);
 	assert_int_equal(cfg->n_jobs, 0);
-	free(cfg);
+	drop(cfg);
 }
 
 /* The example of the issue, which scripts and users rely on, word for word. */
@@ -115,7 +121,7 @@ static void test_issue_example(void **state)
 	config_format_chain(&batch->chain, chain, sizeof(chain));
 	assert_string_equal(chain, "report, kernel");
 	assert_null(config_find_job(cfg, "nope"));
-	free(cfg);
+	drop(cfg);
 }
 
 struct good_case {
@@ -148,7 +154,7 @@ static void test_good_jobs(void **state)
 		assert_int_equal(cfg->jobs[0].limit_max_bytes, cases[i].limit_max);
 		assert_int_equal(cfg->jobs[0].priority, cases[i].priority);
 		assert_int_equal(cfg->jobs[0].kill, cases[i].kill);
-		free(cfg);
+		drop(cfg);
 	}
 }
 
@@ -284,6 +290,7 @@ static void test_load_file(void **state)
 	assert_non_null(strstr(errors, path));
 	assert_non_null(strstr(errors, "cannot read"));
 	assert_int_equal(config_load("/tmp", cfg, errors, sizeof(errors)), -EINVAL);
+	config_free(cfg);
 	free(cfg);
 }
 
@@ -350,6 +357,70 @@ static void test_durations(void **state)
 	}
 }
 
+/* A configuration of n jobs "j0".."j<n-1>", each with its own limit and priority. */
+static char *many_jobs(unsigned n)
+{
+	size_t cap = 64 + (size_t)n * 64, off = 0;
+	char *text = malloc(cap);
+
+	assert_non_null(text);
+	off += (size_t)snprintf(text, cap, "[oomkitd]\nmachine_limit = 4G\n");
+	for (unsigned i = 0; i < n; i++)
+		off += (size_t)snprintf(text + off, cap - off, "[job j%u]\nlimit = %uM\npriority = %u\n", i, 1 + i % 64,
+					i % 1001);
+	assert_true(off < cap);
+	return text;
+}
+
+/* Issue 7 measures oomkitd with 10, 100 and 1000 jobs: every one of up to
+ * CONFIG_MAX_JOBS is kept, in order, each with its own values. */
+static void test_many_jobs(void **state)
+{
+	(void)state;
+	static const unsigned ns[] = {0, 1, 10, 100, 1000, CONFIG_MAX_JOBS};
+
+	assert_true(CONFIG_MAX_JOBS >= 1000);
+	for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
+		char *text = many_jobs(ns[k]), name[16];
+		struct config *cfg = parse_ok(text);
+		assert_int_equal(cfg->n_jobs, ns[k]);
+		for (unsigned i = 0; i < ns[k]; i++) {
+			snprintf(name, sizeof(name), "j%u", i);
+			assert_string_equal(cfg->jobs[i].name, name);
+			assert_int_equal(cfg->jobs[i].limit_bytes, (1 + i % 64) * MiB);
+			assert_int_equal(cfg->jobs[i].priority, i % 1001);
+		}
+		if (ns[k]) {
+			snprintf(name, sizeof(name), "j%u", ns[k] - 1);
+			assert_ptr_equal(config_find_job(cfg, name), &cfg->jobs[ns[k] - 1]);
+		}
+		drop(cfg);
+		free(text);
+	}
+}
+
+/* One job too many is an error at the section that makes it so, and a failed
+ * parse leaves a configuration already held (the daemon's running one) as it
+ * was, its jobs included: a bad file on reload keeps the old configuration. */
+static void test_too_many_jobs(void **state)
+{
+	(void)state;
+	char *text = many_jobs(CONFIG_MAX_JOBS + 1), errors[CONFIG_ERRORS_MAX], want[128];
+	struct config *cfg = parse_ok("[job keep]\nlimit = 5M\n"), before = *cfg;
+
+	assert_int_equal(config_parse_string(text, "big.conf", cfg, errors, sizeof(errors)), -EINVAL);
+	/* Two header lines, then three lines per job: job N starts at line 3 + 3N. */
+	snprintf(want, sizeof(want), "big.conf:%u: [job j%u]: too many jobs (at most %u)\n", 3 + 3 * CONFIG_MAX_JOBS,
+		 CONFIG_MAX_JOBS, CONFIG_MAX_JOBS);
+	assert_string_equal(errors, want);
+	assert_memory_equal(cfg, &before, sizeof(before));
+	assert_int_equal(cfg->n_jobs, 1);
+	assert_string_equal(cfg->jobs[0].name, "keep");
+	assert_int_equal(cfg->jobs[0].limit_bytes, 5 * MiB);
+	drop(cfg);
+	free(text);
+}
+
 /* metrics_interval: 0 (the default) rewrites the file on events only. */
 static void test_metrics_interval(void **state)
 {
@@ -368,7 +439,7 @@ static void test_metrics_interval(void **state)
 		if (cfg->metrics_interval_ms != cases[i].ms)
 			fail_msg("'%s': %llu ms, wanted %llu", cases[i].value, (unsigned long long)cfg->metrics_interval_ms,
 				 (unsigned long long)cases[i].ms);
-		free(cfg);
+		drop(cfg);
 	}
 }
 
@@ -400,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_no_cascade),
 		cmocka_unit_test(test_sizes),     cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_metrics_interval),
+		cmocka_unit_test(test_many_jobs), cmocka_unit_test(test_too_many_jobs),
 		cmocka_unit_test(test_format),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
