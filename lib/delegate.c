@@ -16,10 +16,24 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Files the owner must not write: every *limit_in_bytes, any reserve. */
+/* Whether one of the dot-separated parts of name is part. */
+static bool has_part(const char *name, const char *part)
+{
+	size_t n = strlen(part);
+	for (const char *p = name; (p = strstr(p, part)); p += n)
+		if ((p == name || p[-1] == '.') && (p[n] == 0 || p[n] == '.'))
+			return true;
+	return false;
+}
+
+/* Files the owner must not write.  v1: every *limit_in_bytes, any reserve.
+ * v2 names its limits and protections memory.max, memory.high, memory.low,
+ * memory.min, memory.swap.max, pids.max, cgroup.max.depth...: a part "max",
+ * "high", "low" or "min" is a limit or a reserve there. */
 static bool kept_by_root(const char *name)
 {
-	return strstr(name, "limit") != NULL || strstr(name, "reserve") != NULL;
+	return strstr(name, "limit") != NULL || strstr(name, "reserve") != NULL || has_part(name, "max") ||
+	       has_part(name, "high") || has_part(name, "low") || has_part(name, "min");
 }
 
 OOMKIT__EXPORT int oomkit_cgroup_delegate(oomkit_ctx *ctx, const char *cgroup, uid_t uid, gid_t gid)
