@@ -443,32 +443,30 @@ static const char *scope_name(const struct daemon *d, int job)
 }
 
 
-static struct policy_proc prompt_procs[DAEMON_MAX_PIDS];
-static unsigned n_prompt_procs;
-static char prompt_text[64 * 1024];
-
 static void start_prompt(struct daemon *d, int job, const struct policy_input *in,
 			 const struct policy_decision *dec, int fd, unsigned id, uint64_t event_ns)
 {
+	char *prompt_text = d->prompt_text;
+	const size_t text_max = DAEMON_PROMPT_TEXT_MAX;
 	size_t off = 0;
 	uint64_t timeout_ms = d->cfg->delay_ms / 2;
 
-	n_prompt_procs = 0;
-	off += (size_t)snprintf(prompt_text + off, sizeof(prompt_text) - off, "oom\t%u\t%s\t%" PRIu64 "\n", id,
+	d->n_prompt_procs = 0;
+	off += (size_t)snprintf(prompt_text + off, text_max - off, "oom\t%u\t%s\t%" PRIu64 "\n", id,
 				job < 0 ? "machine" : d->jobs[job].name, timeout_ms);
-	for (unsigned i = 0; i < in->n_procs && off < sizeof(prompt_text) - 256; i++) {
+	for (unsigned i = 0; i < in->n_procs && off < text_max - 256; i++) {
 		const struct policy_proc *p = &in->procs[i];
 		if (in->scope == SCOPE_JOB && p->group != (int)in->scope_group)
 			continue;
 		if (policy_protected(in, p))
 			continue;
-		prompt_procs[n_prompt_procs++] = *p;
-		off += (size_t)snprintf(prompt_text + off, sizeof(prompt_text) - off,
+		d->prompt_procs[d->n_prompt_procs++] = *p;
+		off += (size_t)snprintf(prompt_text + off, text_max - off,
 					"candidate\t%d\t%s\t%u\t%" PRIu64 "\t%s\n", (int)p->pid,
 					in->groups[p->group].name, in->groups[p->group].priority, p->rss_bytes,
 					p->comm);
 	}
-	snprintf(prompt_text + off, sizeof(prompt_text) - off, "%s.\n",
+	snprintf(prompt_text + off, text_max - off, "%s.\n",
 		 job >= 0 ? "choices\tkill PID | grow | kernel\n" : "choices\tkill PID | kernel\n");
 	d->prompt = (struct prompt_state){.active = true,
 					  .report_id = id,
@@ -774,17 +772,17 @@ int handle_prompt_answer(struct daemon *d, const char *line, char *msg, size_t m
 	}
 	if (strcmp(what, "kill") == 0 && n == 3) {
 		unsigned i;
-		for (i = 0; i < n_prompt_procs; i++)
-			if (prompt_procs[i].pid == pid)
+		for (i = 0; i < d->n_prompt_procs; i++)
+			if (d->prompt_procs[i].pid == pid)
 				break;
-		if (i == n_prompt_procs) {
+		if (i == d->n_prompt_procs) {
 			snprintf(msg, msg_len, "%d is not one of the candidates", pid);
 			return -EINVAL;
 		}
 		dec.action = ACTION_KILL;
 		dec.policy = POLICY_PROMPT;
 		dec.victim_pid = pid;
-		dec.victim_start_time = prompt_procs[i].start_time;
+		dec.victim_start_time = d->prompt_procs[i].start_time;
 		for (unsigned k = 0; k < in.n_procs; k++)
 			if (in.procs[k].pid == pid)
 				dec.victim_group = in.procs[k].group;

@@ -402,11 +402,15 @@ static int alloc_buffers(struct daemon *d)
 	d->group_of_job = calloc(d->max_jobs, sizeof(*d->group_of_job));
 	d->pids = calloc(DAEMON_MAX_PIDS, sizeof(*d->pids));
 	d->procs = calloc(DAEMON_MAX_PIDS, sizeof(*d->procs));
+	d->prompt_procs = calloc(DAEMON_MAX_PIDS, sizeof(*d->prompt_procs));
+	d->prompt_text = calloc(1, DAEMON_PROMPT_TEXT_MAX);
+	d->reports = calloc(DAEMON_MAX_REPORTS, sizeof(*d->reports));
 	d->jsonbuf_len = JSONBUF_LEN;
 	d->jsonbuf = calloc(1, d->jsonbuf_len);
 	d->metricsbuf_len = METRICSBUF_LEN;
 	d->metricsbuf = calloc(1, d->metricsbuf_len);
-	return d->jobs && d->groups && d->group_of_job && d->pids && d->procs && d->jsonbuf && d->metricsbuf
+	return d->jobs && d->groups && d->group_of_job && d->pids && d->procs && d->prompt_procs && d->prompt_text &&
+		       d->reports && d->jsonbuf && d->metricsbuf
 		   ? 0
 		   : -ENOMEM;
 }
@@ -698,6 +702,9 @@ int main(int argc, char **argv)
 	free(d->group_of_job);
 	free(d->pids);
 	free(d->procs);
+	free(d->prompt_procs);
+	free(d->prompt_text);
+	free(d->reports);
 	free(d->jsonbuf);
 	free(d->metricsbuf);
 	return r < 0 ? 1 : 0;

@@ -23,6 +23,7 @@
 #define DAEMON_MAX_CLIENTS 32
 #define DAEMON_LAST_ACTION_MAX 160
 #define DAEMON_REL_MAX 512
+#define DAEMON_PROMPT_TEXT_MAX (64 * 1024)
 
 /* One job: a configured child memcg of the machine. */
 struct job_state {
@@ -109,7 +110,7 @@ struct daemon {
 	/* Reports. */
 	int report_dirfd;
 	unsigned next_report_id;
-	struct report_entry reports[DAEMON_MAX_REPORTS];
+	struct report_entry *reports;      /* DAEMON_MAX_REPORTS */
 	unsigned n_reports;
 
 	/* Counters for metrics. */
@@ -123,6 +124,9 @@ struct daemon {
 	int listen_fd;
 	struct client clients[DAEMON_MAX_CLIENTS];
 	struct prompt_state prompt;
+	struct policy_proc *prompt_procs;  /* DAEMON_MAX_PIDS: the candidates offered */
+	unsigned n_prompt_procs;
+	char *prompt_text;                 /* DAEMON_PROMPT_TEXT_MAX: the question sent */
 
 	int epfd;
 	int timerfd;
