@@ -121,6 +121,13 @@ static uint64_t job_delay(const struct daemon *d, const struct config_job *c)
 	return c->has_owner ? 2 * d->cfg->delay_ms : d->cfg->delay_ms;
 }
 
+static bool has_limit(struct daemon *d, const char *rel)
+{
+	struct oomkit_cgroup_memory m;
+
+	return oomkit_cgroup_memory(d->ctx, rel, &m) >= 0 && m.limit_bytes != OOMKIT_UNLIMITED;
+}
+
 static void watch_scope(struct daemon *d, const char *rel, uint64_t delay_ms, oomkit_watch **ret)
 {
 	int r;
@@ -135,8 +142,23 @@ static void watch_scope(struct daemon *d, const char *rel, uint64_t delay_ms, oo
 	if (d->dry_run)
 		return;
 	r = oomkit_take_over(d->ctx, *ret, delay_ms);
-	if (r < 0)
+	if (r == -EINVAL && !has_limit(d, rel))
+		/* cgroup v2 holds a cgroup off the kernel killer just below its
+		 * limit: without one there is nothing to hold, and no OOM of its
+		 * own to handle.  It is taken over once a reload gives it a limit. */
+		dlog(6, "%s: no limit, so no OOM of its own to take over", rel);
+	else if (r < 0)
 		dlog(3, "%s: cannot take over its OOM handling: %s", rel, strerror(-r));
+}
+
+/* After a reload changed the limit of a scope: take it over if it is not
+ * held.  On cgroup v2 a scope that had no limit could not be. */
+static void hold_after_limit(struct daemon *d, const char *rel, uint64_t delay_ms, oomkit_watch **ret)
+{
+	struct oomkit_cgroup_memory m;
+
+	if (!d->dry_run && oomkit_cgroup_memory(d->ctx, rel, &m) >= 0 && !m.oom_kill_disable)
+		watch_scope(d, rel, delay_ms, ret);
 }
 
 static void delegate(struct daemon *d, struct job_state *j)
@@ -242,6 +264,8 @@ static void reload_job(struct daemon *d, struct job_state *j, const struct confi
 		delegate(d, j);
 	if (job_delay(d, c) != job_delay(d, old) || !j->watch)
 		watch_scope(d, j->rel, job_delay(d, c), &j->watch);
+	else if (c->limit_bytes != old->limit_bytes)
+		hold_after_limit(d, j->rel, job_delay(d, c), &j->watch);
 }
 
 int daemon_reload(struct daemon *d)
@@ -270,6 +294,8 @@ int daemon_reload(struct daemon *d)
 		dlog(4, "reload: cannot set the machine limit: %s", strerror(-r));
 	if (n->delay_ms != old->delay_ms)
 		watch_scope(d, d->machine.rel, n->delay_ms, &d->machine.watch);
+	else if (n->machine_limit_bytes != old->machine_limit_bytes)
+		hold_after_limit(d, d->machine.rel, n->delay_ms, &d->machine.watch);
 	if (strcmp(n->report_dir, old->report_dir) != 0 && (r = reports_open_dir(d)) < 0)
 		dlog(4, "reload: report directory %s: %s", n->report_dir, strerror(-r));
 
