@@ -11,7 +11,10 @@
  *                         player live, the report names batch and kill-lowest,
  *                         the kernel killed nothing, `oomkit --json status`
  *                         counts one machine OOM; then a job OOM with policy
- *                         grow raises that job's limit to its limit_max.
+ *                         grow raises that job's limit to its limit_max; the
+ *                         owner of a delegated job organises it but cannot
+ *                         write its limits; a job without a limit that SIGHUP
+ *                         gives one is held and handled like the others.
  *   guest-daemon system   the machine sized to the guest's RAM less a reserve:
  *                         a batch hog that wants more than the whole RAM is
  *                         killed by oomkitd before the kernel OOM killer fires
@@ -19,7 +22,9 @@
  *                         and its guardian (mlocked, oom_score_adj -1000) live;
  *                         then oomkitd is stopped, SIGKILLed during an OOM, and
  *                         the kernel resolves it: its guardian gives the
- *                         kernel killer back, nothing stays blocked.
+ *                         kernel killer back, nothing stays blocked; oomkitd
+ *                         started again adopts the machine and handles the
+ *                         next OOM itself.
  *
  * The checks read the kernel's own files (memory.events, memory.oom_control,
  * /proc/vmstat, /proc/PID/status), not liboomkit, so the daemon is judged by
@@ -429,8 +434,10 @@ static int oomkit_cli(char *out, size_t len, const char *a1, const char *a2)
 struct job {
 	const char *name;
 	unsigned priority;
-	uint64_t limit_mib, limit_max_mib; /* 0: not given */
-	const char *policy;		   /* NULL: the default chain */
+	uint64_t limit_mib;	/* 0: max */
+	uint64_t limit_max_mib; /* 0: not given */
+	const char *policy;	/* NULL: the default chain */
+	unsigned owner;		/* 0: not delegated */
 };
 
 static void write_config(uint64_t machine_limit_mib, const char *delay, const struct job *jobs, size_t n)
@@ -452,12 +459,17 @@ static void write_config(uint64_t machine_limit_mib, const char *delay, const st
 		"metrics = %s/oomkit.prom\n",
 		cgroot, machine_limit_mib, delay, reports, sock, dir);
 	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "\n[job %s]\npriority = %u\nlimit = %" PRIu64 "M\n", jobs[i].name,
-			jobs[i].priority, jobs[i].limit_mib);
+		fprintf(f, "\n[job %s]\npriority = %u\n", jobs[i].name, jobs[i].priority);
+		if (jobs[i].limit_mib)
+			fprintf(f, "limit = %" PRIu64 "M\n", jobs[i].limit_mib);
+		else
+			fprintf(f, "limit = max\n");
 		if (jobs[i].limit_max_mib)
 			fprintf(f, "limit_max = %" PRIu64 "M\n", jobs[i].limit_max_mib);
 		if (jobs[i].policy)
 			fprintf(f, "policy = %s\n", jobs[i].policy);
+		if (jobs[i].owner)
+			fprintf(f, "owner = %u\n", jobs[i].owner);
 	}
 	fclose(f);
 }
@@ -481,15 +493,32 @@ static int config_check(void)
 	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static bool daemon_ready(void)
+static int log_count(const char *what)
 {
-	static char buf[16384];
-	return read_file(logpath, buf, sizeof(buf)) > 0 && strstr(buf, "oomkitd ready") &&
-	       access(sock, F_OK) == 0;
+	static char buf[65536];
+	int n = 0;
+	if (read_file(logpath, buf, sizeof(buf)) > 0)
+		for (char *p = buf; (p = strstr(p, what)); p++)
+			n++;
+	return n;
 }
 
+/* Waits until the daemon's log has said what more than n0 times. */
+static bool wait_log(const char *what, int n0, unsigned timeout_ms)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	do {
+		if (log_count(what) > n0)
+			return true;
+		pause_ms(10);
+	} while (now_ms() < end);
+	return false;
+}
+
+/* Starts oomkitd, appending to its log, and waits until this one is ready. */
 static bool start_daemon(void)
 {
+	int ready0 = log_count("oomkitd ready");
 	daemon_pid = fork();
 	if (daemon_pid == 0) {
 		int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -500,7 +529,7 @@ static bool start_daemon(void)
 	}
 	uint64_t end = now_ms() + 20000;
 	while (now_ms() < end) {
-		if (daemon_ready())
+		if (log_count("oomkitd ready") > ready0 && access(sock, F_OK) == 0)
 			return true;
 		if (wait_exit(daemon_pid, 0) != -1) {
 			daemon_pid = 0;
@@ -714,15 +743,89 @@ static void job_grow(void)
 	wait_exit(hog, 10000);
 }
 
+/* Does what a delegated job's owner may try: as uid, write value to the
+ * job's file (or, with value NULL, create a child cgroup named file).
+ * Returns 0 or the errno it met. */
+static int as_owner(unsigned uid, const char *rel, const char *file, const char *value)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (setgid(uid) < 0 || setuid(uid) < 0)
+			_exit(100);
+		if (!value)
+			_exit(mkdir(cg_file(rel, file), 0755) < 0 ? errno : 0);
+		int fd = open(cg_file(rel, file), O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			_exit(errno);
+		_exit(write(fd, value, strlen(value)) < 0 ? errno : 0);
+	}
+	int st = wait_exit(pid, 10000);
+	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* A delegated job: its owner may organise it, never raise what it was given. */
+static void job_delegated(void)
+{
+	const char *rel = MACHINE "/shared";
+	int r = as_owner(1000, rel, "sub", NULL);
+	check(r == 0, "delegation: the owner creates a child cgroup in its job (%s)",
+	      r > 0 ? strerror(r) : "ok");
+	const char *limits[] = {v2 ? "memory.max" : "memory.limit_in_bytes",
+				v2 ? "memory.high" : "memory.soft_limit_in_bytes",
+				v2 ? "memory.low" : "memory.memsw.limit_in_bytes"};
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		if (access(cg_file(rel, limits[i]), F_OK) < 0)
+			continue;
+		r = as_owner(1000, rel, limits[i], "max");
+		check(r == EACCES || r == EPERM, "delegation: the owner cannot write %s (%s)", limits[i],
+		      r > 0    ? strerror(r)
+		      : r == 0 ? "it could"
+			       : "?");
+	}
+	check(cg_limit(rel) == 32 * MIB, "delegation: the job's limit is still 32 MiB");
+}
+
+/* SIGHUP gives the job spare, unlimited so far, a limit of 32 MiB: from then
+ * on its OOMs are the daemon's, held like any other job's. */
+static void job_reload(struct job *jobs, size_t n)
+{
+	const char *rel = MACHINE "/spare";
+	uint64_t k0 = vmstat_oom_kill(), kills0 = cg_oom_kills(rel);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(jobs[i].name, "spare") == 0)
+			jobs[i].limit_mib = 32;
+	write_config(160, "2s", jobs, n);
+	kill(daemon_pid, SIGHUP);
+	check(wait_log("reloaded ", 0, 10000), "reload: oomkitd reloaded its configuration on SIGHUP");
+	check(
+	    cg_limit(rel) == 32 * MIB && cg_held(rel),
+	    "reload: spare has its new 32 MiB limit, and the kernel killer is held off for it (limit %" PRIu64
+	    " MiB)",
+	    cg_limit(rel) / MIB);
+	pid_t hog = run_in_job("spare", 48);
+	int st = wait_exit(hog, 30000);
+	check(sigkilled(st), "reload: spare's 48 MiB process died of SIGKILL at its 32 MiB limit");
+	check(cg_oom_kills(rel) == kills0 && vmstat_oom_kill() == k0,
+	      "reload: by oomkitd, not the kernel (spare oom_kill %" PRIu64 " -> %" PRIu64 ")", kills0,
+	      cg_oom_kills(rel));
+	struct json *r = wait_report("spare", 10000);
+	check_report("reload", r, "spare", "kill-newest", "spare", hog);
+	json_free(r);
+}
+
 static void scenario_memcg(void)
 {
-	const struct job jobs[] = {
-	    {"web", 900, 128, 0, NULL},
-	    {"batch", 100, 64, 0, NULL},
-	    {"player", 500, 96, 0, NULL},
-	    {"build", 300, 32, 80, "grow, kernel"},
+	struct job jobs[] = {
+	    {"web", 900, 128, 0, NULL, 0},
+	    {"batch", 100, 64, 0, NULL, 0},
+	    {"player", 500, 96, 0, NULL, 0},
+	    {"build", 300, 32, 80, "grow, kernel", 0},
+	    /* No limit for now: its OOMs are the machine's until a reload gives it one. */
+	    {"spare", 400, 0, 0, "report, kill-newest, kernel", 0},
+	    {"shared", 200, 32, 0, NULL, 1000},
 	};
-	write_config(160, "2s", jobs, sizeof(jobs) / sizeof(jobs[0]));
+	size_t n_jobs = sizeof(jobs) / sizeof(jobs[0]);
+	write_config(160, "2s", jobs, n_jobs);
 	check(config_check() == 0, "memcg: oomkitd --check accepts the configuration");
 	if (!start_daemon()) {
 		check(false, "memcg: oomkitd started and became ready");
@@ -730,15 +833,21 @@ static void scenario_memcg(void)
 	}
 	check(cg_limit(MACHINE) == 160 * MIB, "memcg: the machine cgroup has its 160 MiB limit");
 	bool held = cg_held(MACHINE);
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < n_jobs; i++) {
+		if (!jobs[i].limit_mib)
+			continue;
 		char rel[64];
 		snprintf(rel, sizeof(rel), MACHINE "/%s", jobs[i].name);
 		held = held && cg_held(rel) && cg_limit(rel) == jobs[i].limit_mib * MIB;
 	}
 	check(held,
 	      "memcg: every job has its limit, and the kernel killer is held off for them and the machine");
+	check(log_count("cannot take over") == 0,
+	      "memcg: oomkitd took every job with a limit over without an error");
 	machine_oom();
 	job_grow();
+	job_delegated();
+	job_reload(jobs, n_jobs);
 	int st = stop_daemon();
 	check(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
 	      "memcg: oomkitd stopped on SIGTERM (status 0x%x)", st);
@@ -774,9 +883,9 @@ static void scenario_system(void)
 	 * guest's own processes and the page tables of the hogs. */
 	uint64_t limit = avail - 48, want = total + 64;
 	const struct job jobs[] = {
-	    {"web", 900, 64, 0, NULL},
+	    {"web", 900, 64, 0, NULL, 0},
 	    /* A job may be as large as the whole RAM: only the machine stops it. */
-	    {"batch", 100, total, 0, NULL},
+	    {"batch", 100, total, 0, NULL, 0},
 	};
 	printf("note: system: MemTotal %" PRIu64 " MiB, MemAvailable %" PRIu64 " MiB, machine_limit %" PRIu64
 	       " MiB\n",
@@ -852,6 +961,24 @@ static void scenario_system(void)
 	check(wait_rss(after, 32, 30000), "system: nothing is blocked: a new process in batch gets 32 MiB");
 	kill(after, SIGKILL);
 	wait_exit(after, 10000);
+
+	/* oomkitd started again adopts what the killed one left and handles the next OOM. */
+	check(start_daemon(), "system: oomkitd starts again");
+	check(wait_log("web: adopted ", 0, 1) && wait_log("batch: adopted ", 0, 1) && cg_held(MACHINE) &&
+		  cg_held(MACHINE "/batch"),
+	      "system: it adopts the machine and both jobs and holds them again");
+	uint64_t k2 = vmstat_oom_kill();
+	batch = run_in_job("batch", (unsigned)want);
+	st = wait_exit(batch, 60000);
+	check(sigkilled(st) && vmstat_oom_kill() == k2 && alive(web),
+	      "system: the next hog in batch is killed by oomkitd again, web lives (vmstat oom_kill %" PRIu64
+	      " -> %" PRIu64 ")",
+	      k2, vmstat_oom_kill());
+	r = wait_report("machine", 10000);
+	check(r && jnum(r, "id") == 2, "system: its report is number 2: the ids go on after the restart");
+	if (r)
+		check_report("system, restarted", r, "machine", "kill-lowest", "batch", batch);
+	json_free(r);
 	kill(web, SIGKILL);
 	wait_exit(web, 10000);
 }
