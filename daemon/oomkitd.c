@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "oomkitd.h"
+#include "privs.h"
 
 #define JSONBUF_LEN (64 * 1024)
 #define METRICSBUF_LEN (16 * 1024) /* written out whenever it fills */
@@ -568,10 +569,11 @@ static int run(struct daemon *d)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: oomkitd [-c|--config FILE] [--check] [--dry-run]\n"
+	fprintf(f, "usage: oomkitd [-c|--config FILE] [--check] [--dry-run] [--no-seccomp]\n"
 		   "  -c, --config FILE  configuration (default: the built-in one)\n"
 		   "      --check        validate the configuration and exit\n"
 		   "      --dry-run      decide and report, but change and kill nothing\n"
+		   "      --no-seccomp   run without the system call filter (debugging)\n"
 		   "  -h, --help         this text\n");
 }
 
@@ -650,10 +652,11 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'}, {"check", no_argument, NULL, 'C'},
 		{"dry-run", no_argument, NULL, 'n'},      {"help", no_argument, NULL, 'h'},
+		{"no-seccomp", no_argument, NULL, 'S'},
 		{NULL, 0, NULL, 0},
 	};
 	struct daemon *d = &D;
-	bool check = false;
+	bool check = false, seccomp = true;
 	int opt, r;
 
 	d->report_dirfd = -1;
@@ -670,6 +673,9 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			d->dry_run = true;
+			break;
+		case 'S':
+			seccomp = false;
 			break;
 		case 'h':
 			usage(stdout);
@@ -702,7 +708,12 @@ int main(int argc, char **argv)
 	}
 	if (load_config(d->config_path, &d->cfg) < 0)
 		return 1;
-	r = start(d);
+	/* Capabilities and system calls are cut before liboomkit forks its guardian. */
+	r = privs_restrict(seccomp);
+	if (r == 0)
+		r = start(d);
+	if (r == 0)
+		r = privs_setup_done();
 	if (r == 0) {
 		metrics_write(d);
 		notify(d, "READY=1");
