@@ -1,0 +1,144 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# A daemon restarted in the middle of an OOM.  The job's chain starts with a
+# prompt, and a prompt client that never answers is connected, so each daemon
+# killed here dies while the OOM is held and its hog blocked (delay 30 s: the
+# prompt waits 15 s).
+#   1. The daemon alone is SIGKILLed: its guardian gives the memcg its kernel
+#      killer back at once, so the kernel resolves the OOM before any new
+#      daemon exists; a new daemon then adopts the job and holds it again.
+#   2. The daemon and its guardian are SIGKILLed together (as a whole-unit
+#      kill does): the memcg stays held, the hog blocked; a new daemon on the
+#      same configuration, with no prompt client, adopts the job, gets the
+#      OOM as it registers, skips the prompt and kills the hog itself: the
+#      kernel's oom_kill counter does not move and the new daemon reports it.
+#   3. The daemon SIGKILLed and a new one started at once: the guardian and
+#      the new daemon race; either may resolve the OOM, but it is resolved.
+. "$(dirname "$0")/daemon-lib.sh"
+require_kernel
+setup restart
+
+write_config 512M "report, kill-lowest, kernel" 30s <<EOF2
+[job held]
+limit = 32M
+policy = prompt, kill-largest, kernel
+EOF2
+
+oom_field() { # KEY: from the job's memory.oom_control
+	awk -v k="$1" '$1 == k { print $2 }' "$R/held/memory.oom_control"
+}
+blocked() { [ "$(oom_field under_oom)" = 1 ]; }
+released() { [ "$(oom_field under_oom)" = 0 ]; }
+held_off() { [ "$(oom_field oom_kill_disable)" = 1 ]; }
+guardian_of() { pgrep -P "$1" -x oomkit-guardian; }
+gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# connect_prompt N: a prompt client that never answers (its stdin stays open).
+connect_prompt() {
+	mkfifo "$TMP/answers$1"
+	"$OOMKIT" prompt --once < "$TMP/answers$1" > "$TMP/prompt$1.out" 2>&1 &
+	T_HELPERS="${T_HELPERS:-} $!"
+	exec {fd}> "$TMP/answers$1"
+	wait_for 10 grep -q "waiting for OOMs" "$TMP/prompt$1.out" || fail "prompt client $1 did not connect"
+}
+
+# oom_under_prompt N: a hog in the job, held under OOM while the daemon asks.
+oom_under_prompt() {
+	hog=$(spawn held 64 512 1000)
+	wait_for 20 grep -q "kill $hog" "$TMP/prompt$1.out" || fail "no question about $hog reached prompt client $1"
+	blocked || fail "the job is not under OOM while the daemon asks"
+	held_off || fail "the job's kernel killer is not held off while the daemon asks"
+	alive "$hog" || fail "the hog died before the daemon was killed"
+}
+
+# start_new_daemon: like start_daemon, but waits for this daemon's own "ready":
+# a killed daemon leaves its line in the log and its socket behind.
+start_new_daemon() {
+	local before
+	before=$(cat "$TMP/log" 2>/dev/null | grep -c "oomkitd ready")
+	"$OOMKITD" -c "$TMP/oomkitd.conf" >>"$TMP/log" 2>&1 &
+	DPID=$!
+	ready_after() { [ "$(grep -c "oomkitd ready" "$TMP/log")" -gt "$before" ]; }
+	wait_for 10 ready_after || fail "the new oomkitd did not become ready"
+}
+
+# kill_daemon: SIGKILL, reaped quietly (bash would report the kill).
+kill_daemon() {
+	{ kill -9 "$DPID"; wait "$DPID"; } 2>/dev/null
+	DPID=
+}
+
+logged_since() { # LINE PATTERN: the daemon log from that line on has it
+	tail -n +"$1" "$TMP/log" | grep -q "$2"
+}
+
+# 1. The daemon alone dies; its guardian hands the OOM to the kernel.
+start_new_daemon
+connect_prompt 1
+oom_under_prompt 1
+kills=$(oom_field oom_kill)
+guardian=$(guardian_of "$DPID")
+[ -n "$guardian" ] || fail "no guardian below the daemon"
+kill_daemon
+check "daemon killed: its guardian exits" wait_for 10 gone "$guardian"
+check "daemon killed: the memcg leaves OOM with no daemon running" wait_for 20 released
+check "daemon killed: the hog is dead" wait_for 10 dead "$hog"
+check "daemon killed: the kernel killer is given back" test "$(oom_field oom_kill_disable)" = 0
+check "daemon killed: the kernel killed the hog (oom_kill +1)" test "$(oom_field oom_kill)" = $((kills + 1))
+
+line=$(($(wc -l < "$TMP/log") + 1))
+start_new_daemon
+check "new daemon: adopts the job" logged_since "$line" "held: adopted $M/held"
+check "new daemon: holds the kernel killer off again" held_off
+reports_before=$(report_count)
+
+# 2. The daemon and its guardian die together: nobody releases the memcg.
+connect_prompt 2
+oom_under_prompt 2
+kills=$(oom_field oom_kill)
+guardian=$(guardian_of "$DPID")
+[ -n "$guardian" ] || fail "no guardian below the daemon"
+kill -STOP "$DPID"
+kill -9 "$guardian"
+wait_for 10 dead "$guardian" || fail "the guardian did not die"
+kill_daemon
+check "both killed: the memcg stays held" held_off
+check "both killed: the OOM is still there" blocked
+check "both killed: the hog is blocked, not killed" alive "$hog"
+
+line=$(($(wc -l < "$TMP/log") + 1))
+start_new_daemon
+check "restart: the new daemon kills the hog" wait_for 20 dead "$hog"
+check "restart: the memcg leaves OOM" wait_for 10 released
+check "restart: the kernel killed nothing (oom_kill unchanged)" test "$(oom_field oom_kill)" = "$kills"
+check "restart: the new daemon adopted the job" logged_since "$line" "held: adopted $M/held with 1 processes"
+check "restart: the new daemon says it killed the hog" logged_since "$line" "held: killed $hog\$"
+has_new_report() { [ "$(report_count)" -gt "$reports_before" ]; }
+check "restart: the new daemon wrote a report" wait_for 10 has_new_report
+rep=$(latest_report)
+check "restart: the report names the hog, by kill-largest" \
+	test "$(json_get "$rep" "r['decision']['victim_pid'], r['decision']['policy'], r['outcome']")" = "($hog, 'kill-largest', 'killed $hog')"
+check "restart: the prompt was skipped: nobody to ask" \
+	test "$(json_get "$rep" "r['decision']['not_applied'].startswith('prompt')")" = True
+check "restart: the job is held off again" held_off
+
+# 3. A new daemon at once: the guardian and it race; the OOM is resolved either way.
+connect_prompt 3
+oom_under_prompt 3
+kills=$(oom_field oom_kill)
+line=$(($(wc -l < "$TMP/log") + 1))
+kill_daemon
+start_new_daemon
+check "race: the hog is dead" wait_for 20 dead "$hog"
+check "race: the memcg leaves OOM" wait_for 10 released
+if [ "$(oom_field oom_kill)" = $((kills + 1)) ]; then
+	who=kernel
+else
+	who=oomkitd
+	check "race: no kernel kill, so the new daemon killed it" logged_since "$line" "held: killed $hog\$"
+fi
+echo "# race: resolved by the $who"
+check "race: the new daemon holds the job" wait_for 10 held_off
+stop_daemon
+check "stop: the kernel killer is given back" test "$(oom_field oom_kill_disable)" = 0
+finish
