@@ -330,7 +330,10 @@ static void write_report_head(struct daemon *d, struct jw *w, unsigned id, int j
 				     .reason = dec->reason,
 				     .victim_pid = dec->victim_pid,
 				     .new_limit_bytes = dec->action == ACTION_GROW ? dec->new_limit_bytes : 0};
-	if (oomkit_write_report(d->ctx, w->fd, ev, &ld) < 0)
+	int r = oomkit_write_report(d->ctx, w->fd, ev, &ld);
+	if (r < 0 && !w->err)
+		w->err = r; /* a write failed: the report is cut short */
+	if (r < 0)
 		jw_raw(w, "null", 4);
 }
 
@@ -493,7 +496,7 @@ static void finish_prompt(struct daemon *d, const char *answer, const struct pol
 		write_decision(&w, in, dec);
 	}
 	write_report_tail(&w, result, d->prompt.event_ns, d->prompt.event_ns, acted_ns, freed_ns);
-	reports_done(d, d->prompt.report_id, scope_name(d, d->prompt.job), d->prompt.report_fd);
+	reports_done(d, d->prompt.report_id, scope_name(d, d->prompt.job), d->prompt.report_fd, w.err);
 	d->prompt.active = false;
 	d->prompt.report_fd = -1;
 	metrics_changed(d);
@@ -531,6 +534,11 @@ enum oomkit_verdict handle_scope(struct daemon *d, int job, const struct oomkit_
 		dlog(4, "%s: no report: %s", scope_name(d, job), strerror(-fd));
 
 	if (dec.action == ACTION_PROMPT && !d->dry_run) {
+		/* A report whose first half failed is dropped now, not after the answer. */
+		if (fd >= 0 && w.err) {
+			reports_done(d, id, scope_name(d, job), fd, w.err);
+			fd = -1;
+		}
 		start_prompt(d, job, &in, &dec, fd, id, ev->time_ns);
 		metrics_changed(d);
 		return OOMKIT_WAIT;
@@ -561,7 +569,7 @@ enum oomkit_verdict handle_scope(struct daemon *d, int job, const struct oomkit_
 		acted = now_ns();
 	if (fd >= 0) {
 		write_report_tail(&w, result, ev->time_ns, decided, acted, freed);
-		reports_done(d, id, scope_name(d, job), fd);
+		reports_done(d, id, scope_name(d, job), fd, w.err);
 	}
 	d->handled++;
 	d->last_handling_ns = acted - ev->time_ns;

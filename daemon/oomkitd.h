@@ -163,7 +163,8 @@ int job_of_cgroup(const struct daemon *d, const char *rel);
 /* reports.c */
 int reports_open_dir(struct daemon *d);
 int reports_create(struct daemon *d, const char *scope, unsigned *ret_id);
-void reports_done(struct daemon *d, unsigned id, const char *scope, int fd);
+/* Closes a report; one whose writing failed (err < 0) is logged and removed.  fd < 0: none. */
+void reports_done(struct daemon *d, unsigned id, const char *scope, int fd, int err);
 int reports_open_existing(struct daemon *d, unsigned id);
 
 /* metrics.c */

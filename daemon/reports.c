@@ -5,6 +5,12 @@
  * a directory fd kept open, so no link planted in the directory is followed.
  * Retention (count and bytes) is enforced from an in-memory list built at
  * startup, so pruning on the handler path reads no directory.
+ *
+ * Faults never stop the handling of an OOM; each is logged: a directory that
+ * cannot be created or is a link (reports are then not written), one moved
+ * or replaced since it was opened (nothing is written through what replaced
+ * it), a file that cannot be created (read-only) or written in full (full:
+ * the partial file is removed, so every listed report is whole).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -85,8 +91,13 @@ int reports_open_dir(struct daemon *d)
 	if (r < 0)
 		return r;
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		struct stat st;
+		r = -errno;
+		if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+			dlog(3, "report directory %s is a symbolic link: not followed", path);
+		return r;
+	}
 	/* An existing directory keeps its owner but not a looser mode. */
 	struct stat st;
 	if (fstat(fd, &st) == 0 && (st.st_mode & 0027))
@@ -125,12 +136,29 @@ int reports_open_dir(struct daemon *d)
 	return 0;
 }
 
+/* Whether report_dir still names the directory opened at start: if it was
+ * moved away or replaced (by a link to elsewhere, say), writing into the old
+ * one would hide reports where nobody looks, and following the new path
+ * could write anywhere. */
+static bool dir_still_ours(const struct daemon *d)
+{
+	struct stat opened, now;
+
+	return fstat(d->report_dirfd, &opened) == 0 && lstat(d->cfg->report_dir, &now) == 0 &&
+	       opened.st_dev == now.st_dev && opened.st_ino == now.st_ino;
+}
+
 int reports_create(struct daemon *d, const char *scope, unsigned *ret_id)
 {
 	char name[CONFIG_NAME_MAX + 32];
 
 	if (d->report_dirfd < 0)
-		return -EBADF;
+		return -ENOTDIR; /* it could not be opened: logged at start */
+	if (!dir_still_ours(d)) {
+		dlog(3, "report directory %s was moved or replaced since it was opened; no report is written there",
+		     d->cfg->report_dir);
+		return -ESTALE;
+	}
 	for (int tries = 0; tries < 16; tries++) {
 		unsigned id = d->next_report_id++;
 		snprintf(name, sizeof(name), "oom-%08u-%s.json", id, scope);
@@ -172,12 +200,23 @@ static void prune(struct daemon *d)
 	}
 }
 
-void reports_done(struct daemon *d, unsigned id, const char *scope, int fd)
+void reports_done(struct daemon *d, unsigned id, const char *scope, int fd, int err)
 {
 	struct stat st;
-	uint64_t bytes = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+	char name[CONFIG_NAME_MAX + 32];
 
-	close(fd);
+	if (fd < 0)
+		return;
+	uint64_t bytes = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+	if (close(fd) < 0 && !err)
+		err = -errno; /* some file systems report a failed write only here */
+	if (err < 0) {
+		snprintf(name, sizeof(name), "oom-%08u-%s.json", id, scope);
+		dlog(3, "report %s/%s: cannot be written: %s; removed", d->cfg->report_dir, name, strerror(-err));
+		if (unlinkat(d->report_dirfd, name, 0) < 0)
+			dlog(4, "report %s: cannot remove the partial file: %s", name, strerror(errno));
+		return;
+	}
 	if (d->n_reports < DAEMON_MAX_REPORTS) {
 		struct report_entry *e = &d->reports[d->n_reports++];
 		e->id = id;
