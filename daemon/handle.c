@@ -590,16 +590,43 @@ static int scope_of_watch(struct daemon *d, const oomkit_watch *watch)
 	return -1;
 }
 
-static bool failcnt_moved(struct daemon *d, int job)
+/* How many OOMs of its own limit a scope has had, for a dry run, where the
+ * kernel killer is on and an OOM is usually over before its event is read.
+ * v1: memory.failcnt, whose oom_control eventfd wakes us once per OOM.  v2's
+ * memory.events wakes us on each of the many times usage meets memory.max, and
+ * its max count moves with each; its oom count moves once per OOM.  That file
+ * is hierarchical: the machine's own count is its count less its jobs'. */
+int handle_oom_count(struct daemon *d, int job, uint64_t *ret_count)
 {
 	struct oomkit_cgroup_memory m;
-	uint64_t *last = job < 0 ? &d->machine.last_failcnt : &d->jobs[job].last_failcnt;
 	const char *rel = job < 0 ? d->machine.rel : d->jobs[job].rel;
 
-	if (oomkit_cgroup_memory(d->ctx, rel, &m) < 0 || m.failcnt == *last)
+	if (oomkit_cgroup_memory(d->ctx, rel, &m) < 0)
+		return -EIO;
+	if (oomkit_backend(d->ctx) != OOMKIT_BACKEND_V2) {
+		*ret_count = m.failcnt;
+		return 0;
+	}
+	uint64_t n = m.events_oom;
+	for (unsigned i = 0; job < 0 && i < d->n_jobs; i++)
+		if (d->jobs[i].name[0] && oomkit_cgroup_memory(d->ctx, d->jobs[i].rel, &m) >= 0)
+			n -= m.events_oom < n ? m.events_oom : n;
+	*ret_count = n;
+	return 0;
+}
+
+/* Whether the scope has had an OOM since the last call (a dry run). */
+static bool oom_count_moved(struct daemon *d, int job)
+{
+	uint64_t *last = job < 0 ? &d->machine.last_oom_count : &d->jobs[job].last_oom_count;
+	uint64_t n;
+
+	if (handle_oom_count(d, job, &n) < 0)
 		return false;
-	*last = m.failcnt;
-	return true;
+	/* A job added by a reload lowers the machine's own count: that is no OOM. */
+	bool moved = n > *last;
+	*last = n;
+	return moved;
 }
 
 static enum oomkit_verdict observe(struct daemon *d, int job, const struct oomkit_event *ev)
@@ -628,14 +655,13 @@ enum oomkit_verdict handle_oom_event(oomkit_ctx *ctx, const struct oomkit_event 
 	}
 	if (ev->kind != OOMKIT_EVENT_OOM)
 		return OOMKIT_WAIT;
-	if (!ev->under_oom) {
-		/* With the kernel killer on (a dry run), the kernel has already acted and
-		 * under_oom is clear: the memcg whose failcnt moved is the one whose limit
-		 * was hit. */
-		if (!d->dry_run || !failcnt_moved(d, job))
-			return OOMKIT_WAIT;
-		return observe(d, job, ev);
-	}
+	/* With the kernel killer on (a dry run), the kernel acts at once, and one
+	 * OOM may wake us several times, under_oom or not: it counts once, in the
+	 * scope whose own limit was hit. */
+	if (d->dry_run)
+		return oom_count_moved(d, job) ? observe(d, job, ev) : OOMKIT_WAIT;
+	if (!ev->under_oom)
+		return OOMKIT_WAIT;
 	/* A machine OOM also wakes every job: act once, where the limit was hit. */
 	if (!ev->own) {
 		dlog(7, "%s: under OOM because of %s", ev->cgroup, ev->origin);

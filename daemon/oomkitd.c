@@ -208,8 +208,7 @@ static void setup_job(struct daemon *d, struct job_state *j)
 	if (c->has_owner && !d->dry_run)
 		delegate(d, j);
 	watch_scope(d, j->rel, job_delay(d, c), &j->watch);
-	if (oomkit_cgroup_memory(d->ctx, j->rel, &m) >= 0)
-		j->last_failcnt = m.failcnt;
+	(void)handle_oom_count(d, (int)(j - d->jobs), &j->last_oom_count);
 }
 
 static struct job_state *find_job(struct daemon *d, const char *name)
@@ -362,9 +361,7 @@ static int setup_machine(struct daemon *d)
 				  &d->machine.pressure_watch);
 	if (r < 0)
 		dlog(4, "machine: no pressure warnings: %s", strerror(-r));
-	struct oomkit_cgroup_memory m;
-	if (oomkit_cgroup_memory(d->ctx, d->machine.rel, &m) >= 0)
-		d->machine.last_failcnt = m.failcnt;
+	(void)handle_oom_count(d, -1, &d->machine.last_oom_count);
 	return d->machine.watch ? 0 : -EIO;
 }
 

@@ -36,7 +36,7 @@ struct job_state {
 	uint64_t grows;
 	char last_action[DAEMON_LAST_ACTION_MAX];
 	uint64_t delegated_due_ns;         /* a delegated job's OOM: when we step in; 0: none */
-	uint64_t last_failcnt;             /* dry run: tells whose limit was hit */
+	uint64_t last_oom_count;           /* dry run: tells whose limit was hit (handle_oom_count) */
 	struct {                           /* read once per metrics write, for every family */
 		bool ok, under_oom;
 		uint64_t usage_bytes, limit_bytes;
@@ -50,7 +50,7 @@ struct machine_state {
 	uint64_t ooms;
 	uint64_t kills;
 	char last_action[DAEMON_LAST_ACTION_MAX];
-	uint64_t last_failcnt;
+	uint64_t last_oom_count;
 	oomkit_watch *pressure_watch;      /* critical memory pressure: a warning before the OOM */
 	uint64_t pressure_events;
 	uint64_t pressure_logged_ns;
@@ -157,6 +157,8 @@ void handle_timers(struct daemon *d, uint64_t now);
 int handle_prompt_answer(struct daemon *d, const char *line, char *msg, size_t msg_len);
 /* Fills the policy snapshot of a scope; returns the number of processes or -errno. */
 int snapshot(struct daemon *d, int job, struct policy_input *in, pid_t *protected_pids);
+/* OOMs of a scope's own limit so far (job index, -1: machine), for a dry run. */
+int handle_oom_count(struct daemon *d, int job, uint64_t *ret_count);
 /* The job a process belongs to (index), or -1. */
 int job_of_cgroup(const struct daemon *d, const char *rel);
 
