@@ -14,7 +14,8 @@
  *                         grow raises that job's limit to its limit_max; the
  *                         owner of a delegated job organises it but cannot
  *                         write its limits; a job without a limit that SIGHUP
- *                         gives one is held and handled like the others.
+ *                         gives one is held and handled like the others;
+ *                         oomkitd --dry-run reports a kernel-resolved OOM once.
  *   guest-daemon system   the machine sized to the guest's RAM less a reserve:
  *                         a batch hog that wants more than the whole RAM is
  *                         killed by oomkitd before the kernel OOM killer fires
@@ -515,8 +516,9 @@ static bool wait_log(const char *what, int n0, unsigned timeout_ms)
 	return false;
 }
 
-/* Starts oomkitd, appending to its log, and waits until this one is ready. */
-static bool start_daemon(void)
+/* Starts oomkitd (with --dry-run if asked), appending to its log, and waits
+ * until this one is ready. */
+static bool start_daemon_with(const char *option)
 {
 	int ready0 = log_count("oomkitd ready");
 	daemon_pid = fork();
@@ -524,7 +526,10 @@ static bool start_daemon(void)
 		int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
 			_exit(126);
-		execl(oomkitd_path, "oomkitd", "-c", conf, (char *)NULL);
+		if (option)
+			execl(oomkitd_path, "oomkitd", option, "-c", conf, (char *)NULL);
+		else
+			execl(oomkitd_path, "oomkitd", "-c", conf, (char *)NULL);
 		_exit(127);
 	}
 	uint64_t end = now_ms() + 20000;
@@ -538,6 +543,11 @@ static bool start_daemon(void)
 		pause_ms(10);
 	}
 	return false;
+}
+
+static bool start_daemon(void)
+{
+	return start_daemon_with(NULL);
 }
 
 /* SIGTERM, then SIGKILL if it lingers; its exit status, -1 if none was running. */
@@ -813,6 +823,58 @@ static void job_reload(struct job *jobs, size_t n)
 	json_free(r);
 }
 
+static int count_reports(const char *scope)
+{
+	char suffix[64];
+	int n = 0;
+	DIR *d = opendir(reports);
+	struct dirent *de;
+	snprintf(suffix, sizeof(suffix), "-%s.json", scope);
+	while (d && (de = readdir(d))) {
+		size_t len = strlen(de->d_name), k = strlen(suffix);
+		n += strncmp(de->d_name, "oom-", 4) == 0 && len > k &&
+		     strcmp(de->d_name + len - k, suffix) == 0;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* oomkitd --dry-run on the machine the first run left: the kernel killer
+ * stays on and resolves batch's OOM; oomkitd reports it, once, and does
+ * nothing else. */
+static void dry_run(void)
+{
+	const char *rel = MACHINE "/batch";
+	if (!start_daemon_with("--dry-run")) {
+		check(false, "dry run: oomkitd --dry-run started and became ready");
+		return;
+	}
+	check(!cg_held(MACHINE) && !cg_held(rel), "dry run: the kernel killer stays on");
+	int n0 = count_reports("batch");
+	uint64_t k0 = cg_oom_kills(rel);
+	pid_t hog = run_in_job("batch", 96);
+	int st = wait_exit(hog, 30000);
+	check(sigkilled(st) && cg_oom_kills(rel) == k0 + 1,
+	      "dry run: the kernel killed batch's 96 MiB process at its 64 MiB limit, once (oom_kill %" PRIu64
+	      " -> %" PRIu64 ")",
+	      k0, cg_oom_kills(rel));
+	struct json *r = wait_report("batch", 10000);
+	const struct json *dry = r ? json_get(r, "dry_run") : NULL;
+	check(r && dry && dry->type == JSON_BOOL && dry->boolean &&
+		  strcmp(jstr(r, "outcome"), "dry run: nothing done") == 0,
+	      "dry run: the report says dry run, nothing done (%s)", r ? jstr(r, "outcome") : "no report");
+	json_free(r);
+	/* Every wake-up the OOM causes has been read once status answers. */
+	struct json *s = status();
+	const struct json *jb = s ? jjob(s, "batch") : NULL;
+	check(jb && jnum(jb, "ooms") == 1 && count_reports("batch") == n0 + 1,
+	      "dry run: one OOM, one report (status ooms %" PRId64 ", %d new reports)",
+	      jb ? jnum(jb, "ooms") : -1, count_reports("batch") - n0);
+	json_free(s);
+	stop_daemon();
+}
+
 static void scenario_memcg(void)
 {
 	struct job jobs[] = {
@@ -853,6 +915,7 @@ static void scenario_memcg(void)
 	      "memcg: oomkitd stopped on SIGTERM (status 0x%x)", st);
 	check(!cg_held(MACHINE) && !cg_held(MACHINE "/web"),
 	      "memcg: once stopped, the kernel killer is back");
+	dry_run();
 }
 
 /* ------------------------------------------------------------ system */
