@@ -51,17 +51,6 @@ oom_under_prompt() {
 	alive "$hog" || fail "the hog died before the daemon was killed"
 }
 
-# start_new_daemon: like start_daemon, but waits for this daemon's own "ready":
-# a killed daemon leaves its line in the log and its socket behind.
-start_new_daemon() {
-	local before
-	before=$(cat "$TMP/log" 2>/dev/null | grep -c "oomkitd ready")
-	"$OOMKITD" -c "$TMP/oomkitd.conf" >>"$TMP/log" 2>&1 &
-	DPID=$!
-	ready_after() { [ "$(grep -c "oomkitd ready" "$TMP/log")" -gt "$before" ]; }
-	wait_for 10 ready_after || fail "the new oomkitd did not become ready"
-}
-
 # kill_daemon: SIGKILL, reaped quietly (bash would report the kill).
 kill_daemon() {
 	{ kill -9 "$DPID"; wait "$DPID"; } 2>/dev/null
@@ -73,7 +62,7 @@ logged_since() { # LINE PATTERN: the daemon log from that line on has it
 }
 
 # 1. The daemon alone dies; its guardian hands the OOM to the kernel.
-start_new_daemon
+start_daemon
 connect_prompt 1
 oom_under_prompt 1
 kills=$(oom_field oom_kill)
@@ -87,7 +76,7 @@ check "daemon killed: the kernel killer is given back" test "$(oom_field oom_kil
 check "daemon killed: the kernel killed the hog (oom_kill +1)" test "$(oom_field oom_kill)" = $((kills + 1))
 
 line=$(($(wc -l < "$TMP/log") + 1))
-start_new_daemon
+start_daemon
 check "new daemon: adopts the job" logged_since "$line" "held: adopted $M/held"
 check "new daemon: holds the kernel killer off again" held_off
 reports_before=$(report_count)
@@ -107,7 +96,7 @@ check "both killed: the OOM is still there" blocked
 check "both killed: the hog is blocked, not killed" alive "$hog"
 
 line=$(($(wc -l < "$TMP/log") + 1))
-start_new_daemon
+start_daemon
 check "restart: the new daemon kills the hog" wait_for 20 dead "$hog"
 check "restart: the memcg leaves OOM" wait_for 10 released
 check "restart: the kernel killed nothing (oom_kill unchanged)" test "$(oom_field oom_kill)" = "$kills"
@@ -128,7 +117,7 @@ oom_under_prompt 3
 kills=$(oom_field oom_kill)
 line=$(($(wc -l < "$TMP/log") + 1))
 kill_daemon
-start_new_daemon
+start_daemon
 check "race: the hog is dead" wait_for 20 dead "$hog"
 check "race: the memcg leaves OOM" wait_for 10 released
 if [ "$(oom_field oom_kill)" = $((kills + 1)) ]; then
