@@ -123,6 +123,13 @@ int job_of_cgroup(const struct daemon *d, const char *rel)
 	return -1;
 }
 
+/* Whether cgroup path rel is scope or below it. */
+static bool under(const char *rel, const char *scope)
+{
+	size_t n = strlen(scope);
+	return n == 0 || (strncmp(rel, scope, n) == 0 && (rel[n] == '\0' || rel[n] == '/'));
+}
+
 static const char other_name[] = "(other)";
 
 /* Groups are the active jobs in slot order, then "(other)" for processes of
@@ -200,6 +207,10 @@ int snapshot(struct daemon *d, int job, struct policy_input *in, pid_t *protecte
 		if (oomkit_process_info(d->ctx, d->pids[i], &p) < 0)
 			continue; /* gone meanwhile */
 		if (oomkit_process_cgroup(d->ctx, d->pids[i], cg, sizeof(cg)) < 0)
+			continue;
+		/* Listed in the scope a moment ago but no longer inside it: it is
+		 * exiting (a dying task can show its cgroup as the root) or moved. */
+		if (!under(cg, rel))
 			continue;
 		int jidx = job_of_cgroup(d, cg);
 		pp->pid = p.pid;
