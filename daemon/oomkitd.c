@@ -9,7 +9,7 @@
  * nothing happens it does not wake at all: the metrics file is rewritten
  * after each event, not on a clock.
  *
- *   oomkitd [-c|--config FILE] [--check] [--dry-run]
+ *   oomkitd [-c|--config FILE] [--check] [--dry-run] [--release]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -566,10 +566,12 @@ static int run(struct daemon *d)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: oomkitd [-c|--config FILE] [--check] [--dry-run] [--no-seccomp]\n"
+	fprintf(f, "usage: oomkitd [-c|--config FILE] [--check] [--dry-run] [--release] [--no-seccomp]\n"
 		   "  -c, --config FILE  configuration (default: the built-in one)\n"
 		   "      --check        validate the configuration and exit\n"
 		   "      --dry-run      decide and report, but change and kill nothing\n"
+		   "      --release      give the kernel OOM killer back to the machine and every\n"
+		   "                     cgroup below it, and exit (after the daemon was killed)\n"
 		   "      --no-seccomp   run without the system call filter (debugging)\n"
 		   "  -h, --help         this text\n");
 }
@@ -644,16 +646,77 @@ static int start(struct daemon *d)
 	return 0;
 }
 
+/* Gives the kernel OOM killer back to rel and every cgroup below it. */
+struct release_walk {
+	oomkit_ctx *ctx;
+	char path[DAEMON_REL_MAX];
+	unsigned released, failed;
+};
+
+static int release_tree(struct release_walk *w);
+
+static int release_child(const char *name, void *userdata)
+{
+	struct release_walk *w = userdata;
+	size_t n = strlen(w->path);
+	if (n + 1 + strlen(name) >= sizeof(w->path))
+		return 0;
+	snprintf(w->path + n, sizeof(w->path) - n, "/%s", name);
+	(void)release_tree(w);
+	w->path[n] = '\0';
+	return 0;
+}
+
+static int release_tree(struct release_walk *w)
+{
+	int r = oomkit_set_kernel_killer(w->ctx, w->path, true);
+	if (r < 0 && r != -ENOENT) {
+		dlog(3, "%s: cannot give the kernel OOM killer back: %s", w->path, strerror(-r));
+		w->failed++;
+	} else if (r == 0) {
+		w->released++;
+	}
+	return oomkit_cgroup_children(w->ctx, w->path, release_child, w);
+}
+
+/* For the unit's ExecStopPost: a daemon killed together with its guardian
+ * (a whole-unit SIGKILL) leaves the memcgs it held with their kernel killer
+ * off and nobody watching; this gives every one of them back. */
+static int release_all(struct daemon *d)
+{
+	struct oomkit_options opts;
+	struct release_walk w = {0};
+	int r;
+
+	oomkit_options_init(&opts);
+	opts.guardian = false;
+	opts.log = lib_log;
+	if ((r = oomkit_new(&opts, &d->ctx)) < 0) {
+		dlog(3, "cannot start liboomkit: %s", strerror(-r));
+		return r;
+	}
+	w.ctx = d->ctx;
+	r = machine_rel(d, d->cfg->machine, w.path, sizeof(w.path));
+	if (r < 0)
+		dlog(3, "machine %s is not below %s", d->cfg->machine, oomkit_memory_root(d->ctx));
+	else if (oomkit_cgroup_exists(d->ctx, w.path) == 1)
+		(void)release_tree(&w);
+	dlog(5, "released: the kernel OOM killer is back in %u cgroups%s", w.released, w.failed ? " (some failed)" : "");
+	oomkit_free(d->ctx);
+	d->ctx = NULL;
+	return r < 0 || w.failed ? -EIO : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'}, {"check", no_argument, NULL, 'C'},
 		{"dry-run", no_argument, NULL, 'n'},      {"help", no_argument, NULL, 'h'},
-		{"no-seccomp", no_argument, NULL, 'S'},
+		{"no-seccomp", no_argument, NULL, 'S'},  {"release", no_argument, NULL, 'R'},
 		{NULL, 0, NULL, 0},
 	};
 	struct daemon *d = &D;
-	bool check = false, seccomp = true;
+	bool check = false, seccomp = true, release = false;
 	int opt, r;
 
 	d->report_dirfd = -1;
@@ -673,6 +736,9 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			seccomp = false;
+			break;
+		case 'R':
+			release = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -705,6 +771,8 @@ int main(int argc, char **argv)
 	}
 	if (load_config(d->config_path, &d->cfg) < 0)
 		return 1;
+	if (release)
+		return release_all(d) < 0 ? 1 : 0;
 	/* Capabilities and system calls are cut before liboomkit forks its guardian. */
 	r = privs_restrict(seccomp);
 	if (r == 0)

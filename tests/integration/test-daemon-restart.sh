@@ -12,6 +12,8 @@
 #      same configuration, with no prompt client, adopts the job, gets the
 #      OOM as it registers, skips the prompt and kills the hog itself: the
 #      kernel's oom_kill counter does not move and the new daemon reports it.
+#   4. Both SIGKILLed, then `oomkitd --release` (the unit's ExecStopPost)
+#      gives the kernel its killer back and the kernel resolves the OOM.
 #   3. The daemon SIGKILLed and a new one started at once: the guardian and
 #      the new daemon race; either may resolve the OOM, but it is resolved.
 . "$(dirname "$0")/daemon-lib.sh"
@@ -130,4 +132,22 @@ echo "# race: resolved by the $who"
 check "race: the new daemon holds the job" wait_for 10 held_off
 stop_daemon
 check "stop: the kernel killer is given back" test "$(oom_field oom_kill_disable)" = 0
+
+# 4. Both killed together, then what the unit's ExecStopPost runs: oomkitd --release.
+start_daemon
+connect_prompt 4
+oom_under_prompt 4
+kills=$(oom_field oom_kill)
+guardian=$(guardian_of "$DPID")
+[ -n "$guardian" ] || fail "no guardian below the daemon"
+kill -STOP "$DPID"
+kill -9 "$guardian"
+wait_for 10 dead "$guardian" || fail "the guardian did not die"
+kill_daemon
+check "release: held with nobody watching" held_off
+"$OOMKITD" -c "$TMP/oomkitd.conf" --release >>"$TMP/log" 2>&1
+check "release: oomkitd --release exits 0" test $? = 0
+check "release: the kernel killer is back" test "$(oom_field oom_kill_disable)" = 0
+check "release: the kernel resolves the OOM" wait_for 20 dead "$hog"
+check "release: it was the kernel (oom_kill + 1)" test "$(oom_field oom_kill)" = $((kills + 1))
 finish
