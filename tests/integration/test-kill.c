@@ -470,9 +470,13 @@ static void kill_tree(bool freezer)
 	oomkit_ctx *ctx = new_ctx(freezer, false);
 
 	pid_t tree = spawn_tree(cg, sub1, subc);
+	/* The whole tree first (counted with the forker's short-lived children,
+	 * the total could be reached before the tree is), then the forker and a
+	 * few of its children. */
+	struct count_arg want = {ctx, cg, TREE_SIZE};
+	assert_true(tl_wait_for(enough_pids, &want, 20000));
 	pid_t forker = spawn_forker(sub1);
-	/* The whole tree, the forker and a few of its children are in. */
-	struct count_arg want = {ctx, cg, TREE_SIZE + 1 + 5};
+	want.at_least = TREE_SIZE + 1 + 5;
 	assert_true(tl_wait_for(enough_pids, &want, 20000));
 
 	int r = oomkit_kill_cgroup(ctx, cg, 20000);
