@@ -96,21 +96,37 @@ static char *parse_string(struct parser *ps)
 		}
 		s++;
 		switch (*s) {
-		case '"': out[n++] = '"'; break;
-		case '\\': out[n++] = '\\'; break;
-		case '/': out[n++] = '/'; break;
-		case 'b': out[n++] = '\b'; break;
-		case 'f': out[n++] = '\f'; break;
-		case 'n': out[n++] = '\n'; break;
-		case 'r': out[n++] = '\r'; break;
-		case 't': out[n++] = '\t'; break;
+		case '"':
+			out[n++] = '"';
+			break;
+		case '\\':
+			out[n++] = '\\';
+			break;
+		case '/':
+			out[n++] = '/';
+			break;
+		case 'b':
+			out[n++] = '\b';
+			break;
+		case 'f':
+			out[n++] = '\f';
+			break;
+		case 'n':
+			out[n++] = '\n';
+			break;
+		case 'r':
+			out[n++] = '\r';
+			break;
+		case 't':
+			out[n++] = '\t';
+			break;
 		case 'u': {
 			unsigned cp, lo;
 			if (hex4(s + 1, &cp) < 0)
 				goto fail;
 			s += 4;
-			if (cp >= 0xd800 && cp < 0xdc00 && s[1] == '\\' && s[2] == 'u' && hex4(s + 3, &lo) == 0 &&
-			    lo >= 0xdc00 && lo < 0xe000) {
+			if (cp >= 0xd800 && cp < 0xdc00 && s[1] == '\\' && s[2] == 'u' &&
+			    hex4(s + 3, &lo) == 0 && lo >= 0xdc00 && lo < 0xe000) {
 				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 				s += 6;
 			}
@@ -243,7 +259,8 @@ static struct json *parse_value(struct parser *ps)
 			const char *word;
 			enum json_type type;
 			bool value;
-		} words[] = {{"true", JSON_BOOL, true}, {"false", JSON_BOOL, false}, {"null", JSON_NULL, false}};
+		} words[] = {
+		    {"true", JSON_BOOL, true}, {"false", JSON_BOOL, false}, {"null", JSON_NULL, false}};
 		for (size_t i = 0; i < 3; i++) {
 			size_t n = strlen(words[i].word);
 			if (strncmp(ps->p, words[i].word, n) == 0) {

@@ -14,9 +14,9 @@ enum json_type { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSO
 struct json {
 	enum json_type type;
 	bool boolean;
-	char *str;              /* STRING: decoded; NUMBER: its text */
-	struct json **items;    /* ARRAY and OBJECT values */
-	char **keys;            /* OBJECT keys */
+	char *str;	     /* STRING: decoded; NUMBER: its text */
+	struct json **items; /* ARRAY and OBJECT values */
+	char **keys;	     /* OBJECT keys */
 	size_t n;
 };
 

@@ -38,11 +38,11 @@ static bool json;
 /* ------------------------------------------------------------ protocol */
 
 struct reply {
-	char *text;       /* whole reply, records split in place */
+	char *text; /* whole reply, records split in place */
 	bool ok;
-	char *first;      /* the status line */
-	char *message;    /* after "error " */
-	char **lines;     /* record lines (after the status line) */
+	char *first;   /* the status line */
+	char *message; /* after "error " */
+	char **lines;  /* record lines (after the status line) */
 	size_t n_lines;
 };
 
@@ -290,8 +290,8 @@ static void status_json(struct reply *r)
 			json_str(stdout, f[1]);
 			printf(",\"usage_bytes\":%s,\"limit_bytes\":", f[2]);
 			json_num_or_null(stdout, f[3]);
-			printf(",\"under_oom\":%s,\"ooms\":%s,\"kills\":%s,\"last_action\":", strcmp(f[4], "1") == 0 ? "true" : "false",
-			       f[5], f[6]);
+			printf(",\"under_oom\":%s,\"ooms\":%s,\"kills\":%s,\"last_action\":",
+			       strcmp(f[4], "1") == 0 ? "true" : "false", f[5], f[6]);
 			json_str(stdout, f[7]);
 			printf("},\"jobs\":[");
 		} else if (strcmp(f[0], "job") == 0 && n >= 14) {
@@ -302,8 +302,9 @@ static void status_json(struct reply *r)
 			json_num_or_null(stdout, f[4]);
 			printf(",\"limit_max_bytes\":");
 			json_num_or_null(stdout, f[5]);
-			printf(",\"expect_bytes\":%s,\"under_oom\":%s,\"ooms\":%s,\"kills\":%s,\"processes\":%s,\"owner\":", f[6],
-			       strcmp(f[7], "1") == 0 ? "true" : "false", f[8], f[9], f[10]);
+			printf(",\"expect_bytes\":%s,\"under_oom\":%s,\"ooms\":%s,\"kills\":%s,\"processes\":"
+			       "%s,\"owner\":",
+			       f[6], strcmp(f[7], "1") == 0 ? "true" : "false", f[8], f[9], f[10]);
 			if (strcmp(f[11], "-") == 0)
 				printf("null");
 			else
@@ -328,19 +329,20 @@ static void status_table(struct reply *r)
 			uint64_t u = u64(f[2]), l = u64(f[3]);
 			/* 8 + 30 + 2 + 11 + 1 + 18 + 10 = 80 columns at most. */
 			bar(u, l, br, 16);
-			printf("machine %-.30s  %s/%s %s%s\n", f[1], human(u, a, sizeof(a)), human(l, b, sizeof(b)), br,
-			       strcmp(f[4], "1") == 0 ? " UNDER OOM" : "");
-			printf("        OOMs %s, kills %s%s%.40s\n\n", f[5], f[6], f[7][0] ? ", last: " : "", f[7]);
-			printf("%-12s %4s %13s %-14s %4s %5s %5s %s\n", "JOB", "PRIO", "USAGE/LIMIT", "", "OOMS", "KILLS",
-			       "PROCS", "LAST ACTION");
+			printf("machine %-.30s  %s/%s %s%s\n", f[1], human(u, a, sizeof(a)),
+			       human(l, b, sizeof(b)), br, strcmp(f[4], "1") == 0 ? " UNDER OOM" : "");
+			printf("        OOMs %s, kills %s%s%.40s\n\n", f[5], f[6], f[7][0] ? ", last: " : "",
+			       f[7]);
+			printf("%-12s %4s %13s %-14s %4s %5s %5s %s\n", "JOB", "PRIO", "USAGE/LIMIT", "",
+			       "OOMS", "KILLS", "PROCS", "LAST ACTION");
 		} else if (strcmp(f[0], "job") == 0 && n >= 14) {
 			uint64_t u = u64(f[3]), l = u64(f[4]);
 			char ul[24];
 			bar(u, l, br, 12);
 			snprintf(ul, sizeof(ul), "%s/%s", human(u, a, sizeof(a)), human(l, b, sizeof(b)));
 			/* 12+1+4+1+13+1+14+1+4+1+5+1+5+1 = 64 columns, 16 left for the last action. */
-			printf("%-12.12s %4s %13s %-14s %4s %5s %5s %.16s%s\n", f[1], f[2], ul, br, f[8], f[9], f[10],
-			       f[13][0] ? f[13] : "-", strcmp(f[7], "1") == 0 ? "!" : "");
+			printf("%-12.12s %4s %13s %-14s %4s %5s %5s %.16s%s\n", f[1], f[2], ul, br, f[8],
+			       f[9], f[10], f[13][0] ? f[13] : "-", strcmp(f[7], "1") == 0 ? "!" : "");
 		}
 	}
 }
@@ -374,7 +376,8 @@ static int cmd_ps(const char *job)
 	if (json)
 		printf("[");
 	else
-		printf("%7s %-10s %6s %6s %5s %6s %-15s %s\n", "PID", "JOB", "RSS", "SWAP", "ADJ", "UID", "COMM", "COMMAND");
+		printf("%7s %-10s %6s %6s %5s %6s %-15s %s\n", "PID", "JOB", "RSS", "SWAP", "ADJ", "UID",
+		       "COMM", "COMMAND");
 	for (size_t i = 0; i < r.n_lines; i++) {
 		size_t n = split(r.lines[i], f, MAX_FIELDS);
 		if (n < 9 || strcmp(f[0], "proc") != 0)
@@ -382,16 +385,18 @@ static int cmd_ps(const char *job)
 		if (json) {
 			printf("%s{\"pid\":%s,\"job\":", i ? "," : "", f[1]);
 			json_str(stdout, f[2]);
-			printf(",\"rss_bytes\":%s,\"swap_bytes\":%s,\"oom_score_adj\":%s,\"uid\":%s,\"comm\":", f[3], f[4], f[5],
-			       f[6]);
+			printf(
+			    ",\"rss_bytes\":%s,\"swap_bytes\":%s,\"oom_score_adj\":%s,\"uid\":%s,\"comm\":",
+			    f[3], f[4], f[5], f[6]);
 			json_str(stdout, f[7]);
 			printf(",\"cmdline\":");
 			json_str(stdout, f[8]);
 			printf("}");
 		} else {
 			/* 7+1+10+1+6+1+6+1+5+1+6+1+15+1 = 62 columns, 18 left for the command. */
-			printf("%7s %-10.10s %6s %6s %5s %6s %-15.15s %.18s\n", f[1], f[2], human(u64(f[3]), a, sizeof(a)),
-			       human(u64(f[4]), b, sizeof(b)), f[5], f[6], f[7], f[8]);
+			printf("%7s %-10.10s %6s %6s %5s %6s %-15.15s %.18s\n", f[1], f[2],
+			       human(u64(f[3]), a, sizeof(a)), human(u64(f[4]), b, sizeof(b)), f[5], f[6],
+			       f[7], f[8]);
 		}
 	}
 	if (json)
@@ -503,14 +508,15 @@ static void show_report(const struct json *root)
 	printf("report %s: %s OOM", jstr(root, "id"), jstr(root, "scope"));
 	if (json_get(root, "job") && json_get(root, "job")->type == JSON_STRING)
 		printf(" of job %s", jstr(root, "job"));
-	printf(" at %s%s\n", when, json_get(root, "dry_run") && json_get(root, "dry_run")->boolean ? " (dry run)" : "");
+	printf(" at %s%s\n", when,
+	       json_get(root, "dry_run") && json_get(root, "dry_run")->boolean ? " (dry run)" : "");
 	char buf[1024];
 	snprintf(buf, sizeof(buf), "%s (limit hit by %s)", jstr(root, "cgroup"), jstr(root, "origin"));
 	field_line("cgroup:", buf);
 	field_line("chain:", jstr(root, "chain"));
 	if (dec) {
-		snprintf(buf, sizeof(buf), "%s%s%s", jstr(dec, "action"), strcmp(jstr(dec, "policy"), "") ? " by " : "",
-			 jstr(dec, "policy"));
+		snprintf(buf, sizeof(buf), "%s%s%s", jstr(dec, "action"),
+			 strcmp(jstr(dec, "policy"), "") ? " by " : "", jstr(dec, "policy"));
 		field_line("decision:", buf);
 		field_line("reason:", jstr(dec, "reason"));
 		if (strcmp(jstr(dec, "not_applied"), "") != 0)
@@ -527,7 +533,8 @@ static void show_report(const struct json *root)
 	if (t) {
 		const struct json *fr = json_get(t, "freed");
 		snprintf(buf, sizeof(buf), "decided after %s ms, acted after %s ms, memory freed after %s ms",
-			 jstr(t, "decision"), jstr(t, "action"), fr && fr->type == JSON_NUMBER ? fr->str : "?");
+			 jstr(t, "decision"), jstr(t, "action"),
+			 fr && fr->type == JSON_NUMBER ? fr->str : "?");
 		field_line("timings:", buf);
 	}
 
@@ -537,16 +544,20 @@ static void show_report(const struct json *root)
 		const struct json *j = jobs->items[i];
 		printf("%-12.12s %4s %7s %7s %7s %7s %s\n", jstr(j, "name"), jstr(j, "priority"),
 		       jsize(j, "usage_bytes", a, sizeof(a)), jsize(j, "limit_bytes", b, sizeof(b)),
-		       jsize(j, "limit_max_bytes", c, sizeof(c)), jsize(j, "expect_bytes", e, sizeof(e)), jstr(j, "kill"));
+		       jsize(j, "limit_max_bytes", c, sizeof(c)), jsize(j, "expect_bytes", e, sizeof(e)),
+		       jstr(j, "kill"));
 	}
 	printf("\n%7s %-12s %4s %7s %5s %-15s %s\n", "PID", "JOB", "PRIO", "RSS", "ADJ", "COMM", "");
 	for (size_t i = 0; cands && i < cands->n; i++) {
 		const struct json *p = cands->items[i];
 		const struct json *prot = json_get(p, "protected");
 		bool victim = dec && strcmp(jstr(p, "pid"), jstr(dec, "victim_pid")) == 0;
-		printf("%7s %-12.12s %4s %7s %5s %-15.15s %s\n", jstr(p, "pid"), jstr(p, "job"), jstr(p, "priority"),
-		       jsize(p, "rss_bytes", a, sizeof(a)), jstr(p, "oom_score_adj"), jstr(p, "comm"),
-		       victim ? "<- victim" : prot && prot->boolean ? "protected" : "");
+		printf("%7s %-12.12s %4s %7s %5s %-15.15s %s\n", jstr(p, "pid"), jstr(p, "job"),
+		       jstr(p, "priority"), jsize(p, "rss_bytes", a, sizeof(a)), jstr(p, "oom_score_adj"),
+		       jstr(p, "comm"),
+		       victim		       ? "<- victim"
+		       : prot && prot->boolean ? "protected"
+					       : "");
 	}
 }
 
@@ -705,7 +716,8 @@ static int cmd_prompt(bool once)
 		}
 		size_t n = split(r.first, f, MAX_FIELDS);
 		unsigned id = n >= 2 ? (unsigned)strtoul(f[1], NULL, 10) : 0;
-		printf("\nOOM in %s (question %u): %s ms to answer\n", n >= 3 ? f[2] : "?", id, n >= 4 ? f[3] : "?");
+		printf("\nOOM in %s (question %u): %s ms to answer\n", n >= 3 ? f[2] : "?", id,
+		       n >= 4 ? f[3] : "?");
 		show_question(&r);
 		reply_free(&r);
 		printf("> ");
@@ -743,10 +755,14 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"socket", required_argument, NULL, 's'}, {"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},         {"job", required_argument, NULL, 'J'},
-		{"iterations", required_argument, NULL, 'i'}, {"interval", required_argument, NULL, 'I'},
-		{"once", no_argument, NULL, 'o'},         {NULL, 0, NULL, 0},
+	    {"socket", required_argument, NULL, 's'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"job", required_argument, NULL, 'J'},
+	    {"iterations", required_argument, NULL, 'i'},
+	    {"interval", required_argument, NULL, 'I'},
+	    {"once", no_argument, NULL, 'o'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *job = NULL;
 	unsigned iterations = 0, interval_ms = 1000;

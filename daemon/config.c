@@ -42,14 +42,14 @@ const char config_builtin[] = "[oomkitd]\n"
 #define LINE_MAX_LEN 190 /* libinih's line buffer is 200 bytes, less "\r\n\0" and margin */
 
 static const char *const policy_names[POLICY__COUNT] = {
-	[POLICY_GROW] = "grow",
-	[POLICY_KILL_LOWEST] = "kill-lowest",
-	[POLICY_KILL_NEWEST] = "kill-newest",
-	[POLICY_KILL_LARGEST] = "kill-largest",
-	[POLICY_KILL_OVER_EXPECTED] = "kill-over-expected",
-	[POLICY_REPORT] = "report",
-	[POLICY_PROMPT] = "prompt",
-	[POLICY_KERNEL] = "kernel",
+    [POLICY_GROW] = "grow",
+    [POLICY_KILL_LOWEST] = "kill-lowest",
+    [POLICY_KILL_NEWEST] = "kill-newest",
+    [POLICY_KILL_LARGEST] = "kill-largest",
+    [POLICY_KILL_OVER_EXPECTED] = "kill-over-expected",
+    [POLICY_REPORT] = "report",
+    [POLICY_PROMPT] = "prompt",
+    [POLICY_KERNEL] = "kernel",
 };
 
 const char *policy_kind_name(enum policy_kind kind)
@@ -146,8 +146,8 @@ int config_parse_duration(const char *s, uint64_t *ret_ms)
 
 /* Splits a comma-separated list; calls fn on each trimmed, non-empty item.
  * An empty item ("a,,b" or a trailing comma) is an error reported as "". */
-static int split_list(const char *s, int (*fn)(const char *item, void *userdata), void *userdata,
-		      char *bad, size_t bad_len)
+static int split_list(const char *s, int (*fn)(const char *item, void *userdata), void *userdata, char *bad,
+		      size_t bad_len)
 {
 	char item[CONFIG_PATH_MAX];
 
@@ -208,7 +208,8 @@ void config_format_chain(const struct policy_chain *chain, char *buf, size_t len
 
 	buf[0] = '\0';
 	for (unsigned i = 0; i < chain->n_steps && off < len; i++) {
-		int n = snprintf(buf + off, len - off, "%s%s", i ? ", " : "", policy_kind_name(chain->steps[i]));
+		int n =
+		    snprintf(buf + off, len - off, "%s%s", i ? ", " : "", policy_kind_name(chain->steps[i]));
 		if (n < 0)
 			return;
 		off += (size_t)n;
@@ -237,10 +238,10 @@ void config_format_size(uint64_t bytes, char *buf, size_t len)
 /* ------------------------------------------------------------ parse state */
 
 enum section_kind {
-	SECTION_NONE = 0,  /* before any header */
+	SECTION_NONE = 0, /* before any header */
 	SECTION_DAEMON,
 	SECTION_JOB,
-	SECTION_BAD,       /* an unknown or broken section: its keys are skipped */
+	SECTION_BAD, /* an unknown or broken section: its keys are skipped */
 };
 
 struct parse_state {
@@ -252,10 +253,10 @@ struct parse_state {
 	enum section_kind kind;
 	char section[CONFIG_NAME_MAX + 8];
 	struct config_job *job;
-	unsigned jobs_cap;                    /* slots in cfg->jobs */
+	unsigned jobs_cap; /* slots in cfg->jobs */
 	bool out_of_memory;
 	unsigned limit_line[CONFIG_MAX_JOBS];
-	bool limit_bad[CONFIG_MAX_JOBS];      /* limit or limit_max did not parse: no cascade */
+	bool limit_bad[CONFIG_MAX_JOBS]; /* limit or limit_max did not parse: no cascade */
 	bool daemon_seen;
 	char *errors;
 	size_t errors_len;
@@ -264,7 +265,7 @@ struct parse_state {
 };
 
 static void add_error(struct parse_state *st, unsigned line, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 static void add_error(struct parse_state *st, unsigned line, const char *key, const char *fmt, ...)
 {
@@ -279,11 +280,11 @@ static void add_error(struct parse_state *st, unsigned line, const char *key, co
 	if (!st->errors || st->errors_off >= st->errors_len)
 		return;
 	if (key && st->section[0])
-		n = snprintf(st->errors + st->errors_off, st->errors_len - st->errors_off, "%s:%u: [%s] %s: %s\n",
-			     st->source, line, st->section, key, what);
+		n = snprintf(st->errors + st->errors_off, st->errors_len - st->errors_off,
+			     "%s:%u: [%s] %s: %s\n", st->source, line, st->section, key, what);
 	else if (st->section[0])
-		n = snprintf(st->errors + st->errors_off, st->errors_len - st->errors_off, "%s:%u: [%s]: %s\n",
-			     st->source, line, st->section, what);
+		n = snprintf(st->errors + st->errors_off, st->errors_len - st->errors_off,
+			     "%s:%u: [%s]: %s\n", st->source, line, st->section, what);
 	else
 		n = snprintf(st->errors + st->errors_off, st->errors_len - st->errors_off, "%s:%u: %s%s%s\n",
 			     st->source, line, key ? key : "", key ? ": " : "", what);
@@ -351,8 +352,9 @@ static void begin_section(struct parse_state *st, const char *name)
 	}
 	const char *job_name = name + 4;
 	if (!valid_job_name(job_name)) {
-		add_error(st, st->line, NULL, "bad job name '%s' (letters, digits, '-', '_', '.'; at most %d)",
-			  job_name, CONFIG_NAME_MAX - 1);
+		add_error(st, st->line, NULL,
+			  "bad job name '%s' (letters, digits, '-', '_', '.'; at most %d)", job_name,
+			  CONFIG_NAME_MAX - 1);
 		return;
 	}
 	struct config *cfg = st->cfg;
@@ -529,8 +531,8 @@ static void key_path(struct parse_state *st, const char *key, const char *value,
 }
 
 static const char *const daemon_keys[] = {
-	"machine", "machine_limit", "policy", "delay", "reserve", "report_dir", "report_max_count",
-	"report_max_bytes", "socket", "metrics", "readonly_status", "metrics_interval",
+    "machine",		"machine_limit",    "policy", "delay",	 "reserve",	    "report_dir",
+    "report_max_count", "report_max_bytes", "socket", "metrics", "readonly_status", "metrics_interval",
 };
 
 static void daemon_key(struct parse_state *st, const char *key, const char *value)
@@ -579,7 +581,8 @@ static void daemon_key(struct parse_state *st, const char *key, const char *valu
 		/* Each rewrite reads every job's memcg: more often than once a second
 		 * would keep a daemon with a thousand jobs busy for nothing. */
 		if (config_parse_duration(value, &cfg->metrics_interval_ms) < 0)
-			add_error(st, st->line, key, "bad duration '%s' (0, or a number with ms or s)", value);
+			add_error(st, st->line, key, "bad duration '%s' (0, or a number with ms or s)",
+				  value);
 		else if (cfg->metrics_interval_ms != 0 &&
 			 (cfg->metrics_interval_ms < 1000 || cfg->metrics_interval_ms > 86400000))
 			add_error(st, st->line, key, "'%s' out of range (0, or 1s to 86400s)", value);
@@ -635,7 +638,7 @@ static void key_owner(struct parse_state *st, const char *key, const char *value
 }
 
 static const char *const job_keys[] = {
-	"priority", "limit", "limit_max", "expect", "policy", "kill", "protect", "owner",
+    "priority", "limit", "limit_max", "expect", "policy", "kill", "protect", "owner",
 };
 
 static void job_key(struct parse_state *st, const char *key, const char *value)

@@ -12,14 +12,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define CONFIG_MAX_JOBS 1024     /* the figures of issue 7 go to 1000 */
+#define CONFIG_MAX_JOBS 1024 /* the figures of issue 7 go to 1000 */
 #define CONFIG_MAX_CHAIN 8
 #define CONFIG_MAX_PROTECT 16
-#define CONFIG_NAME_MAX 64        /* job names, including the NUL */
-#define CONFIG_COMM_MAX 16        /* process names as the kernel keeps them (15 + NUL) */
+#define CONFIG_NAME_MAX 64 /* job names, including the NUL */
+#define CONFIG_COMM_MAX 16 /* process names as the kernel keeps them (15 + NUL) */
 #define CONFIG_PATH_MAX 512
-#define CONFIG_SOCKET_MAX 108     /* sizeof(sun_path) */
-#define CONFIG_ERRORS_MAX 4096    /* all error lines of one parse */
+#define CONFIG_SOCKET_MAX 108  /* sizeof(sun_path) */
+#define CONFIG_ERRORS_MAX 4096 /* all error lines of one parse */
 
 /* The policies a chain is made of. */
 enum policy_kind {
@@ -47,35 +47,35 @@ enum kill_scope {
 
 struct config_job {
 	char name[CONFIG_NAME_MAX];
-	unsigned priority;           /* 0..1000, higher is more important */
-	uint64_t limit_bytes;        /* UINT64_MAX: no limit of its own */
-	uint64_t limit_max_bytes;    /* grow never goes past this */
-	uint64_t expect_bytes;       /* 0: unknown */
+	unsigned priority;	  /* 0..1000, higher is more important */
+	uint64_t limit_bytes;	  /* UINT64_MAX: no limit of its own */
+	uint64_t limit_max_bytes; /* grow never goes past this */
+	uint64_t expect_bytes;	  /* 0: unknown */
 	struct policy_chain chain;
 	enum kill_scope kill;
 	char protect[CONFIG_MAX_PROTECT][CONFIG_COMM_MAX];
 	unsigned n_protect;
 	bool has_owner;
 	uid_t owner;
-	unsigned line;               /* where its section starts */
-	unsigned seen;               /* bit per key, to find duplicates */
+	unsigned line; /* where its section starts */
+	unsigned seen; /* bit per key, to find duplicates */
 };
 
 struct config {
-	char source[CONFIG_PATH_MAX];          /* file name used in messages */
+	char source[CONFIG_PATH_MAX]; /* file name used in messages */
 	char machine[CONFIG_PATH_MAX];
-	uint64_t machine_limit_bytes;          /* UINT64_MAX: no extra limit */
-	struct policy_chain chain;             /* for machine-level OOMs */
+	uint64_t machine_limit_bytes; /* UINT64_MAX: no extra limit */
+	struct policy_chain chain;    /* for machine-level OOMs */
 	uint64_t delay_ms;
 	uint64_t reserve_bytes;
 	char report_dir[CONFIG_PATH_MAX];
 	unsigned report_max_count;
 	uint64_t report_max_bytes;
 	char socket[CONFIG_SOCKET_MAX];
-	char metrics[CONFIG_PATH_MAX];         /* "": no metrics file */
-	uint64_t metrics_interval_ms;          /* 0: rewritten only on events */
-	bool readonly_status;                  /* anyone may read status and ps */
-	unsigned seen;                         /* bit per [oomkitd] key */
+	char metrics[CONFIG_PATH_MAX]; /* "": no metrics file */
+	uint64_t metrics_interval_ms;  /* 0: rewritten only on events */
+	bool readonly_status;	       /* anyone may read status and ps */
+	unsigned seen;		       /* bit per [oomkitd] key */
 	/* Exactly n_jobs, on the heap: a job is about 420 bytes, and a daemon
 	 * with ten jobs should not carry room for a thousand (twice: it and its
 	 * guardian lock their memory).  Owned by the struct: config_free(). */

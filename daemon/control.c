@@ -228,9 +228,9 @@ static void cmd_status(struct daemon *d, struct client *c)
 
 	(void)oomkit_cgroup_memory(d->ctx, d->machine.rel, &m);
 	out(c, "ok\n");
-	out(c, "machine\t%s\t%s\t%s\t%d\t%" PRIu64 "\t%" PRIu64 "\t%s\n", d->machine.rel, num(m.usage_bytes, a, sizeof(a)),
-	    num(m.limit_bytes, b, sizeof(b)), m.under_oom, d->machine.ooms, d->machine.kills,
-	    field(d->machine.last_action, f, sizeof(f)));
+	out(c, "machine\t%s\t%s\t%s\t%d\t%" PRIu64 "\t%" PRIu64 "\t%s\n", d->machine.rel,
+	    num(m.usage_bytes, a, sizeof(a)), num(m.limit_bytes, b, sizeof(b)), m.under_oom, d->machine.ooms,
+	    d->machine.kills, field(d->machine.last_action, f, sizeof(f)));
 	for (unsigned i = 0; i < d->n_jobs; i++) {
 		struct job_state *j = &d->jobs[i];
 		struct oomkit_cgroup_memory jm = {.limit_bytes = OOMKIT_UNLIMITED};
@@ -244,8 +244,9 @@ static void cmd_status(struct daemon *d, struct client *c)
 			snprintf(owner, sizeof(owner), "%u", (unsigned)j->cfg->owner);
 		out(c, "job\t%s\t%u\t%s\t%s\t%s\t%s\t%d\t%" PRIu64 "\t%" PRIu64 "\t%d\t%s\t%s\t%s\n", j->name,
 		    j->cfg->priority, num(jm.usage_bytes, a, sizeof(a)), num(jm.limit_bytes, b, sizeof(b)),
-		    num(j->cfg->limit_max_bytes, e, sizeof(e)), num(j->cfg->expect_bytes, x, sizeof(x)), jm.under_oom,
-		    j->ooms, j->kills, nprocs < 0 ? 0 : nprocs, owner, chain, field(j->last_action, f, sizeof(f)));
+		    num(j->cfg->limit_max_bytes, e, sizeof(e)), num(j->cfg->expect_bytes, x, sizeof(x)),
+		    jm.under_oom, j->ooms, j->kills, nprocs < 0 ? 0 : nprocs, owner, chain,
+		    field(j->last_action, f, sizeof(f)));
 	}
 	out(c, ".\n");
 }
@@ -278,9 +279,11 @@ static void cmd_ps(struct daemon *d, struct client *c, const char *job_name)
 		    oomkit_process_cgroup(d->ctx, d->pids[i], cg, sizeof(cg)) < 0)
 			continue;
 		int k = job_of_cgroup(d, cg);
-		out(c, "proc\t%d\t%s\t%" PRIu64 "\t%" PRIu64 "\t%d\t%u\t%s\t%s\n", (int)p.pid, k >= 0 ? d->jobs[k].name : "-",
-		    (p.rss_anon_kib + p.rss_file_kib + p.rss_shmem_kib) * 1024, p.swap_kib * 1024, p.oom_score_adj,
-		    (unsigned)p.uid, field(p.comm, comm, sizeof(comm)), field(p.cmdline, cmd, sizeof(cmd)));
+		out(c, "proc\t%d\t%s\t%" PRIu64 "\t%" PRIu64 "\t%d\t%u\t%s\t%s\n", (int)p.pid,
+		    k >= 0 ? d->jobs[k].name : "-",
+		    (p.rss_anon_kib + p.rss_file_kib + p.rss_shmem_kib) * 1024, p.swap_kib * 1024,
+		    p.oom_score_adj, (unsigned)p.uid, field(p.comm, comm, sizeof(comm)),
+		    field(p.cmdline, cmd, sizeof(cmd)));
 	}
 	out(c, ".\n");
 }

@@ -156,7 +156,8 @@ static unsigned build_groups(struct daemon *d, int *group_of_job, uint64_t *ret_
 			g->limit_bytes = m.limit_bytes;
 		}
 		/* A limit raised earlier (grow, or before a restart) is never "above" limit_max. */
-		g->limit_max_bytes = c->limit_max_bytes > g->limit_bytes ? c->limit_max_bytes : g->limit_bytes;
+		g->limit_max_bytes =
+		    c->limit_max_bytes > g->limit_bytes ? c->limit_max_bytes : g->limit_bytes;
 		g->expect_bytes = c->expect_bytes;
 		g->kill = c->kill;
 		g->protect = c->protect;
@@ -283,7 +284,8 @@ static void write_snapshot(struct jw *w, const struct policy_input *in)
 		jw_raw(w, i ? ",{" : "{", i ? 2 : 1);
 		jw_key(w, "name");
 		jw_str(w, g->name);
-		jw_printf(w, ",\"priority\":%u,\"usage_bytes\":%" PRIu64 ",\"limit_bytes\":", g->priority, g->usage_bytes);
+		jw_printf(w, ",\"priority\":%u,\"usage_bytes\":%" PRIu64 ",\"limit_bytes\":", g->priority,
+			  g->usage_bytes);
 		jw_size(w, g->limit_bytes);
 		jw_raw(w, ",\"limit_max_bytes\":", 19);
 		jw_size(w, g->limit_max_bytes);
@@ -296,7 +298,9 @@ static void write_snapshot(struct jw *w, const struct policy_input *in)
 		const struct policy_group *g = &in->groups[p->group];
 		jw_printf(w, "%s{\"pid\":%d,\"job\":", i ? "," : "", (int)p->pid);
 		jw_str(w, g->name);
-		jw_printf(w, ",\"priority\":%u,\"rss_bytes\":%" PRIu64 ",\"oom_score_adj\":%d,\"start_time\":%" PRIu64 ",",
+		jw_printf(w,
+			  ",\"priority\":%u,\"rss_bytes\":%" PRIu64
+			  ",\"oom_score_adj\":%d,\"start_time\":%" PRIu64 ",",
 			  g->priority, p->rss_bytes, p->oom_score_adj, p->start_time);
 		jw_key(w, "comm");
 		jw_str(w, p->comm);
@@ -305,15 +309,16 @@ static void write_snapshot(struct jw *w, const struct policy_input *in)
 	jw_raw(w, "]", 1);
 }
 
-static void write_report_head(struct daemon *d, struct jw *w, unsigned id, int job, const struct oomkit_event *ev,
-			      const struct policy_input *in, const struct policy_decision *dec)
+static void write_report_head(struct daemon *d, struct jw *w, unsigned id, int job,
+			      const struct oomkit_event *ev, const struct policy_input *in,
+			      const struct policy_decision *dec)
 {
 	struct timespec rt;
 	char chain[128];
 
 	clock_gettime(CLOCK_REALTIME, &rt);
-	jw_printf(w, "{\"oomkitd_report\":1,\"id\":%u,\"time\":%lld.%03ld,\"scope\":\"%s\",", id, (long long)rt.tv_sec,
-		  rt.tv_nsec / 1000000, job < 0 ? "machine" : "job");
+	jw_printf(w, "{\"oomkitd_report\":1,\"id\":%u,\"time\":%lld.%03ld,\"scope\":\"%s\",", id,
+		  (long long)rt.tv_sec, rt.tv_nsec / 1000000, job < 0 ? "machine" : "job");
 	jw_key(w, "job");
 	if (job < 0)
 		jw_raw(w, "null", 4);
@@ -340,7 +345,8 @@ static void write_report_head(struct daemon *d, struct jw *w, unsigned id, int j
 	struct oomkit_decision ld = {.action = policy_action_name(dec->action),
 				     .reason = dec->reason,
 				     .victim_pid = dec->victim_pid,
-				     .new_limit_bytes = dec->action == ACTION_GROW ? dec->new_limit_bytes : 0};
+				     .new_limit_bytes =
+					 dec->action == ACTION_GROW ? dec->new_limit_bytes : 0};
 	int r = oomkit_write_report(d->ctx, w->fd, ev, &ld);
 	if (r < 0 && !w->err)
 		w->err = r; /* a write failed: the report is cut short */
@@ -353,8 +359,8 @@ static void write_report_tail(struct jw *w, const char *result, uint64_t event_n
 {
 	jw_raw(w, ",\"outcome\":", 11);
 	jw_str(w, result);
-	jw_printf(w, ",\"timings_ms\":{\"decision\":%.3f,\"action\":%.3f,\"freed\":", (double)(decided_ns - event_ns) / 1e6,
-		  (double)(acted_ns - event_ns) / 1e6);
+	jw_printf(w, ",\"timings_ms\":{\"decision\":%.3f,\"action\":%.3f,\"freed\":",
+		  (double)(decided_ns - event_ns) / 1e6, (double)(acted_ns - event_ns) / 1e6);
 	if (freed_ns)
 		jw_printf(w, "%.3f", (double)(freed_ns - event_ns) / 1e6);
 	else
@@ -456,7 +462,6 @@ static const char *scope_name(const struct daemon *d, int job)
 	return job < 0 ? "machine" : d->jobs[job].name;
 }
 
-
 static void start_prompt(struct daemon *d, int job, const struct policy_input *in,
 			 const struct policy_decision *dec, int fd, unsigned id, uint64_t event_ns)
 {
@@ -477,8 +482,8 @@ static void start_prompt(struct daemon *d, int job, const struct policy_input *i
 		d->prompt_procs[d->n_prompt_procs++] = *p;
 		off += (size_t)snprintf(prompt_text + off, text_max - off,
 					"candidate\t%d\t%s\t%u\t%" PRIu64 "\t%s\n", (int)p->pid,
-					in->groups[p->group].name, in->groups[p->group].priority, p->rss_bytes,
-					p->comm);
+					in->groups[p->group].name, in->groups[p->group].priority,
+					p->rss_bytes, p->comm);
 	}
 	snprintf(prompt_text + off, text_max - off, "%s.\n",
 		 job >= 0 ? "choices\tkill PID | grow | kernel\n" : "choices\tkill PID | kernel\n");
@@ -490,13 +495,14 @@ static void start_prompt(struct daemon *d, int job, const struct policy_input *i
 					  .event_ns = event_ns,
 					  .deadline_ns = now_ns() + timeout_ms * 1000000u};
 	int sent = control_broadcast_prompt(d, prompt_text);
-	dlog(5, "%s: asking %d connected prompt(s), %" PRIu64 " ms to answer", job < 0 ? "machine" : d->jobs[job].name,
-	     sent, timeout_ms);
+	dlog(5, "%s: asking %d connected prompt(s), %" PRIu64 " ms to answer",
+	     job < 0 ? "machine" : d->jobs[job].name, sent, timeout_ms);
 }
 
 /* Ends the active prompt's report with what happened after it. */
 static void finish_prompt(struct daemon *d, const char *answer, const struct policy_input *in,
-			  const struct policy_decision *dec, const char *result, uint64_t acted_ns, uint64_t freed_ns)
+			  const struct policy_decision *dec, const char *result, uint64_t acted_ns,
+			  uint64_t freed_ns)
 {
 	struct jw w = {.fd = d->prompt.report_fd, .buf = d->jsonbuf, .cap = d->jsonbuf_len};
 
@@ -515,7 +521,8 @@ static void finish_prompt(struct daemon *d, const char *answer, const struct pol
 
 /* ------------------------------------------------------------ the chain */
 
-enum oomkit_verdict handle_scope(struct daemon *d, int job, const struct oomkit_event *ev, unsigned first_step)
+enum oomkit_verdict handle_scope(struct daemon *d, int job, const struct oomkit_event *ev,
+				 unsigned first_step)
 {
 	static pid_t protected_pids[2];
 	struct policy_input in;
@@ -527,7 +534,8 @@ enum oomkit_verdict handle_scope(struct daemon *d, int job, const struct oomkit_
 
 	r = snapshot(d, job, &in, protected_pids);
 	if (r < 0) {
-		dlog(3, "%s: cannot list processes: %s; the kernel decides", scope_name(d, job), strerror(-r));
+		dlog(3, "%s: cannot list processes: %s; the kernel decides", scope_name(d, job),
+		     strerror(-r));
 		return OOMKIT_KERNEL;
 	}
 	in.first_step = first_step;
@@ -686,7 +694,8 @@ enum oomkit_verdict handle_oom_event(oomkit_ctx *ctx, const struct oomkit_event 
 		if (d->jobs[job].cfg->has_owner && !d->dry_run) {
 			if (!d->jobs[job].delegated_due_ns)
 				d->jobs[job].delegated_due_ns = ev->time_ns + d->cfg->delay_ms * 1000000u;
-			dlog(6, "%s: OOM left to its owner for %" PRIu64 " ms", d->jobs[job].name, d->cfg->delay_ms);
+			dlog(6, "%s: OOM left to its owner for %" PRIu64 " ms", d->jobs[job].name,
+			     d->cfg->delay_ms);
 			metrics_changed(d);
 			return OOMKIT_WAIT;
 		}
@@ -710,19 +719,22 @@ enum oomkit_verdict handle_pressure_event(oomkit_ctx *ctx, const struct oomkit_e
 	if (ev->limit_bytes != OOMKIT_UNLIMITED && ev->usage_bytes < ev->limit_bytes / 10 * 9)
 		return OOMKIT_WAIT;
 	d->machine.pressure_events++;
-	if (ev->time_ns - d->machine.pressure_logged_ns >= 10ull * 1000 * 1000 * 1000 || !d->machine.pressure_logged_ns) {
+	if (ev->time_ns - d->machine.pressure_logged_ns >= 10ull * 1000 * 1000 * 1000 ||
+	    !d->machine.pressure_logged_ns) {
 		d->machine.pressure_logged_ns = ev->time_ns;
 		/* Rewritten with the log line, not on every event: pressure comes in
 		 * bursts just before an OOM, when the daemon's time matters most. */
 		metrics_changed(d);
-		dlog(4, "machine: critical memory pressure (%" PRIu64 " of %" PRIu64 " MiB); an OOM may follow",
+		dlog(4,
+		     "machine: critical memory pressure (%" PRIu64 " of %" PRIu64 " MiB); an OOM may follow",
 		     ev->usage_bytes >> 20, ev->limit_bytes == OOMKIT_UNLIMITED ? 0 : ev->limit_bytes >> 20);
 	}
 	return OOMKIT_WAIT;
 }
 
 /* An event as the library would have delivered it, for work done later. */
-static void synth_event(struct daemon *d, int job, oomkit_watch *watch, struct oomkit_event *ev, uint64_t time_ns)
+static void synth_event(struct daemon *d, int job, oomkit_watch *watch, struct oomkit_event *ev,
+			uint64_t time_ns)
 {
 	struct oomkit_cgroup_memory m = {0};
 	const char *rel = job < 0 ? d->machine.rel : d->jobs[job].rel;
@@ -748,7 +760,8 @@ static void prompt_timeout(struct daemon *d)
 	unsigned next = d->prompt.next_step;
 
 	synth_event(d, job, watch, &ev, d->prompt.event_ns);
-	finish_prompt(d, "none", NULL, NULL, ev.under_oom ? "no answer; the chain goes on" : "no answer; resolved meanwhile",
+	finish_prompt(d, "none", NULL, NULL,
+		      ev.under_oom ? "no answer; the chain goes on" : "no answer; resolved meanwhile",
 		      now_ns(), 0);
 	/* Outside the library's handler, a "kernel" verdict must be handed over explicitly. */
 	if (ev.under_oom && handle_scope(d, job, &ev, next) == OOMKIT_KERNEL)
@@ -806,7 +819,8 @@ int handle_prompt_answer(struct daemon *d, const char *line, char *msg, size_t m
 		oomkit_watch *watch = job < 0 ? d->machine.watch : d->jobs[job].watch;
 		int r = oomkit_hand_to_kernel(d->ctx, watch);
 		finish_prompt(d, "kernel", NULL, NULL,
-			      r == 0 ? "handed to the kernel OOM killer" : "left to the kernel OOM killer after the delay",
+			      r == 0 ? "handed to the kernel OOM killer"
+				     : "left to the kernel OOM killer after the delay",
 			      now_ns(), 0);
 		snprintf(msg, msg_len, "the kernel decides");
 		return 0;

@@ -21,7 +21,7 @@ struct mbuf {
 	int fd;
 	char *buf;
 	size_t len, cap;
-	int err;                           /* the first write error, or -EMSGSIZE for an overlong line */
+	int err; /* the first write error, or -EMSGSIZE for an overlong line */
 };
 
 static void mflush(struct mbuf *m)
@@ -93,10 +93,10 @@ static void format_jobs(struct daemon *d, struct mbuf *m)
 	static const struct {
 		const char *name, *help;
 	} gauges[] = {
-		{"oomkit_job_usage_bytes", "Memory charged to the job's memcg."},
-		{"oomkit_job_limit_bytes", "The job's memcg limit (absent when unlimited)."},
-		{"oomkit_job_priority", "The job's configured priority (higher is more important)."},
-		{"oomkit_job_under_oom", "1 while the job's memcg is under OOM."},
+	    {"oomkit_job_usage_bytes", "Memory charged to the job's memcg."},
+	    {"oomkit_job_limit_bytes", "The job's memcg limit (absent when unlimited)."},
+	    {"oomkit_job_priority", "The job's configured priority (higher is more important)."},
+	    {"oomkit_job_under_oom", "1 while the job's memcg is under OOM."},
 	};
 
 	sample_jobs(d);
@@ -116,19 +116,23 @@ static void format_jobs(struct daemon *d, struct mbuf *m)
 			mprintf(m, "%s{job=\"%s\"} %" PRIu64 "\n", gauges[k].name, j->name, v);
 		}
 	}
-	header(m, "oomkit_oom_events_total", "counter", "OOMs of a scope's own limit (a job, or the machine).");
+	header(m, "oomkit_oom_events_total", "counter",
+	       "OOMs of a scope's own limit (a job, or the machine).");
 	mprintf(m, "oomkit_oom_events_total{scope=\"machine\"} %" PRIu64 "\n", d->machine.ooms);
 	for (unsigned i = 0; i < d->n_jobs; i++)
 		if (d->jobs[i].name[0])
-			mprintf(m, "oomkit_oom_events_total{scope=\"%s\"} %" PRIu64 "\n", d->jobs[i].name, d->jobs[i].ooms);
+			mprintf(m, "oomkit_oom_events_total{scope=\"%s\"} %" PRIu64 "\n", d->jobs[i].name,
+				d->jobs[i].ooms);
 	header(m, "oomkit_job_kills_total", "counter", "Processes killed in the job.");
 	for (unsigned i = 0; i < d->n_jobs; i++)
 		if (d->jobs[i].name[0])
-			mprintf(m, "oomkit_job_kills_total{job=\"%s\"} %" PRIu64 "\n", d->jobs[i].name, d->jobs[i].kills);
+			mprintf(m, "oomkit_job_kills_total{job=\"%s\"} %" PRIu64 "\n", d->jobs[i].name,
+				d->jobs[i].kills);
 	header(m, "oomkit_job_grows_total", "counter", "Times the job's limit was raised.");
 	for (unsigned i = 0; i < d->n_jobs; i++)
 		if (d->jobs[i].name[0])
-			mprintf(m, "oomkit_job_grows_total{job=\"%s\"} %" PRIu64 "\n", d->jobs[i].name, d->jobs[i].grows);
+			mprintf(m, "oomkit_job_grows_total{job=\"%s\"} %" PRIu64 "\n", d->jobs[i].name,
+				d->jobs[i].grows);
 }
 
 static void format_all(struct daemon *d, struct mbuf *m)
@@ -141,20 +145,24 @@ static void format_all(struct daemon *d, struct mbuf *m)
 	header(m, "oomkit_machine_usage_bytes", "gauge", "Memory charged to the machine memcg.");
 	if (have)
 		mprintf(m, "oomkit_machine_usage_bytes %" PRIu64 "\n", mem.usage_bytes);
-	header(m, "oomkit_machine_limit_bytes", "gauge", "The machine memcg's limit (absent when unlimited).");
+	header(m, "oomkit_machine_limit_bytes", "gauge",
+	       "The machine memcg's limit (absent when unlimited).");
 	if (have && mem.limit_bytes != OOMKIT_UNLIMITED)
 		mprintf(m, "oomkit_machine_limit_bytes %" PRIu64 "\n", mem.limit_bytes);
 	format_jobs(d, m);
 	header(m, "oomkit_kills_total", "counter", "Processes killed, by the policy that chose them.");
 	for (unsigned k = 0; k < POLICY__COUNT; k++)
 		if (k != POLICY_GROW && k != POLICY_REPORT && k != POLICY_KERNEL)
-			mprintf(m, "oomkit_kills_total{policy=\"%s\"} %" PRIu64 "\n", policy_kind_name((enum policy_kind)k),
-				d->kills_by_policy[k]);
-	header(m, "oomkit_machine_pressure_events_total", "counter", "Critical memory pressure events of the machine memcg.");
+			mprintf(m, "oomkit_kills_total{policy=\"%s\"} %" PRIu64 "\n",
+				policy_kind_name((enum policy_kind)k), d->kills_by_policy[k]);
+	header(m, "oomkit_machine_pressure_events_total", "counter",
+	       "Critical memory pressure events of the machine memcg.");
 	mprintf(m, "oomkit_machine_pressure_events_total %" PRIu64 "\n", d->machine.pressure_events);
-	header(m, "oomkit_kernel_handoffs_total", "counter", "OOMs handed to the kernel OOM killer by a chain.");
+	header(m, "oomkit_kernel_handoffs_total", "counter",
+	       "OOMs handed to the kernel OOM killer by a chain.");
 	mprintf(m, "oomkit_kernel_handoffs_total %" PRIu64 "\n", d->kernel_handoffs);
-	header(m, "oomkit_handling_seconds", "summary", "Time from the kernel's OOM event to the completed action.");
+	header(m, "oomkit_handling_seconds", "summary",
+	       "Time from the kernel's OOM event to the completed action.");
 	mprintf(m, "oomkit_handling_seconds_sum %.6f\noomkit_handling_seconds_count %" PRIu64 "\n",
 		(double)d->handling_ns_sum / 1e9, d->handled);
 	header(m, "oomkit_last_handling_seconds", "gauge", "Handling time of the most recent OOM.");

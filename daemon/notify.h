@@ -14,7 +14,7 @@
 #include <sys/un.h>
 
 struct notifier {
-	int fd;                    /* -1: nobody to notify */
+	int fd; /* -1: nobody to notify */
 	struct sockaddr_un addr;
 	socklen_t addr_len;
 };

@@ -197,7 +197,7 @@ static void setup_job(struct daemon *d, struct job_state *j)
 		dlog(6, "%s: created %s, limit %s, priority %u", j->name, j->rel, a, c->priority);
 	} else if (oomkit_cgroup_memory(d->ctx, j->rel, &m) >= 0) {
 		int n = oomkit_cgroup_pids(d->ctx, j->rel, true, d->pids, DAEMON_MAX_PIDS);
-		uint64_t want = m.limit_bytes < c->limit_bytes ? c->limit_bytes
+		uint64_t want = m.limit_bytes < c->limit_bytes	     ? c->limit_bytes
 				: m.limit_bytes > c->limit_max_bytes ? c->limit_max_bytes
 								     : m.limit_bytes;
 		if (want != m.limit_bytes && !d->dry_run && (r = oomkit_set_limit(d->ctx, j->rel, want)) < 0)
@@ -258,7 +258,8 @@ static void reload_job(struct daemon *d, struct job_state *j, const struct confi
 	int r;
 
 	j->cfg = c;
-	if (!d->dry_run && c->limit_bytes != old->limit_bytes && (r = oomkit_set_limit(d->ctx, j->rel, c->limit_bytes)) < 0)
+	if (!d->dry_run && c->limit_bytes != old->limit_bytes &&
+	    (r = oomkit_set_limit(d->ctx, j->rel, c->limit_bytes)) < 0)
 		dlog(4, "%s: cannot set the new limit: %s", j->name, strerror(-r));
 	if (c->has_owner && (!old->has_owner || old->owner != c->owner) && !d->dry_run)
 		delegate(d, j);
@@ -274,12 +275,15 @@ int daemon_reload(struct daemon *d)
 	int r = load_config(d->config_path, &n);
 
 	if (r < 0) {
-		dlog(3, "reload: %s has errors; the running configuration stays", d->config_path ? d->config_path : "(built-in)");
+		dlog(3, "reload: %s has errors; the running configuration stays",
+		     d->config_path ? d->config_path : "(built-in)");
 		return r;
 	}
 	if (strcmp(n->machine, old->machine) != 0) {
-		dlog(3, "reload: machine cannot change while running (%s -> %s); the running configuration stays",
-		     old->machine, n->machine);
+		dlog(
+		    3,
+		    "reload: machine cannot change while running (%s -> %s); the running configuration stays",
+		    old->machine, n->machine);
 		config_free(n);
 		free(n);
 		return -EINVAL;
@@ -290,7 +294,8 @@ int daemon_reload(struct daemon *d)
 	}
 	d->cfg = n;
 	if (!d->dry_run && n->machine_limit_bytes != old->machine_limit_bytes &&
-	    n->machine_limit_bytes != OOMKIT_UNLIMITED && (r = oomkit_set_limit(d->ctx, d->machine.rel, n->machine_limit_bytes)) < 0)
+	    n->machine_limit_bytes != OOMKIT_UNLIMITED &&
+	    (r = oomkit_set_limit(d->ctx, d->machine.rel, n->machine_limit_bytes)) < 0)
 		dlog(4, "reload: cannot set the machine limit: %s", strerror(-r));
 	if (n->delay_ms != old->delay_ms)
 		watch_scope(d, d->machine.rel, n->delay_ms, &d->machine.watch);
@@ -316,7 +321,9 @@ int daemon_reload(struct daemon *d)
 		} else if ((j = new_job(d, c))) {
 			setup_job(d, j);
 		} else {
-			dlog(3, "reload: no room for job %s: oomkitd started with room for %u jobs; restart it to take more",
+			dlog(3,
+			     "reload: no room for job %s: oomkitd started with room for %u jobs; restart it "
+			     "to take more",
 			     c->name, d->max_jobs);
 		}
 	}
@@ -337,7 +344,8 @@ static int setup_machine(struct daemon *d)
 	int r;
 
 	if (machine_rel(d, cfg->machine, d->machine.rel, sizeof(d->machine.rel)) < 0) {
-		dlog(3, "machine %s is not below the memory cgroup mount %s", cfg->machine, oomkit_memory_root(d->ctx));
+		dlog(3, "machine %s is not below the memory cgroup mount %s", cfg->machine,
+		     oomkit_memory_root(d->ctx));
 		return -EINVAL;
 	}
 	if (!d->dry_run) {
@@ -357,8 +365,8 @@ static int setup_machine(struct daemon *d)
 			setup_job(d, j);
 	}
 	watch_scope(d, d->machine.rel, cfg->delay_ms, &d->machine.watch);
-	r = oomkit_watch_pressure(d->ctx, d->machine.rel, OOMKIT_PRESSURE_CRITICAL, 0, handle_pressure_event, d,
-				  &d->machine.pressure_watch);
+	r = oomkit_watch_pressure(d->ctx, d->machine.rel, OOMKIT_PRESSURE_CRITICAL, 0, handle_pressure_event,
+				  d, &d->machine.pressure_watch);
 	if (r < 0)
 		dlog(4, "machine: no pressure warnings: %s", strerror(-r));
 	(void)handle_oom_count(d, -1, &d->machine.last_oom_count);
@@ -433,8 +441,8 @@ static int alloc_buffers(struct daemon *d)
 	d->jsonbuf = calloc(1, d->jsonbuf_len);
 	d->metricsbuf_len = METRICSBUF_LEN;
 	d->metricsbuf = calloc(1, d->metricsbuf_len);
-	return d->jobs && d->groups && d->group_of_job && d->pids && d->procs && d->prompt_procs && d->prompt_text &&
-		       d->reports && d->jsonbuf && d->metricsbuf
+	return d->jobs && d->groups && d->group_of_job && d->pids && d->procs && d->prompt_procs &&
+		       d->prompt_text && d->reports && d->jsonbuf && d->metricsbuf
 		   ? 0
 		   : -ENOMEM;
 }
@@ -501,7 +509,8 @@ static void on_signal(struct daemon *d)
 		if (si.ssi_signo == SIGHUP) {
 			dlog(5, "SIGHUP: reloading");
 			char state[64];
-			snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, now_ns() / 1000u);
+			snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%" PRIu64,
+				 now_ns() / 1000u);
 			notify(d, state);
 			(void)daemon_reload(d);
 			notify(d, "READY=1");
@@ -701,7 +710,8 @@ static int release_all(struct daemon *d)
 		dlog(3, "machine %s is not below %s", d->cfg->machine, oomkit_memory_root(d->ctx));
 	else if (oomkit_cgroup_exists(d->ctx, w.path) == 1)
 		(void)release_tree(&w);
-	dlog(5, "released: the kernel OOM killer is back in %u cgroups%s", w.released, w.failed ? " (some failed)" : "");
+	dlog(5, "released: the kernel OOM killer is back in %u cgroups%s", w.released,
+	     w.failed ? " (some failed)" : "");
 	oomkit_free(d->ctx);
 	d->ctx = NULL;
 	return r < 0 || w.failed ? -EIO : 0;
@@ -710,10 +720,13 @@ static int release_all(struct daemon *d)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"config", required_argument, NULL, 'c'}, {"check", no_argument, NULL, 'C'},
-		{"dry-run", no_argument, NULL, 'n'},      {"help", no_argument, NULL, 'h'},
-		{"no-seccomp", no_argument, NULL, 'S'},  {"release", no_argument, NULL, 'R'},
-		{NULL, 0, NULL, 0},
+	    {"config", required_argument, NULL, 'c'},
+	    {"check", no_argument, NULL, 'C'},
+	    {"dry-run", no_argument, NULL, 'n'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"no-seccomp", no_argument, NULL, 'S'},
+	    {"release", no_argument, NULL, 'R'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct daemon *d = &D;
 	bool check = false, seccomp = true, release = false;
@@ -756,8 +769,9 @@ int main(int argc, char **argv)
 		struct config *cfg = malloc(sizeof(*cfg));
 		char errors[CONFIG_ERRORS_MAX];
 		r = !cfg ? -ENOMEM
-			 : d->config_path ? config_load(d->config_path, cfg, errors, sizeof(errors))
-					  : config_parse_string(config_builtin, "(built-in)", cfg, errors, sizeof(errors));
+		    : d->config_path
+			? config_load(d->config_path, cfg, errors, sizeof(errors))
+			: config_parse_string(config_builtin, "(built-in)", cfg, errors, sizeof(errors));
 		if (r < 0) {
 			fputs(errors, stderr);
 			free(cfg);

@@ -28,16 +28,16 @@
 /* One job: a configured child memcg of the machine. */
 struct job_state {
 	char name[CONFIG_NAME_MAX];
-	char rel[DAEMON_REL_MAX];          /* relative to the memory root */
-	const struct config_job *cfg;      /* into daemon.cfg; re-pointed on reload */
+	char rel[DAEMON_REL_MAX];     /* relative to the memory root */
+	const struct config_job *cfg; /* into daemon.cfg; re-pointed on reload */
 	oomkit_watch *watch;
-	uint64_t ooms;                     /* OOMs of its own limit */
-	uint64_t kills;                    /* processes killed in it */
+	uint64_t ooms;	/* OOMs of its own limit */
+	uint64_t kills; /* processes killed in it */
 	uint64_t grows;
 	char last_action[DAEMON_LAST_ACTION_MAX];
-	uint64_t delegated_due_ns;         /* a delegated job's OOM: when we step in; 0: none */
-	uint64_t last_oom_count;           /* dry run: tells whose limit was hit (handle_oom_count) */
-	struct {                           /* read once per metrics write, for every family */
+	uint64_t delegated_due_ns; /* a delegated job's OOM: when we step in; 0: none */
+	uint64_t last_oom_count;   /* dry run: tells whose limit was hit (handle_oom_count) */
+	struct {		   /* read once per metrics write, for every family */
 		bool ok, under_oom;
 		uint64_t usage_bytes, limit_bytes;
 	} sample;
@@ -51,7 +51,7 @@ struct machine_state {
 	uint64_t kills;
 	char last_action[DAEMON_LAST_ACTION_MAX];
 	uint64_t last_oom_count;
-	oomkit_watch *pressure_watch;      /* critical memory pressure: a warning before the OOM */
+	oomkit_watch *pressure_watch; /* critical memory pressure: a warning before the OOM */
 	uint64_t pressure_events;
 	uint64_t pressure_logged_ns;
 };
@@ -59,16 +59,16 @@ struct machine_state {
 struct report_entry {
 	unsigned id;
 	uint64_t bytes;
-	char scope[CONFIG_NAME_MAX];       /* "machine" or the job's name */
+	char scope[CONFIG_NAME_MAX]; /* "machine" or the job's name */
 };
 
 /* A prompt waiting for a person's answer. */
 struct prompt_state {
 	bool active;
 	unsigned report_id;
-	int report_fd;                     /* the report stays open until the outcome is known */
-	int job;                           /* -1: the machine */
-	unsigned next_step;                /* where the chain resumes without an answer */
+	int report_fd;	    /* the report stays open until the outcome is known */
+	int job;	    /* -1: the machine */
+	unsigned next_step; /* where the chain resumes without an answer */
 	uint64_t event_ns;
 	uint64_t deadline_ns;
 };
@@ -77,7 +77,7 @@ struct client {
 	int fd;
 	uid_t uid;
 	pid_t pid;
-	bool prompt;                       /* listens for prompts */
+	bool prompt; /* listens for prompts */
 	char in[512];
 	size_t in_len;
 	char *out;
@@ -86,31 +86,31 @@ struct client {
 
 struct daemon {
 	struct config *cfg;
-	const char *config_path;           /* NULL: the built-in configuration */
+	const char *config_path; /* NULL: the built-in configuration */
 	bool dry_run;
 	oomkit_ctx *ctx;
 	struct machine_state machine;
 	/* Sized once at start (daemon_job_room()), after the guardian is forked,
 	 * so that it does not carry a copy: a reload can fill free slots but not
 	 * add past max_jobs. */
-	struct job_state *jobs;            /* max_jobs slots; a free slot has name[0] == 0 */
-	unsigned n_jobs;                   /* slots used so far, free ones included */
+	struct job_state *jobs; /* max_jobs slots; a free slot has name[0] == 0 */
+	unsigned n_jobs;	/* slots used so far, free ones included */
 	unsigned max_jobs;
 
 	/* Snapshot buffers for the handler path. */
 	pid_t *pids;
 	struct policy_proc *procs;
-	struct policy_group *groups;       /* max_jobs + 1: the jobs, then "(other)" */
-	int *group_of_job;                 /* max_jobs: a job slot's index in groups, or -1 */
-	char *jsonbuf;                     /* report prefix/suffix writer */
+	struct policy_group *groups; /* max_jobs + 1: the jobs, then "(other)" */
+	int *group_of_job;	     /* max_jobs: a job slot's index in groups, or -1 */
+	char *jsonbuf;		     /* report prefix/suffix writer */
 	size_t jsonbuf_len;
-	char *metricsbuf;                  /* the metrics file goes out through it in pieces */
+	char *metricsbuf; /* the metrics file goes out through it in pieces */
 	size_t metricsbuf_len;
 
 	/* Reports. */
 	int report_dirfd;
 	unsigned next_report_id;
-	struct report_entry *reports;      /* DAEMON_MAX_REPORTS */
+	struct report_entry *reports; /* DAEMON_MAX_REPORTS */
 	unsigned n_reports;
 
 	/* Counters for metrics. */
@@ -124,20 +124,20 @@ struct daemon {
 	int listen_fd;
 	struct client clients[DAEMON_MAX_CLIENTS];
 	struct prompt_state prompt;
-	struct policy_proc *prompt_procs;  /* DAEMON_MAX_PIDS: the candidates offered */
+	struct policy_proc *prompt_procs; /* DAEMON_MAX_PIDS: the candidates offered */
 	unsigned n_prompt_procs;
-	char *prompt_text;                 /* DAEMON_PROMPT_TEXT_MAX: the question sent */
+	char *prompt_text; /* DAEMON_PROMPT_TEXT_MAX: the question sent */
 
 	int epfd;
 	int timerfd;
 	int sigfd;
 	bool stop;
 	bool reload;
-	struct notifier notifier;          /* $NOTIFY_SOCKET; fd -1: not under a service manager */
-	uint64_t watchdog_usec;            /* 0: no watchdog */
-	uint64_t next_watchdog_ns;         /* 0: no ping due */
-	uint64_t next_metrics_ns;          /* 0: metrics only on events (metrics_interval = 0) */
-	bool metrics_dirty;                /* something changed: rewrite after this turn of the loop */
+	struct notifier notifier;  /* $NOTIFY_SOCKET; fd -1: not under a service manager */
+	uint64_t watchdog_usec;	   /* 0: no watchdog */
+	uint64_t next_watchdog_ns; /* 0: no ping due */
+	uint64_t next_metrics_ns;  /* 0: metrics only on events (metrics_interval = 0) */
+	bool metrics_dirty;	   /* something changed: rewrite after this turn of the loop */
 };
 
 /* Logs to stderr with a syslog priority prefix ("<3>..."), without allocating. */
@@ -150,7 +150,8 @@ enum oomkit_verdict handle_oom_event(oomkit_ctx *ctx, const struct oomkit_event 
 /* Critical memory pressure on the machine: counted and logged (at most every 10 s). */
 enum oomkit_verdict handle_pressure_event(oomkit_ctx *ctx, const struct oomkit_event *event, void *userdata);
 /* Runs the chain for scope (job index, -1: machine) from first_step, writing a report. */
-enum oomkit_verdict handle_scope(struct daemon *d, int job, const struct oomkit_event *ev, unsigned first_step);
+enum oomkit_verdict handle_scope(struct daemon *d, int job, const struct oomkit_event *ev,
+				 unsigned first_step);
 /* Called from the main loop: prompt deadlines and delegated jobs whose handler did not resolve. */
 void handle_timers(struct daemon *d, uint64_t now);
 /* A person's answer to the active prompt; 0 or -errno with a message. */

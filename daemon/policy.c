@@ -135,13 +135,14 @@ static void choose(const struct policy_input *in, const struct policy_proc *vict
 	d->victim_group = g;
 	if (whole && !group_has_protected(in, g)) {
 		d->action = ACTION_KILL_JOB;
-		snprintf(d->reason, sizeof(d->reason), "%s; job %s is killed whole (kill = job), from process %d (%s, %s)",
-			 why, group_name(in, g), victim->pid, victim->comm, size);
+		snprintf(d->reason, sizeof(d->reason),
+			 "%s; job %s is killed whole (kill = job), from process %d (%s, %s)", why,
+			 group_name(in, g), victim->pid, victim->comm, size);
 		return;
 	}
 	d->action = ACTION_KILL;
-	snprintf(d->reason, sizeof(d->reason), "%s; killing process %d (%s, %s) of job %s%s", why, victim->pid,
-		 victim->comm, size, group_name(in, g),
+	snprintf(d->reason, sizeof(d->reason), "%s; killing process %d (%s, %s) of job %s%s", why,
+		 victim->pid, victim->comm, size, group_name(in, g),
 		 whole ? " (not the whole job: it has protected processes)" : "");
 }
 
@@ -180,8 +181,9 @@ static bool do_grow(const struct policy_input *in, struct policy_decision *d, ch
 	fmt_bytes(room, c, sizeof(c));
 	char m[32];
 	config_format_size(job->limit_max_bytes, m, sizeof(m));
-	snprintf(d->reason, sizeof(d->reason), "job %s grows from %s to %s (limit_max %s, %s of the machine left for it)",
-		 job->name, a, b, m, c);
+	snprintf(d->reason, sizeof(d->reason),
+		 "job %s grows from %s to %s (limit_max %s, %s of the machine left for it)", job->name, a, b,
+		 m, c);
 	return true;
 }
 
@@ -235,7 +237,8 @@ static bool do_kill_lowest(const struct policy_input *in, struct policy_decision
 			best = p;
 	}
 	if (!best) {
-		snprintf(note, len, "job %s has no process that may be killed", in->groups[in->scope_group].name);
+		snprintf(note, len, "job %s has no process that may be killed",
+			 in->groups[in->scope_group].name);
 		return false;
 	}
 	snprintf(why, sizeof(why), "process %d has the lowest rank in job %s (oom_score_adj %d)", best->pid,
@@ -258,7 +261,8 @@ static bool do_kill_newest(const struct policy_input *in, struct policy_decision
 		snprintf(note, len, "no process may be killed");
 		return false;
 	}
-	snprintf(why, sizeof(why), "process %d started last (start time %" PRIu64 ")", best->pid, best->start_time);
+	snprintf(why, sizeof(why), "process %d started last (start time %" PRIu64 ")", best->pid,
+		 best->start_time);
 	choose(in, best, d, why);
 	return true;
 }
@@ -348,14 +352,14 @@ static bool do_report(const struct policy_input *in, struct policy_decision *d, 
 }
 
 static const policy_fn policies[POLICY__COUNT] = {
-	[POLICY_GROW] = do_grow,
-	[POLICY_KILL_LOWEST] = do_kill_lowest,
-	[POLICY_KILL_NEWEST] = do_kill_newest,
-	[POLICY_KILL_LARGEST] = do_kill_largest,
-	[POLICY_KILL_OVER_EXPECTED] = do_kill_over_expected,
-	[POLICY_REPORT] = do_report,
-	[POLICY_PROMPT] = do_prompt,
-	[POLICY_KERNEL] = do_kernel,
+    [POLICY_GROW] = do_grow,
+    [POLICY_KILL_LOWEST] = do_kill_lowest,
+    [POLICY_KILL_NEWEST] = do_kill_newest,
+    [POLICY_KILL_LARGEST] = do_kill_largest,
+    [POLICY_KILL_OVER_EXPECTED] = do_kill_over_expected,
+    [POLICY_REPORT] = do_report,
+    [POLICY_PROMPT] = do_prompt,
+    [POLICY_KERNEL] = do_kernel,
 };
 
 static void trail_add(struct policy_decision *d, enum policy_kind kind, const char *note)
@@ -363,8 +367,8 @@ static void trail_add(struct policy_decision *d, enum policy_kind kind, const ch
 	size_t off = strlen(d->trail);
 
 	if (off < sizeof(d->trail))
-		snprintf(d->trail + off, sizeof(d->trail) - off, "%s%s: %s", off ? "; " : "", policy_kind_name(kind),
-			 note);
+		snprintf(d->trail + off, sizeof(d->trail) - off, "%s%s: %s", off ? "; " : "",
+			 policy_kind_name(kind), note);
 }
 
 int policy_decide(const struct policy_input *in, struct policy_decision *ret)

@@ -21,11 +21,11 @@
 /* A job at machine level.  Inside a job's own OOM only that job is in scope. */
 struct policy_group {
 	const char *name;
-	unsigned priority;           /* 0..1000, higher is more important */
+	unsigned priority; /* 0..1000, higher is more important */
 	uint64_t usage_bytes;
-	uint64_t limit_bytes;        /* UINT64_MAX: none */
+	uint64_t limit_bytes; /* UINT64_MAX: none */
 	uint64_t limit_max_bytes;
-	uint64_t expect_bytes;       /* 0: unknown */
+	uint64_t expect_bytes; /* 0: unknown */
 	enum kill_scope kill;
 	const char (*protect)[CONFIG_COMM_MAX];
 	unsigned n_protect;
@@ -33,8 +33,8 @@ struct policy_group {
 
 struct policy_proc {
 	pid_t pid;
-	uint64_t start_time;         /* clock ticks after boot: larger is newer */
-	int group;                   /* index into the groups; -1: none */
+	uint64_t start_time; /* clock ticks after boot: larger is newer */
+	int group;	     /* index into the groups; -1: none */
 	uint64_t rss_bytes;
 	int oom_score_adj;
 	char comm[16];
@@ -47,7 +47,7 @@ enum policy_scope {
 
 struct policy_input {
 	enum policy_scope scope;
-	unsigned scope_group;        /* SCOPE_JOB: the job whose limit was hit */
+	unsigned scope_group; /* SCOPE_JOB: the job whose limit was hit */
 	const struct policy_group *groups;
 	unsigned n_groups;
 	const struct policy_proc *procs;
@@ -56,27 +56,27 @@ struct policy_input {
 	const pid_t *protected_pids; /* the daemon and its guardian */
 	unsigned n_protected_pids;
 	const struct policy_chain *chain;
-	unsigned first_step;         /* where to resume, e.g. after an unanswered prompt */
-	bool prompt_available;       /* a person is connected to answer */
+	unsigned first_step;   /* where to resume, e.g. after an unanswered prompt */
+	bool prompt_available; /* a person is connected to answer */
 };
 
 enum policy_action {
-	ACTION_NONE = 0,   /* nothing resolved it: the kernel steps in after the delay */
+	ACTION_NONE = 0, /* nothing resolved it: the kernel steps in after the delay */
 	ACTION_GROW,
-	ACTION_KILL,       /* one process */
-	ACTION_KILL_JOB,   /* every process of the victim's job */
+	ACTION_KILL,	 /* one process */
+	ACTION_KILL_JOB, /* every process of the victim's job */
 	ACTION_PROMPT,
-	ACTION_KERNEL,     /* hand it to the kernel OOM killer now */
+	ACTION_KERNEL, /* hand it to the kernel OOM killer now */
 };
 
 struct policy_decision {
 	enum policy_action action;
-	enum policy_kind policy;     /* the step that decided (unset for ACTION_NONE) */
-	unsigned step;               /* its index; n_steps for ACTION_NONE */
-	pid_t victim_pid;            /* KILL, KILL_JOB: the chosen process */
+	enum policy_kind policy; /* the step that decided (unset for ACTION_NONE) */
+	unsigned step;		 /* its index; n_steps for ACTION_NONE */
+	pid_t victim_pid;	 /* KILL, KILL_JOB: the chosen process */
 	uint64_t victim_start_time;
-	int victim_group;            /* -1 if none */
-	uint64_t new_limit_bytes;    /* GROW */
+	int victim_group;	  /* -1 if none */
+	uint64_t new_limit_bytes; /* GROW */
 	char reason[POLICY_REASON_MAX];
 	char trail[POLICY_TRAIL_MAX]; /* why the steps before it did not apply */
 };

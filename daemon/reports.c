@@ -118,8 +118,8 @@ int reports_open_dir(struct daemon *d)
 	while ((de = readdir(dir)) && d->n_reports < DAEMON_MAX_REPORTS) {
 		unsigned id;
 		char scope[CONFIG_NAME_MAX];
-		if (!parse_name(de->d_name, &id, scope, sizeof(scope)) || fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISREG(st.st_mode))
+		if (!parse_name(de->d_name, &id, scope, sizeof(scope)) ||
+		    fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
 			continue;
 		struct report_entry *e = &d->reports[d->n_reports++];
 		e->id = id;
@@ -155,14 +155,17 @@ int reports_create(struct daemon *d, const char *scope, unsigned *ret_id)
 	if (d->report_dirfd < 0)
 		return -ENOTDIR; /* it could not be opened: logged at start */
 	if (!dir_still_ours(d)) {
-		dlog(3, "report directory %s was moved or replaced since it was opened; no report is written there",
+		dlog(3,
+		     "report directory %s was moved or replaced since it was opened; no report is written "
+		     "there",
 		     d->cfg->report_dir);
 		return -ESTALE;
 	}
 	for (int tries = 0; tries < 16; tries++) {
 		unsigned id = d->next_report_id++;
 		snprintf(name, sizeof(name), "oom-%08u-%s.json", id, scope);
-		int fd = openat(d->report_dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+		int fd =
+		    openat(d->report_dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
 		if (fd >= 0) {
 			*ret_id = id;
 			return fd;
@@ -212,7 +215,8 @@ void reports_done(struct daemon *d, unsigned id, const char *scope, int fd, int 
 		err = -errno; /* some file systems report a failed write only here */
 	if (err < 0) {
 		snprintf(name, sizeof(name), "oom-%08u-%s.json", id, scope);
-		dlog(3, "report %s/%s: cannot be written: %s; removed", d->cfg->report_dir, name, strerror(-err));
+		dlog(3, "report %s/%s: cannot be written: %s; removed", d->cfg->report_dir, name,
+		     strerror(-err));
 		if (unlinkat(d->report_dirfd, name, 0) < 0)
 			dlog(4, "report %s: cannot remove the partial file: %s", name, strerror(errno));
 		return;

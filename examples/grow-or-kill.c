@@ -50,7 +50,8 @@ static enum oomkit_verdict kill_largest(oomkit_ctx *ctx, const struct oomkit_eve
 	for (int i = 0; i < n; i++) {
 		if (oomkit_process_info(ctx, pids[i], &p) < 0 || p.oom_score_adj == -1000)
 			continue;
-		if (p.rss_anon_kib + p.rss_shmem_kib + p.swap_kib > best.rss_anon_kib + best.rss_shmem_kib + best.swap_kib)
+		if (p.rss_anon_kib + p.rss_shmem_kib + p.swap_kib >
+		    best.rss_anon_kib + best.rss_shmem_kib + best.swap_kib)
 			best = p;
 	}
 	if (!best.pid)
@@ -70,7 +71,8 @@ static enum oomkit_verdict handle(oomkit_ctx *ctx, const struct oomkit_event *ev
 	}
 	if (ev->kind != OOMKIT_EVENT_OOM || !ev->own || !ev->under_oom)
 		return OOMKIT_WAIT;
-	printf("OOM in %s: usage %.1f MiB of %.1f MiB\n", ev->cgroup, mib(ev->usage_bytes), mib(ev->limit_bytes));
+	printf("OOM in %s: usage %.1f MiB of %.1f MiB\n", ev->cgroup, mib(ev->usage_bytes),
+	       mib(ev->limit_bytes));
 	enum oomkit_verdict v = grow(ctx, ev, c);
 	if (v != OOMKIT_RESOLVED)
 		v = kill_largest(ctx, ev);
@@ -97,12 +99,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "grow-or-kill: cannot start: %s\n", strerror(-r));
 		return 1;
 	}
-	if ((r = oomkit_watch_oom(ctx, argv[1], 0, handle, &c, &w)) < 0 || (r = oomkit_take_over(ctx, w, 2000)) < 0) {
+	if ((r = oomkit_watch_oom(ctx, argv[1], 0, handle, &c, &w)) < 0 ||
+	    (r = oomkit_take_over(ctx, w, 2000)) < 0) {
 		fprintf(stderr, "grow-or-kill: cannot watch %s: %s\n", argv[1], strerror(-r));
 		oomkit_free(ctx);
 		return 1;
 	}
-	printf("watching %s: grow by %s MiB up to %s MiB, else kill the largest\n", argv[1], argv[2], argv[3]);
+	printf("watching %s: grow by %s MiB up to %s MiB, else kill the largest\n", argv[1], argv[2],
+	       argv[3]);
 	r = oomkit_run(ctx);
 	oomkit_free(ctx);
 	return r < 0 ? 1 : 0;

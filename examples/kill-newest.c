@@ -40,8 +40,10 @@ static pid_t newest(oomkit_ctx *ctx, const char *cgroup, struct oomkit_process *
 		if (oomkit_process_info(ctx, pids[i], &p) < 0 || p.oom_score_adj == -1000)
 			continue;
 		printf("  candidate pid %d (%s): started at tick %llu, rss %.1f MiB\n", (int)p.pid, p.comm,
-		       (unsigned long long)p.start_time, (double)(p.rss_anon_kib + p.rss_file_kib + p.rss_shmem_kib) / 1024.0);
-		if (!best || p.start_time > ret->start_time || (p.start_time == ret->start_time && p.pid > best)) {
+		       (unsigned long long)p.start_time,
+		       (double)(p.rss_anon_kib + p.rss_file_kib + p.rss_shmem_kib) / 1024.0);
+		if (!best || p.start_time > ret->start_time ||
+		    (p.start_time == ret->start_time && p.pid > best)) {
 			best = p.pid;
 			*ret = p;
 		}
@@ -61,7 +63,8 @@ static enum oomkit_verdict handle(oomkit_ctx *ctx, const struct oomkit_event *ev
 	}
 	if (ev->kind != OOMKIT_EVENT_OOM || !ev->own || !ev->under_oom)
 		return OOMKIT_WAIT;
-	printf("OOM in %s: usage %.1f MiB of %.1f MiB\n", ev->cgroup, mib(ev->usage_bytes), mib(ev->limit_bytes));
+	printf("OOM in %s: usage %.1f MiB of %.1f MiB\n", ev->cgroup, mib(ev->usage_bytes),
+	       mib(ev->limit_bytes));
 	if (!newest(ctx, ev->cgroup, &victim)) {
 		printf("  decision: nothing may be killed; the kernel decides\n");
 		return OOMKIT_KERNEL;
@@ -74,7 +77,8 @@ static enum oomkit_verdict handle(oomkit_ctx *ctx, const struct oomkit_event *ev
 		return OOMKIT_WAIT;
 	}
 	if (oomkit_cgroup_memory(ctx, ev->cgroup, &m) == 0)
-		printf("  outcome: pid %d is gone; usage now %.1f MiB\n", (int)victim.pid, mib(m.usage_bytes));
+		printf("  outcome: pid %d is gone; usage now %.1f MiB\n", (int)victim.pid,
+		       mib(m.usage_bytes));
 	if (++st->handled == st->count)
 		oomkit_stop(ctx);
 	fflush(stdout);
@@ -98,7 +102,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kill-newest: cannot start: %s\n", strerror(-r));
 		return 1;
 	}
-	if ((r = oomkit_watch_oom(ctx, argv[1], 0, handle, &st, &w)) < 0 || (r = oomkit_take_over(ctx, w, delay_ms)) < 0) {
+	if ((r = oomkit_watch_oom(ctx, argv[1], 0, handle, &st, &w)) < 0 ||
+	    (r = oomkit_take_over(ctx, w, delay_ms)) < 0) {
 		fprintf(stderr, "kill-newest: cannot watch %s: %s\n", argv[1], strerror(-r));
 		oomkit_free(ctx);
 		return 1;

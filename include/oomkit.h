@@ -56,17 +56,17 @@ typedef void (*oomkit_log_fn)(enum oomkit_log_level level, const char *msg, void
 /* ---------------------------------------------------------------- context */
 
 struct oomkit_options {
-	const char *memory_root;   /* cgroup v1 memory mount; NULL: from /proc/self/mounts */
-	const char *cgroup2_root;  /* cgroup2 mount; NULL: from /proc/self/mounts */
-	const char *freezer_root;  /* cgroup v1 freezer mount; NULL: from /proc/self/mounts */
-	const char *proc_root;     /* NULL: "/proc" */
-	unsigned max_cgroups;      /* watches and cgroup walks are sized for this; 0: 1024 */
-	unsigned max_pids;         /* pid buffers are sized for this; 0: 4096 */
-	bool mlock;                /* prefault and mlockall() after setup */
-	bool guardian;             /* start a guardian process for taken-over cgroups */
-	bool protect;              /* set oom_score_adj -1000 on self and guardian (root);
-				    * children inherit it: reset it in a child you fork */
-	oomkit_log_fn log;         /* NULL: no logging */
+	const char *memory_root;  /* cgroup v1 memory mount; NULL: from /proc/self/mounts */
+	const char *cgroup2_root; /* cgroup2 mount; NULL: from /proc/self/mounts */
+	const char *freezer_root; /* cgroup v1 freezer mount; NULL: from /proc/self/mounts */
+	const char *proc_root;	  /* NULL: "/proc" */
+	unsigned max_cgroups;	  /* watches and cgroup walks are sized for this; 0: 1024 */
+	unsigned max_pids;	  /* pid buffers are sized for this; 0: 4096 */
+	bool mlock;		  /* prefault and mlockall() after setup */
+	bool guardian;		  /* start a guardian process for taken-over cgroups */
+	bool protect;		  /* set oom_score_adj -1000 on self and guardian (root);
+				   * children inherit it: reset it in a child you fork */
+	oomkit_log_fn log;	  /* NULL: no logging */
 	void *log_userdata;
 };
 
@@ -84,8 +84,8 @@ void oomkit_free(oomkit_ctx *ctx);
 /* Which cgroup interface a path is served by. */
 enum oomkit_backend {
 	OOMKIT_BACKEND_NONE = 0,
-	OOMKIT_BACKEND_V1 = 1,     /* memory.oom_control, cgroup.event_control */
-	OOMKIT_BACKEND_V2 = 2,     /* memory.events, memory.high/max, cgroup.kill */
+	OOMKIT_BACKEND_V1 = 1, /* memory.oom_control, cgroup.event_control */
+	OOMKIT_BACKEND_V2 = 2, /* memory.events, memory.high/max, cgroup.kill */
 };
 
 /* The backend of the context's memory hierarchy. */
@@ -97,10 +97,10 @@ const char *oomkit_memory_root(const oomkit_ctx *ctx);
 /* --------------------------------------------------------------- events */
 
 enum oomkit_event_kind {
-	OOMKIT_EVENT_OOM = 1,        /* the memcg (or an ancestor) is at its limit, nothing reclaimable */
-	OOMKIT_EVENT_THRESHOLD = 2,  /* usage crossed a threshold, either way */
-	OOMKIT_EVENT_PRESSURE = 3,   /* memory.pressure_level reported a level */
-	OOMKIT_EVENT_GONE = 4,       /* the cgroup was removed; the watch is closed after this */
+	OOMKIT_EVENT_OOM = 1,	    /* the memcg (or an ancestor) is at its limit, nothing reclaimable */
+	OOMKIT_EVENT_THRESHOLD = 2, /* usage crossed a threshold, either way */
+	OOMKIT_EVENT_PRESSURE = 3,  /* memory.pressure_level reported a level */
+	OOMKIT_EVENT_GONE = 4,	    /* the cgroup was removed; the watch is closed after this */
 };
 
 enum oomkit_pressure_level {
@@ -112,25 +112,25 @@ enum oomkit_pressure_level {
 struct oomkit_event {
 	enum oomkit_event_kind kind;
 	oomkit_watch *watch;
-	const char *cgroup;          /* the watched cgroup, relative to the root */
-	const char *origin;          /* OOM: the cgroup whose limit was hit (cgroup or an ancestor) */
-	bool own;                    /* OOM: origin is the watched cgroup itself */
-	bool under_oom;              /* state when the event was read */
-	uint64_t usage_bytes;        /* of the watched cgroup */
-	uint64_t limit_bytes;        /* of the watched cgroup; OOMKIT_UNLIMITED if none */
-	uint64_t threshold_bytes;    /* THRESHOLD: the threshold crossed */
-	bool rising;                 /* THRESHOLD: usage is now at or above it */
+	const char *cgroup;		  /* the watched cgroup, relative to the root */
+	const char *origin;		  /* OOM: the cgroup whose limit was hit (cgroup or an ancestor) */
+	bool own;			  /* OOM: origin is the watched cgroup itself */
+	bool under_oom;			  /* state when the event was read */
+	uint64_t usage_bytes;		  /* of the watched cgroup */
+	uint64_t limit_bytes;		  /* of the watched cgroup; OOMKIT_UNLIMITED if none */
+	uint64_t threshold_bytes;	  /* THRESHOLD: the threshold crossed */
+	bool rising;			  /* THRESHOLD: usage is now at or above it */
 	enum oomkit_pressure_level level; /* PRESSURE */
-	uint64_t time_ns;            /* CLOCK_MONOTONIC when the kernel event was read */
+	uint64_t time_ns;		  /* CLOCK_MONOTONIC when the kernel event was read */
 	/* cgroup v2: memory.events of the watched cgroup (hierarchical); 0 on v1. */
 	uint64_t events_high, events_max, events_oom, events_oom_kill;
 };
 
 /* What a handler tells the library about an OOM it was shown. */
 enum oomkit_verdict {
-	OOMKIT_RESOLVED = 0,   /* memory was freed or the limit raised */
-	OOMKIT_KERNEL = 1,     /* hand the OOM to the kernel OOM killer now */
-	OOMKIT_WAIT = 2,       /* keep waiting; the kernel steps in after the delay */
+	OOMKIT_RESOLVED = 0, /* memory was freed or the limit raised */
+	OOMKIT_KERNEL = 1,   /* hand the OOM to the kernel OOM killer now */
+	OOMKIT_WAIT = 2,     /* keep waiting; the kernel steps in after the delay */
 };
 
 /* The one callback a program writes.  Runs on the loop's thread; must not
@@ -140,7 +140,7 @@ typedef enum oomkit_verdict (*oomkit_handler_fn)(oomkit_ctx *ctx, const struct o
 						 void *userdata);
 
 /* Watch flags. */
-#define OOMKIT_WATCH_ALLOW_SELF 0x1u   /* allow watching a cgroup that contains this process */
+#define OOMKIT_WATCH_ALLOW_SELF 0x1u /* allow watching a cgroup that contains this process */
 /* PRESSURE watches: a PSI trigger instead of v1 memory.pressure_level.  For
  * the root it is the machine's /proc/pressure/memory; on a v1 machine with a
  * cgroup2 mount, a cgroup's memory.pressure at the same path in the cgroup2
@@ -207,13 +207,13 @@ int oomkit_dispatch(oomkit_ctx *ctx, int timeout_ms);
 
 struct oomkit_cgroup_memory {
 	uint64_t usage_bytes;
-	uint64_t limit_bytes;        /* OOMKIT_UNLIMITED if none */
-	uint64_t max_usage_bytes;    /* v1 memory.max_usage_in_bytes, v2 memory.peak */
-	uint64_t failcnt;            /* v1 memory.failcnt, v2 memory.events max */
-	uint64_t oom_kill;           /* kernel OOM kills counted by the cgroup */
+	uint64_t limit_bytes;	  /* OOMKIT_UNLIMITED if none */
+	uint64_t max_usage_bytes; /* v1 memory.max_usage_in_bytes, v2 memory.peak */
+	uint64_t failcnt;	  /* v1 memory.failcnt, v2 memory.events max */
+	uint64_t oom_kill;	  /* kernel OOM kills counted by the cgroup */
 	bool under_oom;
-	bool oom_kill_disable;       /* the kernel killer is held off (v2: memory.high below memory.max) */
-	bool oom_group;              /* v2 memory.oom.group: the kernel kills the whole cgroup at once */
+	bool oom_kill_disable; /* the kernel killer is held off (v2: memory.high below memory.max) */
+	bool oom_group;	       /* v2 memory.oom.group: the kernel kills the whole cgroup at once */
 	/* cgroup v2: memory.events (hierarchical); 0 on v1. */
 	uint64_t events_high, events_max, events_oom, events_oom_kill;
 };
@@ -230,8 +230,8 @@ int oomkit_cgroup_pids(oomkit_ctx *ctx, const char *cgroup, bool recursive, pid_
 
 /* Calls fn for every direct child cgroup name; stops early and returns fn's
  * value if it is non-zero.  Returns the number of children otherwise. */
-int oomkit_cgroup_children(oomkit_ctx *ctx, const char *cgroup,
-			   int (*fn)(const char *name, void *userdata), void *userdata);
+int oomkit_cgroup_children(oomkit_ctx *ctx, const char *cgroup, int (*fn)(const char *name, void *userdata),
+			   void *userdata);
 
 /* Whether the cgroup exists: 1 yes, 0 no. */
 int oomkit_cgroup_exists(oomkit_ctx *ctx, const char *cgroup);
@@ -267,15 +267,15 @@ int oomkit_process_cgroup(oomkit_ctx *ctx, pid_t pid, char *buf, size_t len);
 struct oomkit_process {
 	pid_t pid;
 	pid_t ppid;
-	uid_t uid;                   /* real uid */
-	uint64_t start_time;         /* clock ticks after boot (/proc/PID/stat field 22) */
+	uid_t uid;	     /* real uid */
+	uint64_t start_time; /* clock ticks after boot (/proc/PID/stat field 22) */
 	uint64_t rss_anon_kib;
 	uint64_t rss_file_kib;
 	uint64_t rss_shmem_kib;
 	uint64_t swap_kib;
 	int oom_score_adj;
 	char comm[16];
-	char cmdline[256];           /* arguments joined by spaces, truncated */
+	char cmdline[256]; /* arguments joined by spaces, truncated */
 };
 
 /* Reads a process's identity and memory.  -ESRCH: it is gone. */
@@ -299,11 +299,11 @@ int oomkit_kill_cgroup(oomkit_ctx *ctx, const char *cgroup, int timeout_ms);
 /* ------------------------------------------ helpers: the machine (no malloc) */
 
 struct oomkit_system_memory {
-	uint64_t total_bytes;        /* MemTotal */
-	uint64_t available_bytes;    /* MemAvailable */
-	uint64_t free_bytes;         /* MemFree */
-	uint64_t swap_total_bytes;   /* SwapTotal */
-	uint64_t swap_free_bytes;    /* SwapFree */
+	uint64_t total_bytes;	   /* MemTotal */
+	uint64_t available_bytes;  /* MemAvailable */
+	uint64_t free_bytes;	   /* MemFree */
+	uint64_t swap_total_bytes; /* SwapTotal */
+	uint64_t swap_free_bytes;  /* SwapFree */
 };
 
 /* Reads the machine's memory from /proc/meminfo under the proc root. */
@@ -312,10 +312,10 @@ int oomkit_system_memory(oomkit_ctx *ctx, struct oomkit_system_memory *ret_mem);
 /* ------------------------------------------------------------- reports */
 
 struct oomkit_decision {
-	const char *action;          /* "kill", "grow", "kernel", "wait", "none", ... */
-	const char *reason;          /* one sentence */
-	pid_t victim_pid;            /* 0 if none */
-	uint64_t new_limit_bytes;    /* grow: the new limit, else 0 */
+	const char *action;	  /* "kill", "grow", "kernel", "wait", "none", ... */
+	const char *reason;	  /* one sentence */
+	pid_t victim_pid;	  /* 0 if none */
+	uint64_t new_limit_bytes; /* grow: the new limit, else 0 */
 };
 
 /* Writes a JSON debug artifact to fd: time, cgroup, memory counters,

@@ -89,7 +89,8 @@ fail:
 int oomkit__v1_oom_control(oomkit_ctx *ctx, const char *rel, int fd, struct oomkit__oom_control *ret)
 {
 	char buf[256];
-	int n = fd >= 0 ? oomkit__pread_all(fd, buf, sizeof(buf)) : oomkit__cg_read(ctx, rel, "memory.oom_control", buf, sizeof(buf));
+	int n = fd >= 0 ? oomkit__pread_all(fd, buf, sizeof(buf))
+			: oomkit__cg_read(ctx, rel, "memory.oom_control", buf, sizeof(buf));
 	if (n < 0)
 		return n;
 	return oomkit__parse_oom_control(buf, (size_t)n, ret);
@@ -119,7 +120,6 @@ int oomkit__v1_oom_origin(oomkit_ctx *ctx, const char *rel, char *out, size_t ou
 	}
 	return 0;
 }
-
 
 int oomkit__v1_consume(struct oomkit_watch *w)
 {

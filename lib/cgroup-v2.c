@@ -180,6 +180,7 @@ int oomkit__v2_set_limit(int dirfd, uint64_t limit_bytes)
 		return r;
 	if (held)
 		return write_bytes(dirfd, "memory.high",
-				   limit_bytes == OOMKIT_UNLIMITED ? OOMKIT_UNLIMITED : limit_bytes - hold_margin(limit_bytes));
+				   limit_bytes == OOMKIT_UNLIMITED ? OOMKIT_UNLIMITED
+								   : limit_bytes - hold_margin(limit_bytes));
 	return 0;
 }

@@ -106,7 +106,8 @@ int oomkit__oom_state(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__oo
 
 int oomkit__hold_at(oomkit_ctx *ctx, int dirfd, bool hold)
 {
-	return ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_hold(dirfd, hold) : oomkit__v1_hold(dirfd, hold);
+	return ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_hold(dirfd, hold)
+						 : oomkit__v1_hold(dirfd, hold);
 }
 
 /* ---------------------------------------------------- public readers */
@@ -119,17 +120,20 @@ static int open_arg(oomkit_ctx *ctx, const char *cgroup)
 	return r < 0 ? r : oomkit__cgroup_open(ctx, rel);
 }
 
-OOMKIT__EXPORT int oomkit_cgroup_memory(oomkit_ctx *ctx, const char *cgroup, struct oomkit_cgroup_memory *ret_mem)
+OOMKIT__EXPORT int oomkit_cgroup_memory(oomkit_ctx *ctx, const char *cgroup,
+					struct oomkit_cgroup_memory *ret_mem)
 {
 	int fd = open_arg(ctx, cgroup);
 	if (fd < 0)
 		return fd;
-	int r = ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_memory(fd, ret_mem) : oomkit__v1_memory(fd, ret_mem);
+	int r = ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_memory(fd, ret_mem)
+						  : oomkit__v1_memory(fd, ret_mem);
 	close(fd);
 	return r;
 }
 
-OOMKIT__EXPORT int oomkit_cgroup_stat(oomkit_ctx *ctx, const char *cgroup, const char *key, uint64_t *ret_value)
+OOMKIT__EXPORT int oomkit_cgroup_stat(oomkit_ctx *ctx, const char *cgroup, const char *key,
+				      uint64_t *ret_value)
 {
 	char rel[OOMKIT__PATH_MAX];
 	int r = relpath(ctx, cgroup, rel, sizeof(rel));
@@ -178,7 +182,8 @@ static int for_each_subdir(oomkit_ctx *ctx, int dirfd, dir_fn fn, void *userdata
 		for (long off = 0; off < n;) {
 			struct linux_dirent64 *de = (struct linux_dirent64 *)(buf + off);
 			off += de->d_reclen;
-			if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 ||
+			    strcmp(de->d_name, "..") == 0)
 				continue;
 			int r = fn(ctx, dirfd, de->d_name, userdata);
 			if (r != 0) {
@@ -234,7 +239,8 @@ static int collect_pids(oomkit_ctx *ctx, int dirfd, struct pids_walk *pw)
 	return r < 0 ? r : 0;
 }
 
-OOMKIT__EXPORT int oomkit_cgroup_pids(oomkit_ctx *ctx, const char *cgroup, bool recursive, pid_t *pids, size_t n)
+OOMKIT__EXPORT int oomkit_cgroup_pids(oomkit_ctx *ctx, const char *cgroup, bool recursive, pid_t *pids,
+				      size_t n)
 {
 	char rel[OOMKIT__PATH_MAX];
 	int r = relpath(ctx, cgroup, rel, sizeof(rel));

@@ -48,13 +48,13 @@ struct guardian_msg {
 
 /* One held memcg, in the guardian. */
 struct held {
-	struct oomkit_watch w;   /* dirfd, efd, oomfd and cgroup, registered like a watch */
+	struct oomkit_watch w; /* dirfd, efd, oomfd and cgroup, registered like a watch */
 	uint64_t delay_ms;
-	uint64_t deadline_ns;    /* 0: not under OOM */
+	uint64_t deadline_ns; /* 0: not under OOM */
 };
 
 struct guardian {
-	oomkit_ctx *ctx;         /* the handler's context, as copied by fork() */
+	oomkit_ctx *ctx; /* the handler's context, as copied by fork() */
 	int sock, parent_pidfd, sigfd, timerfd, epfd;
 	struct held *held;
 	unsigned n;
@@ -120,7 +120,8 @@ static void hold(struct guardian *g, const struct guardian_msg *m)
 	memcpy(h->w.cgroup, m->cgroup, sizeof(h->w.cgroup));
 	h->w.cgroup[sizeof(h->w.cgroup) - 1] = 0;
 	h->delay_ms = m->delay_ms;
-	h->w.dirfd = openat(g->memory_root_fd, h->w.cgroup[0] ? h->w.cgroup : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	h->w.dirfd =
+	    openat(g->memory_root_fd, h->w.cgroup[0] ? h->w.cgroup : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	h->w.epoll_events = EPOLLIN;
 	if (h->w.dirfd < 0 || oomkit__register(g->ctx, &h->w) < 0) {
 		drop(g, h);
@@ -392,7 +393,8 @@ static void reap(oomkit_ctx *ctx)
 
 int oomkit__guardian_restart(oomkit_ctx *ctx)
 {
-	oomkit__log(ctx, OOMKIT_LOG_WARNING, "guardian %d exited; starting a new one", (int)ctx->guardian_pid);
+	oomkit__log(ctx, OOMKIT_LOG_WARNING, "guardian %d exited; starting a new one",
+		    (int)ctx->guardian_pid);
 	/* Closing the socket first makes a still-living guardian release and exit. */
 	if (ctx->guardian_pid > 0 && ctx->guardian_pidfd >= 0)
 		(void)kill(ctx->guardian_pid, SIGKILL);
@@ -404,7 +406,8 @@ int oomkit__guardian_restart(oomkit_ctx *ctx)
 	}
 	for (unsigned i = 0; i < ctx->max_cgroups; i++) {
 		struct oomkit_watch *w = &ctx->watches[i];
-		if (w->kind && w->taken_over && (r = send_msg(ctx, MSG_HOLD, w->cgroup, w->delay_ms ? w->delay_ms : 1)) < 0)
+		if (w->kind && w->taken_over &&
+		    (r = send_msg(ctx, MSG_HOLD, w->cgroup, w->delay_ms ? w->delay_ms : 1)) < 0)
 			return r;
 	}
 	return 0;

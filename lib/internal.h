@@ -34,31 +34,31 @@
 struct oomkit__oom_control {
 	bool oom_kill_disable;
 	bool under_oom;
-	uint64_t oom_kill;           /* 0 when the kernel does not report it */
+	uint64_t oom_kill; /* 0 when the kernel does not report it */
 };
 
 struct oomkit__proc_stat {
 	pid_t pid;
-	char comm[16];               /* truncated to 15 chars, NUL-terminated */
+	char comm[16]; /* truncated to 15 chars, NUL-terminated */
 	char state;
 	pid_t ppid;
-	uint64_t start_time;         /* field 22, clock ticks */
+	uint64_t start_time; /* field 22, clock ticks */
 };
 
 struct oomkit__proc_status {
-	uid_t uid;                   /* real uid (first field of Uid:) */
+	uid_t uid; /* real uid (first field of Uid:) */
 	uint64_t rss_anon_kib;
 	uint64_t rss_file_kib;
 	uint64_t rss_shmem_kib;
 	uint64_t swap_kib;
-	bool has_rss;                /* RssAnon present (absent for kernel threads) */
+	bool has_rss; /* RssAnon present (absent for kernel threads) */
 };
 
 struct oomkit__mounts {
-	char memory_root[OOMKIT__PATH_MAX];   /* "" if not mounted */
-	char cgroup2_root[OOMKIT__PATH_MAX];  /* "" if not mounted */
-	char freezer_root[OOMKIT__PATH_MAX];  /* "" if not mounted */
-	bool cgroup2_has_memory;              /* not known from mounts; filled by the caller */
+	char memory_root[OOMKIT__PATH_MAX];  /* "" if not mounted */
+	char cgroup2_root[OOMKIT__PATH_MAX]; /* "" if not mounted */
+	char freezer_root[OOMKIT__PATH_MAX]; /* "" if not mounted */
+	bool cgroup2_has_memory;	     /* not known from mounts; filled by the caller */
 };
 
 /* cgroup v2 memory.events (and memory.events.local) counters. */
@@ -76,7 +76,7 @@ struct oomkit__psi_line {
 	uint64_t avg10_x100;
 	uint64_t avg60_x100;
 	uint64_t avg300_x100;
-	uint64_t total_us;           /* total stall time, microseconds */
+	uint64_t total_us; /* total stall time, microseconds */
 };
 
 /* Parses memory.oom_control ("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n").
@@ -118,8 +118,7 @@ int oomkit__parse_mounts(const char *buf, size_t len, struct oomkit__mounts *ret
  * length. -ENOENT if absent; -EINVAL for a path that is not canonical ("..":
  * outside our cgroup namespace; "//", "." or a trailing '/'); -ENAMETOOLONG
  * if it does not fit. */
-int oomkit__parse_proc_cgroup(const char *buf, size_t len, const char *controller, char *out,
-			      size_t out_len);
+int oomkit__parse_proc_cgroup(const char *buf, size_t len, const char *controller, char *out, size_t out_len);
 
 /* Parses newline-separated pids (cgroup.procs) into pids[0..n).  Returns the
  * count; -ENOBUFS if more than n; -EINVAL on a malformed line. */
@@ -154,18 +153,18 @@ uint64_t oomkit__now_ns(void);
 
 /* Logs through the context's callback; formats into a stack buffer. */
 void oomkit__log(const oomkit_ctx *ctx, enum oomkit_log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* ----------------------------------------------------------- context */
 
 /* A watch.  Watches live in one array of max_cgroups slots allocated by
  * oomkit_new(); a slot is free when kind == 0. */
 struct oomkit_watch {
-	enum oomkit_event_kind kind;       /* OOM, THRESHOLD or PRESSURE; 0: free slot */
-	char cgroup[OOMKIT__PATH_MAX];     /* relative to memory_root */
-	int dirfd;                         /* O_PATH|O_DIRECTORY on the cgroup */
-	int efd;                           /* eventfd registered with the kernel */
-	int oomfd;                         /* OOM watches: memory.oom_control, opened once */
+	enum oomkit_event_kind kind;   /* OOM, THRESHOLD or PRESSURE; 0: free slot */
+	char cgroup[OOMKIT__PATH_MAX]; /* relative to memory_root */
+	int dirfd;		       /* O_PATH|O_DIRECTORY on the cgroup */
+	int efd;		       /* eventfd registered with the kernel */
+	int oomfd;		       /* OOM watches: memory.oom_control, opened once */
 	uint64_t threshold_bytes;
 	enum oomkit_pressure_level level;
 	oomkit_handler_fn handler;
@@ -173,13 +172,13 @@ struct oomkit_watch {
 	/* take-over state (OOM watches only) */
 	bool taken_over;
 	uint64_t delay_ms;
-	int state;                         /* enum oomkit__oom_state in loop.c */
-	uint64_t deadline_ns;              /* while pending: when the kernel steps in */
-	uint32_t gen;                      /* bumped each time the slot is reused */
-	uint32_t epoll_events;             /* what the backend's fd reports: EPOLLIN or EPOLLPRI */
-	bool psi;                          /* PRESSURE: a PSI trigger (OOMKIT_WATCH_PSI) */
-	bool system;                       /* PRESSURE: the machine's PSI, not the cgroup's */
-	int parent_wd;                     /* v2: inotify watch on the parent, for GONE */
+	int state;			     /* enum oomkit__oom_state in loop.c */
+	uint64_t deadline_ns;		     /* while pending: when the kernel steps in */
+	uint32_t gen;			     /* bumped each time the slot is reused */
+	uint32_t epoll_events;		     /* what the backend's fd reports: EPOLLIN or EPOLLPRI */
+	bool psi;			     /* PRESSURE: a PSI trigger (OOMKIT_WATCH_PSI) */
+	bool system;			     /* PRESSURE: the machine's PSI, not the cgroup's */
+	int parent_wd;			     /* v2: inotify watch on the parent, for GONE */
 	struct oomkit__memory_events events; /* v2: last memory.events.local read */
 };
 
@@ -200,8 +199,8 @@ struct oomkit_ctx {
 	char freezer_root[OOMKIT__PATH_MAX];
 	char proc_root[OOMKIT__PATH_MAX];
 	enum oomkit_backend backend;
-	int memory_root_fd;                /* O_PATH|O_DIRECTORY */
-	int proc_fd;                       /* O_PATH|O_DIRECTORY */
+	int memory_root_fd; /* O_PATH|O_DIRECTORY */
+	int proc_fd;	    /* O_PATH|O_DIRECTORY */
 	unsigned max_cgroups;
 	unsigned max_pids;
 	bool mlock;
@@ -210,22 +209,22 @@ struct oomkit_ctx {
 	void *log_userdata;
 
 	int epfd;
-	int timerfd;                       /* armed only while an OOM is pending */
-	int inotify_fd;                    /* v2: parents of watched cgroups, for GONE; -1 until needed */
-	struct oomkit_watch *watches;      /* max_cgroups slots */
+	int timerfd;		      /* armed only while an OOM is pending */
+	int inotify_fd;		      /* v2: parents of watched cgroups, for GONE; -1 until needed */
+	struct oomkit_watch *watches; /* max_cgroups slots */
 	unsigned n_watches;
 	volatile sig_atomic_t stop;
 
 	/* Preallocated buffers for the handler path. */
-	char *iobuf;                       /* OOMKIT__IOBUF_SIZE */
-	char *iobuf2;                      /* second buffer for nested reads */
-	pid_t *pidbuf;                     /* max_pids */
-	char *reportbuf;                   /* OOMKIT__REPORT_BUF_SIZE */
-	struct oomkit__queued *queue;      /* OOMKIT__EPOLL_BATCH */
+	char *iobuf;		      /* OOMKIT__IOBUF_SIZE */
+	char *iobuf2;		      /* second buffer for nested reads */
+	pid_t *pidbuf;		      /* max_pids */
+	char *reportbuf;	      /* OOMKIT__REPORT_BUF_SIZE */
+	struct oomkit__queued *queue; /* OOMKIT__EPOLL_BATCH */
 	char pathbuf[OOMKIT__PATH_MAX * 2];
 	char self_cgroup[OOMKIT__PATH_MAX]; /* this process's memcg, relative */
 	bool self_cgroup_known;
-	unsigned n_pending;                /* watches whose OOM is pending or with the kernel */
+	unsigned n_pending; /* watches whose OOM is pending or with the kernel */
 
 	/* guardian.c */
 	pid_t guardian_pid;

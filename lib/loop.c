@@ -28,7 +28,7 @@ enum { TAG_TIMER = 1, TAG_GUARDIAN = 2, TAG_WATCH = 3, TAG_INOTIFY = 4 };
 enum oomkit__oom_state {
 	OOM_IDLE = 0,
 	OOM_PENDING = 1, /* under OOM, the handler has until deadline_ns */
-	OOM_KERNEL = 2,  /* handed to the kernel killer; take it back once resolved */
+	OOM_KERNEL = 2,	 /* handed to the kernel killer; take it back once resolved */
 };
 
 static uint64_t tag(uint32_t t, uint32_t index)
@@ -114,9 +114,12 @@ static int set_roots(oomkit_ctx *ctx, const struct oomkit_options *o)
 	ctx->proc_fd = open(ctx->proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (ctx->proc_fd < 0)
 		return -errno;
-	if ((o->memory_root && (r = copy_str(ctx->memory_root, sizeof(ctx->memory_root), o->memory_root)) < 0) ||
-	    (o->cgroup2_root && (r = copy_str(ctx->cgroup2_root, sizeof(ctx->cgroup2_root), o->cgroup2_root)) < 0) ||
-	    (o->freezer_root && (r = copy_str(ctx->freezer_root, sizeof(ctx->freezer_root), o->freezer_root)) < 0))
+	if ((o->memory_root &&
+	     (r = copy_str(ctx->memory_root, sizeof(ctx->memory_root), o->memory_root)) < 0) ||
+	    (o->cgroup2_root &&
+	     (r = copy_str(ctx->cgroup2_root, sizeof(ctx->cgroup2_root), o->cgroup2_root)) < 0) ||
+	    (o->freezer_root &&
+	     (r = copy_str(ctx->freezer_root, sizeof(ctx->freezer_root), o->freezer_root)) < 0))
 		return r;
 	if (!o->memory_root || !o->cgroup2_root || !o->freezer_root) {
 		r = detect_mounts(ctx, o);
@@ -134,7 +137,7 @@ static int set_roots(oomkit_ctx *ctx, const struct oomkit_options *o)
 		return -errno;
 	/* Only a cgroup2 root has cgroup.controllers. */
 	ctx->backend = faccessat(ctx->memory_root_fd, "cgroup.controllers", F_OK, 0) == 0 ? OOMKIT_BACKEND_V2
-											   : OOMKIT_BACKEND_V1;
+											  : OOMKIT_BACKEND_V1;
 	return 0;
 }
 
@@ -188,8 +191,9 @@ static void find_self_cgroup(oomkit_ctx *ctx)
 {
 	char buf[4096];
 	int n = oomkit__read_file_at(ctx->proc_fd, "self/cgroup", buf, sizeof(buf));
-	ctx->self_cgroup_known = n >= 0 && oomkit__parse_proc_cgroup(buf, (size_t)n, "memory", ctx->self_cgroup,
-								     sizeof(ctx->self_cgroup)) >= 0;
+	ctx->self_cgroup_known =
+	    n >= 0 && oomkit__parse_proc_cgroup(buf, (size_t)n, "memory", ctx->self_cgroup,
+						sizeof(ctx->self_cgroup)) >= 0;
 }
 
 static int protect_self(void)
@@ -304,7 +308,8 @@ static bool contains_self(const oomkit_ctx *ctx, const char *rel)
 	size_t n = strlen(rel);
 	if (!ctx->self_cgroup_known || n == 0)
 		return false;
-	return strncmp(ctx->self_cgroup, rel, n) == 0 && (ctx->self_cgroup[n] == 0 || ctx->self_cgroup[n] == '/');
+	return strncmp(ctx->self_cgroup, rel, n) == 0 &&
+	       (ctx->self_cgroup[n] == 0 || ctx->self_cgroup[n] == '/');
 }
 
 static struct oomkit_watch *free_slot(oomkit_ctx *ctx)
@@ -371,9 +376,10 @@ static int add_watch(oomkit_ctx *ctx, struct oomkit_watch *tmpl, const char *cgr
 	if ((r = oomkit__cgroup_relpath(cgroup, ctx->memory_root, w->cgroup, sizeof(w->cgroup))) < 0)
 		goto fail;
 	if (!(flags & OOMKIT_WATCH_ALLOW_SELF) && contains_self(ctx, w->cgroup)) {
-		oomkit__log(ctx, OOMKIT_LOG_ERR,
-			    "refusing to watch %s: it contains this process (%s), which would hang in its OOM",
-			    w->cgroup, ctx->self_cgroup);
+		oomkit__log(
+		    ctx, OOMKIT_LOG_ERR,
+		    "refusing to watch %s: it contains this process (%s), which would hang in its OOM",
+		    w->cgroup, ctx->self_cgroup);
 		r = -ELOOP;
 		goto fail;
 	}
@@ -400,10 +406,11 @@ fail:
 	return r;
 }
 
-OOMKIT__EXPORT int oomkit_watch_oom(oomkit_ctx *ctx, const char *cgroup, unsigned flags, oomkit_handler_fn handler,
-				    void *userdata, oomkit_watch **ret_watch)
+OOMKIT__EXPORT int oomkit_watch_oom(oomkit_ctx *ctx, const char *cgroup, unsigned flags,
+				    oomkit_handler_fn handler, void *userdata, oomkit_watch **ret_watch)
 {
-	struct oomkit_watch t = {.kind = OOMKIT_EVENT_OOM, .handler = handler, .userdata = userdata, .dirfd = -1};
+	struct oomkit_watch t = {
+	    .kind = OOMKIT_EVENT_OOM, .handler = handler, .userdata = userdata, .dirfd = -1};
 	return add_watch(ctx, &t, cgroup, flags, ret_watch);
 }
 
@@ -419,14 +426,17 @@ OOMKIT__EXPORT int oomkit_watch_threshold(oomkit_ctx *ctx, const char *cgroup, u
 	return add_watch(ctx, &t, cgroup, flags, ret_watch);
 }
 
-OOMKIT__EXPORT int oomkit_watch_pressure(oomkit_ctx *ctx, const char *cgroup, enum oomkit_pressure_level level,
-					 unsigned flags, oomkit_handler_fn handler, void *userdata,
-					 oomkit_watch **ret_watch)
+OOMKIT__EXPORT int oomkit_watch_pressure(oomkit_ctx *ctx, const char *cgroup,
+					 enum oomkit_pressure_level level, unsigned flags,
+					 oomkit_handler_fn handler, void *userdata, oomkit_watch **ret_watch)
 {
 	if (level > OOMKIT_PRESSURE_CRITICAL)
 		return -EINVAL;
-	struct oomkit_watch t = {
-		.kind = OOMKIT_EVENT_PRESSURE, .level = level, .handler = handler, .userdata = userdata, .dirfd = -1};
+	struct oomkit_watch t = {.kind = OOMKIT_EVENT_PRESSURE,
+				 .level = level,
+				 .handler = handler,
+				 .userdata = userdata,
+				 .dirfd = -1};
 	return add_watch(ctx, &t, cgroup, flags, ret_watch);
 }
 
@@ -502,7 +512,8 @@ OOMKIT__EXPORT int oomkit_take_over(oomkit_ctx *ctx, oomkit_watch *watch, uint64
 	watch->delay_ms = delay_ms;
 	int r = oomkit__guardian_hold(ctx, watch->cgroup, delay_ms ? delay_ms : 1);
 	if (r < 0)
-		oomkit__log(ctx, OOMKIT_LOG_WARNING, "guardian does not hold %s: %s", watch->cgroup, strerror(-r));
+		oomkit__log(ctx, OOMKIT_LOG_WARNING, "guardian does not hold %s: %s", watch->cgroup,
+			    strerror(-r));
 	r = oomkit_set_kernel_killer(ctx, watch->cgroup, false);
 	if (r < 0) {
 		watch->taken_over = was_taken_over;
@@ -592,7 +603,8 @@ static void fill_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_e
 	struct oomkit_cgroup_memory m;
 	/* On the path from the kernel's event to the handler: read through the
 	 * watch's open directory, and on v1 only the three files an event needs. */
-	int r = ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_memory(w->dirfd, &m) : oomkit__v1_event_memory(w, &m);
+	int r = ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_memory(w->dirfd, &m)
+						  : oomkit__v1_event_memory(w, &m);
 	if (r >= 0) {
 		ev->usage_bytes = m.usage_bytes;
 		ev->limit_bytes = m.limit_bytes;
@@ -689,7 +701,9 @@ static void handle_inotify(oomkit_ctx *ctx)
 				if (!w->kind || w->parent_wd != ie->wd || strcmp(base, ie->name) != 0)
 					continue;
 				struct oomkit__queued *q = &ctx->queue[0];
-				q->event = (struct oomkit_event){.watch = w, .cgroup = w->cgroup, .origin = w->cgroup,
+				q->event = (struct oomkit_event){.watch = w,
+								 .cgroup = w->cgroup,
+								 .origin = w->cgroup,
 								 .time_ns = oomkit__now_ns()};
 				q->gen = w->gen;
 				q->gone = true;

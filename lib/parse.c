@@ -270,9 +270,9 @@ int oomkit__parse_oom_control(const char *buf, size_t len, struct oomkit__oom_co
 {
 	uint64_t disable = 0, under = 0, kills = 0;
 	struct keyed_slot slots[] = {
-		{"oom_kill_disable", &disable, false},
-		{"under_oom", &under, false},
-		{"oom_kill", &kills, false},
+	    {"oom_kill_disable", &disable, false},
+	    {"under_oom", &under, false},
+	    {"oom_kill", &kills, false},
 	};
 
 	if (parse_flat_keyed(buf, len, slots, 3) < 0)
@@ -280,9 +280,9 @@ int oomkit__parse_oom_control(const char *buf, size_t len, struct oomkit__oom_co
 	if (!slots[0].seen || !slots[1].seen || disable > 1 || under > 1)
 		return -EINVAL;
 	*ret = (struct oomkit__oom_control){
-		.oom_kill_disable = disable == 1,
-		.under_oom = under == 1,
-		.oom_kill = kills,
+	    .oom_kill_disable = disable == 1,
+	    .under_oom = under == 1,
+	    .oom_kill = kills,
 	};
 	return 0;
 }
@@ -291,12 +291,9 @@ int oomkit__parse_memory_events(const char *buf, size_t len, struct oomkit__memo
 {
 	struct oomkit__memory_events ev = {0};
 	struct keyed_slot slots[] = {
-		{"low", &ev.low, false},
-		{"high", &ev.high, false},
-		{"max", &ev.max, false},
-		{"oom", &ev.oom, false},
-		{"oom_kill", &ev.oom_kill, false},
-		{"oom_group_kill", &ev.oom_group_kill, false},
+	    {"low", &ev.low, false},	       {"high", &ev.high, false},
+	    {"max", &ev.max, false},	       {"oom", &ev.oom, false},
+	    {"oom_kill", &ev.oom_kill, false}, {"oom_group_kill", &ev.oom_group_kill, false},
 	};
 
 	if (parse_flat_keyed(buf, len, slots, sizeof(slots) / sizeof(slots[0])) < 0)

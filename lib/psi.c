@@ -21,9 +21,9 @@
  * multiple of 2 s because that is all the kernel accepts from a process
  * without CAP_SYS_RESOURCE (seen here even as root in a container). */
 static const char *const triggers[] = {
-	[OOMKIT_PRESSURE_LOW] = "some 200000 2000000",
-	[OOMKIT_PRESSURE_MEDIUM] = "some 600000 2000000",
-	[OOMKIT_PRESSURE_CRITICAL] = "full 600000 2000000",
+    [OOMKIT_PRESSURE_LOW] = "some 200000 2000000",
+    [OOMKIT_PRESSURE_MEDIUM] = "some 600000 2000000",
+    [OOMKIT_PRESSURE_CRITICAL] = "full 600000 2000000",
 };
 
 int oomkit__psi_register(oomkit_ctx *ctx, struct oomkit_watch *w)

@@ -87,7 +87,8 @@ OOMKIT__EXPORT int oomkit_enter_reserve(oomkit_ctx *ctx, const char *cgroup, uin
 	/* Pages already charged stay with the old memcg (v1 does not move
 	 * charges by default), so the usage here is what we allocate from now
 	 * on; the reserve is the headroom above it. */
-	if ((r = oomkit_cgroup_memory(ctx, rel, &m)) < 0 || (r = oomkit_set_limit(ctx, rel, m.usage_bytes + reserve_bytes)) < 0)
+	if ((r = oomkit_cgroup_memory(ctx, rel, &m)) < 0 ||
+	    (r = oomkit_set_limit(ctx, rel, m.usage_bytes + reserve_bytes)) < 0)
 		return r;
 	memcpy(ctx->self_cgroup, rel, sizeof(rel));
 	ctx->self_cgroup_known = true;

@@ -20,8 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *key;
 		uint64_t value;
 	} keys[] = {
-		{"low", ev.low},   {"high", ev.high},         {"max", ev.max},
-		{"oom", ev.oom}, {"oom_kill", ev.oom_kill}, {"oom_group_kill", ev.oom_group_kill},
+	    {"low", ev.low}, {"high", ev.high},		{"max", ev.max},
+	    {"oom", ev.oom}, {"oom_kill", ev.oom_kill}, {"oom_group_kill", ev.oom_group_kill},
 	};
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		uint64_t v;

@@ -27,7 +27,7 @@
 enum child_mode { WAIT_FOREVER, HANG_IN_HANDLER, KILL_GUARDIAN_FIRST };
 
 struct child_arg {
-	int fd;            /* reports to the test: 'R' ready, 'O' OOM seen */
+	int fd; /* reports to the test: 'R' ready, 'O' OOM seen */
 	enum child_mode mode;
 };
 
@@ -251,10 +251,10 @@ int main(void)
 {
 	tl_require_kernel();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_handler_killed),
-		cmocka_unit_test(test_handler_hangs),
-		cmocka_unit_test(test_guardian_restarted),
-		cmocka_unit_test(test_idle_no_wakeups),
+	    cmocka_unit_test(test_handler_killed),
+	    cmocka_unit_test(test_handler_hangs),
+	    cmocka_unit_test(test_guardian_restarted),
+	    cmocka_unit_test(test_idle_no_wakeups),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 	tl_cleanup();

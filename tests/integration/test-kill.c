@@ -38,7 +38,7 @@
 #define FREEZER_MOUNT "/sys/fs/cgroup/freezer"
 #define TREE_SIZE 20
 
-static char freezer_parent[PATH_MAX];   /* FREEZER_MOUNT/oomkit-test-kill-PID */
+static char freezer_parent[PATH_MAX]; /* FREEZER_MOUNT/oomkit-test-kill-PID */
 static char logbuf[16384];
 
 static void log_to_buf(enum oomkit_log_level level, const char *msg, void *userdata)
@@ -109,8 +109,10 @@ static void freezer_cleanup(void)
 	for (int round = 0; round < 200; round++) {
 		char cmd[PATH_MAX * 3];
 		/* Children first: any leftover oomkit-kill-* the library left behind. */
-		snprintf(cmd, sizeof(cmd), "for d in '%s'/*/; do [ -d \"$d\" ] && echo THAWED > \"$d/freezer.state\" "
-			 "&& rmdir \"$d\" 2>/dev/null; done; true", path);
+		snprintf(cmd, sizeof(cmd),
+			 "for d in '%s'/*/; do [ -d \"$d\" ] && echo THAWED > \"$d/freezer.state\" "
+			 "&& rmdir \"$d\" 2>/dev/null; done; true",
+			 path);
 		if (system(cmd) != 0)
 			break;
 		snprintf(state, sizeof(state), "%s/cgroup.procs", path);
@@ -148,7 +150,8 @@ static void make_freezer_parent(void)
 	bool required = req && strcmp(req, "1") == 0;
 	char state[PATH_MAX + 16];
 
-	snprintf(freezer_parent, sizeof(freezer_parent), "%s/oomkit-test-kill-%d", FREEZER_MOUNT, (int)getpid());
+	snprintf(freezer_parent, sizeof(freezer_parent), "%s/oomkit-test-kill-%d", FREEZER_MOUNT,
+		 (int)getpid());
 	snprintf(state, sizeof(state), "%s/freezer.state", freezer_parent);
 	if (mkdir(freezer_parent, 0755) != 0 || access(state, W_OK) != 0) {
 		fprintf(stderr, "%s: no cgroup v1 freezer hierarchy at %s (%s)\n",
@@ -184,7 +187,8 @@ static void test_kill_one_of_three(void **state)
 	(void)state;
 	const char *cg = tl_cgroup("three", 64 * TL_MIB);
 	oomkit_ctx *ctx = new_ctx(false, false);
-	pid_t a = tl_spawn_hog(cg, 4, 1024, 0), b = tl_spawn_hog(cg, 4, 1024, 0), c = tl_spawn_hog(cg, 4, 1024, 0);
+	pid_t a = tl_spawn_hog(cg, 4, 1024, 0), b = tl_spawn_hog(cg, 4, 1024, 0),
+	      c = tl_spawn_hog(cg, 4, 1024, 0);
 
 	assert_true(tl_wait_usage(cg, 12 * TL_MIB, 10000));
 	uint64_t sa = start_time_of(ctx, a), sb = start_time_of(ctx, b);
@@ -213,13 +217,13 @@ static void test_kill_one_of_three(void **state)
 /* ------------------------------------------------- (b) pid reuse */
 
 struct reuse {
-	int stage;                 /* how far the namespace side got */
+	int stage; /* how far the namespace side got */
 	char err[160];
-	int trials;                /* completed trials */
-	int reused;                /* trials whose new process had the old pid and another start time */
-	int stale;                 /* kills aimed at the old process that gave -ESTALE */
-	int wrong_kills;           /* new processes that such a kill hurt */
-	int controls;              /* kills aimed at the new process that killed it */
+	int trials;	 /* completed trials */
+	int reused;	 /* trials whose new process had the old pid and another start time */
+	int stale;	 /* kills aimed at the old process that gave -ESTALE */
+	int wrong_kills; /* new processes that such a kill hurt */
+	int controls;	 /* kills aimed at the new process that killed it */
 	uint64_t example_old, example_new;
 };
 
@@ -437,7 +441,7 @@ static pid_t spawn_forker(const char *cg)
 				_exit(0);
 			}
 			if (c < 0)
-				usleep(1000);   /* out of memory in the memcg: let it settle */
+				usleep(1000); /* out of memory in the memcg: let it settle */
 		}
 	}
 	return pid;
@@ -645,8 +649,9 @@ static void test_report_during_churn(void **state)
 		if (procs < min_procs)
 			min_procs = procs;
 	}
-	print_message("50 reports during churn: all valid JSON, >= %d processes each, %d vanished while read\n",
-		      min_procs, vanished);
+	print_message(
+	    "50 reports during churn: all valid JSON, >= %d processes each, %d vanished while read\n",
+	    min_procs, vanished);
 	/* The tree and the forker are in every report, whatever else vanished. */
 	assert_true(min_procs >= TREE_SIZE + 1);
 
@@ -697,14 +702,10 @@ int main(void)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_kill_one_of_three),
-		cmocka_unit_test(test_kill_pid_reuse),
-		cmocka_unit_test(test_kill_cgroup_freezer),
-		cmocka_unit_test(test_kill_cgroup_rounds),
-		cmocka_unit_test(test_kill_resolves_oom),
-		cmocka_unit_test(test_kill_cgroup_under_oom),
-		cmocka_unit_test(test_report_during_churn),
-		cmocka_unit_test(test_kill_cgroup_refuses),
+	    cmocka_unit_test(test_kill_one_of_three),	cmocka_unit_test(test_kill_pid_reuse),
+	    cmocka_unit_test(test_kill_cgroup_freezer), cmocka_unit_test(test_kill_cgroup_rounds),
+	    cmocka_unit_test(test_kill_resolves_oom),	cmocka_unit_test(test_kill_cgroup_under_oom),
+	    cmocka_unit_test(test_report_during_churn), cmocka_unit_test(test_kill_cgroup_refuses),
 	};
 	return cmocka_run_group_tests_name("kill", tests, NULL, NULL);
 }

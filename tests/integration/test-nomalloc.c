@@ -112,7 +112,8 @@ static enum oomkit_verdict handler(oomkit_ctx *ctx, const struct oomkit_event *e
 	(void)oomkit_cgroup_memory(ctx, ev->cgroup, &m);
 	(void)oomkit_cgroup_stat(ctx, ev->cgroup, "rss", &rss);
 	(void)oomkit_system_memory(ctx, &sys);
-	struct oomkit_decision d = {.action = "kill", .reason = "the largest process", .victim_pid = largest.pid};
+	struct oomkit_decision d = {
+	    .action = "kill", .reason = "the largest process", .victim_pid = largest.pid};
 	r->report_result = oomkit_write_report(ctx, r->report_fd, ev, &d);
 	r->victim = largest.pid;
 	r->kill_result = oomkit_kill(ctx, largest.pid, largest.start_time, 5000);
@@ -138,7 +139,8 @@ static void test_no_malloc_on_handler_path(void **state)
 	pid_t a = tl_spawn_sleeper(cg), b = tl_spawn_sleeper(cg);
 	pid_t hog = tl_spawn_hog(cg, 96, 1024, 0);
 
-	for (int i = 0; i < 1000 && (r.handled == 0 || tl_read_key(cg, "memory.oom_control", "under_oom") != 0); i++) {
+	for (int i = 0;
+	     i < 1000 && (r.handled == 0 || tl_read_key(cg, "memory.oom_control", "under_oom") != 0); i++) {
 		armed = 1;
 		int d = oomkit_dispatch(ctx, 20);
 		armed = 0;
@@ -174,8 +176,8 @@ int main(void)
 {
 	tl_require_kernel();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_counter_counts),
-		cmocka_unit_test(test_no_malloc_on_handler_path),
+	    cmocka_unit_test(test_counter_counts),
+	    cmocka_unit_test(test_no_malloc_on_handler_path),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 	tl_cleanup();

@@ -30,10 +30,10 @@ struct rec {
 	char origin[256];
 	bool under_oom;
 	enum oomkit_verdict verdict; /* what to answer */
-	pid_t victim;                 /* kill this one on OOM */
+	pid_t victim;		     /* kill this one on OOM */
 	uint64_t victim_start;
 	int kill_result;
-	uint64_t grow_to;             /* or raise the limit to this */
+	uint64_t grow_to; /* or raise the limit to this */
 	int grow_result;
 };
 
@@ -403,16 +403,16 @@ int main(void)
 {
 	tl_require_kernel();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_kill_resolves),
-		cmocka_unit_test(test_grow_resolves),
-		cmocka_unit_test(test_threshold_both_ways),
-		cmocka_unit_test(test_embedded_loop),
-		cmocka_unit_test(test_pressure),
-		cmocka_unit_test(test_gone),
-		cmocka_unit_test(test_delay_hands_to_kernel),
-		cmocka_unit_test(test_hand_to_kernel),
-		cmocka_unit_test(test_origin_is_parent),
-		cmocka_unit_test(test_refuse_self),
+	    cmocka_unit_test(test_kill_resolves),
+	    cmocka_unit_test(test_grow_resolves),
+	    cmocka_unit_test(test_threshold_both_ways),
+	    cmocka_unit_test(test_embedded_loop),
+	    cmocka_unit_test(test_pressure),
+	    cmocka_unit_test(test_gone),
+	    cmocka_unit_test(test_delay_hands_to_kernel),
+	    cmocka_unit_test(test_hand_to_kernel),
+	    cmocka_unit_test(test_origin_is_parent),
+	    cmocka_unit_test(test_refuse_self),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 	tl_cleanup();

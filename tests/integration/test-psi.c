@@ -47,8 +47,8 @@ static void test_system_psi(void **state)
 		skip();
 	assert_int_equal(oomkit_new(NULL, &ctx), 0);
 	/* A trigger on the machine's PSI registers and, on an idle machine, stays quiet. */
-	assert_int_equal(oomkit_watch_pressure(ctx, "", OOMKIT_PRESSURE_CRITICAL, OOMKIT_WATCH_PSI, handler, NULL, &w),
-			 0);
+	assert_int_equal(
+	    oomkit_watch_pressure(ctx, "", OOMKIT_PRESSURE_CRITICAL, OOMKIT_WATCH_PSI, handler, NULL, &w), 0);
 	assert_int_equal(oomkit_dispatch(ctx, 0), 0);
 	assert_int_equal(oomkit_unwatch(ctx, w), 0);
 	oomkit_free(ctx);
@@ -78,7 +78,8 @@ static void test_job_psi_on_unified(void **state)
 	oomkit_ctx *ctx;
 	oomkit_watch *w;
 	assert_int_equal(oomkit_new(NULL, &ctx), 0);
-	assert_int_equal(oomkit_watch_pressure(ctx, cg, OOMKIT_PRESSURE_LOW, OOMKIT_WATCH_PSI, handler, NULL, &w), 0);
+	assert_int_equal(
+	    oomkit_watch_pressure(ctx, cg, OOMKIT_PRESSURE_LOW, OOMKIT_WATCH_PSI, handler, NULL, &w), 0);
 	char file[] = "/var/tmp/oomkit-psi-XXXXXX";
 	int fd = mkstemp(file);
 	assert_true(fd >= 0);
@@ -93,9 +94,10 @@ static void test_job_psi_on_unified(void **state)
 		if (tl_write(cg, "cgroup.procs", v) != 0 || pfd < 0 || write(pfd, v, strlen(v)) < 0)
 			_exit(126);
 		close(pfd);
-		snprintf(script, sizeof(script),
-			 "while :; do dd if=/dev/zero of=%s bs=1M count=64 status=none; cat %s >/dev/null; done", file,
-			 file);
+		snprintf(
+		    script, sizeof(script),
+		    "while :; do dd if=/dev/zero of=%s bs=1M count=64 status=none; cat %s >/dev/null; done",
+		    file, file);
 		execl("/bin/sh", "sh", "-c", script, (char *)NULL);
 		_exit(127);
 	}
@@ -103,7 +105,7 @@ static void test_job_psi_on_unified(void **state)
 		assert_true(oomkit_dispatch(ctx, 20) >= 0);
 	printf("pressure events from the job's memory.pressure: %d\n", pressure_events);
 	assert_true(pressure_events > 0);
-	tl_cleanup();  /* kills the job: it is in our memcgs */
+	tl_cleanup(); /* kills the job: it is in our memcgs */
 	waitpid(pid, NULL, 0);
 	oomkit_free(ctx);
 	unlink(file);
@@ -115,8 +117,8 @@ int main(void)
 	tl_require_kernel();
 	atexit(remove_unified);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_system_psi),
-		cmocka_unit_test(test_job_psi_on_unified),
+	    cmocka_unit_test(test_system_psi),
+	    cmocka_unit_test(test_job_psi_on_unified),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 	tl_cleanup();

@@ -43,10 +43,10 @@ static void memcg(const char *rel, const char *procs, const char *usage, const c
 	char f[PATH_MAX];
 	if (rel[0])
 		dir(rel);
-#define PUT(name, v)                                                      \
-	do {                                                              \
-		snprintf(f, sizeof(f), "%s%s" name, rel, rel[0] ? "/" : ""); \
-		put(f, v);                                                \
+#define PUT(name, v)                                                                                         \
+	do {                                                                                                 \
+		snprintf(f, sizeof(f), "%s%s" name, rel, rel[0] ? "/" : "");                                 \
+		put(f, v);                                                                                   \
 	} while (0)
 	PUT("cgroup.procs", procs);
 	PUT("memory.usage_in_bytes", usage);
@@ -198,12 +198,12 @@ static void test_writers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_memory, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_contents, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_stat, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pids, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_children, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_writers, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_memory, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_contents, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_stat, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pids, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_children, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_writers, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,28 +63,29 @@ static void test_builtin(void **state)
 }
 
 /* The example of the issue, which scripts and users rely on, word for word. */
-static const char issue_example[] = "[oomkitd]\n"
-				    "machine = /sys/fs/cgroup/memory/oomkit   ; parent memcg of all jobs\n"
-				    "machine_limit = 2G                        ; optional\n"
-				    "policy = report, kill-lowest, kernel      ; chain for machine-level OOM\n"
-				    "delay = 2s\n"
-				    "reserve = 16M\n"
-				    "report_dir = /var/lib/oomkit/reports\n"
-				    "socket = /run/oomkit/oomkitd.sock\n"
-				    "metrics = /var/lib/oomkit/oomkit.prom\n"
-				    "\n"
-				    "[job web]\n"
-				    "priority = 900\n"
-				    "limit = 512M\n"
-				    "limit_max = 1G\n"
-				    "expect = 300M\n"
-				    "policy = grow, kill-over-expected, kernel\n"
-				    "kill = process                            ; or: job\n"
-				    "protect = sshd, postgres\n"
-				    "owner = 1000                              ; optional delegation\n"
-				    "\n"
-				    "# a job with every default\n"
-				    "[job batch]\n";
+static const char issue_example[] =
+    "[oomkitd]\n"
+    "machine = /sys/fs/cgroup/memory/oomkit   ; parent memcg of all jobs\n"
+    "machine_limit = 2G                        ; optional\n"
+    "policy = report, kill-lowest, kernel      ; chain for machine-level OOM\n"
+    "delay = 2s\n"
+    "reserve = 16M\n"
+    "report_dir = /var/lib/oomkit/reports\n"
+    "socket = /run/oomkit/oomkitd.sock\n"
+    "metrics = /var/lib/oomkit/oomkit.prom\n"
+    "\n"
+    "[job web]\n"
+    "priority = 900\n"
+    "limit = 512M\n"
+    "limit_max = 1G\n"
+    "expect = 300M\n"
+    "policy = grow, kill-over-expected, kernel\n"
+    "kill = process                            ; or: job\n"
+    "protect = sshd, postgres\n"
+    "owner = 1000                              ; optional delegation\n"
+    "\n"
+    "# a job with every default\n"
+    "[job batch]\n";
 
 static void test_issue_example(void **state)
 {
@@ -135,15 +136,15 @@ static void test_good_jobs(void **state)
 {
 	(void)state;
 	static const struct good_case cases[] = {
-		{"[job a]\nlimit = 100M\n", 100 * MiB, 100 * MiB, 500, KILL_PROCESS},
-		{"[job a]\nlimit=64MiB\nlimit_max=128MB\n", 64 * MiB, 128 * MiB, 500, KILL_PROCESS},
-		{"[job a]\nlimit = 1048576\n", 1 * MiB, 1 * MiB, 500, KILL_PROCESS},
-		{"[job a]\nlimit = 4k\nlimit_max = max\n", 4096, OOMKIT_UNLIMITED, 500, KILL_PROCESS},
-		{"[job a]\npriority = 0\nkill = job\n", OOMKIT_UNLIMITED, OOMKIT_UNLIMITED, 0, KILL_JOB},
-		{"[job a]\npriority = 1000\n", OOMKIT_UNLIMITED, OOMKIT_UNLIMITED, 1000, KILL_PROCESS},
-		{"; comment\n# comment\n\n[job a]\r\npriority: 7\r\n", OOMKIT_UNLIMITED, OOMKIT_UNLIMITED, 7,
-		 KILL_PROCESS},
-		{"[job a]\nlimit = 1G\nlimit_max = 1G", 1 * GiB, 1 * GiB, 500, KILL_PROCESS},
+	    {"[job a]\nlimit = 100M\n", 100 * MiB, 100 * MiB, 500, KILL_PROCESS},
+	    {"[job a]\nlimit=64MiB\nlimit_max=128MB\n", 64 * MiB, 128 * MiB, 500, KILL_PROCESS},
+	    {"[job a]\nlimit = 1048576\n", 1 * MiB, 1 * MiB, 500, KILL_PROCESS},
+	    {"[job a]\nlimit = 4k\nlimit_max = max\n", 4096, OOMKIT_UNLIMITED, 500, KILL_PROCESS},
+	    {"[job a]\npriority = 0\nkill = job\n", OOMKIT_UNLIMITED, OOMKIT_UNLIMITED, 0, KILL_JOB},
+	    {"[job a]\npriority = 1000\n", OOMKIT_UNLIMITED, OOMKIT_UNLIMITED, 1000, KILL_PROCESS},
+	    {"; comment\n# comment\n\n[job a]\r\npriority: 7\r\n", OOMKIT_UNLIMITED, OOMKIT_UNLIMITED, 7,
+	     KILL_PROCESS},
+	    {"[job a]\nlimit = 1G\nlimit_max = 1G", 1 * GiB, 1 * GiB, 500, KILL_PROCESS},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -164,55 +165,57 @@ struct bad_case {
 };
 
 static const struct bad_case bad_cases[] = {
-	{"[oomkitd]\nmachine = /a\n\n[job web]\nlimit = abc\n",
-	 "oomkitd.conf:5: [job web] limit: bad size 'abc'"},
-	{"[oomkitd]\nbogus = 1\n", "oomkitd.conf:2: [oomkitd] bogus: unknown key"},
-	{"[job a]\nbogus = 1\n", "oomkitd.conf:2: [job a] bogus: unknown key"},
-	{"[jobs]\nx = 1\n", "oomkitd.conf:1: [jobs]: unknown section"},
-	{"[job a]\n[job a]\n", "oomkitd.conf:2: [job a]: duplicate job (first at line 1)"},
-	{"[oomkitd]\n[oomkitd]\n", "oomkitd.conf:2: [oomkitd]: section given twice"},
-	{"[job a]\nlimit = 2G\nlimit_max = 1G\n", "oomkitd.conf:2: [job a] limit: 2G is above limit_max 1G"},
-	{"[job a]\nlimit_max = 1G\n", "[job a] limit: max is above limit_max 1G"},
-	{"[job a]\npriority = 1001\n", "oomkitd.conf:2: [job a] priority: '1001' is not a priority"},
-	{"[job a]\npriority = -1\n", "[job a] priority: '-1' is not a priority"},
-	{"[job a]\npriority = 5x\n", "[job a] priority: '5x' is not a priority"},
-	{"[job a]\npolicy = report, kill-oldest\n", "oomkitd.conf:2: [job a] policy: unknown policy 'kill-oldest'"},
-	{"[job a]\npolicy = report,,kernel\n", "[job a] policy: empty policy name"},
-	{"[job a]\npolicy =\n", "[job a] policy: empty policy name"},
-	{"[oomkitd]\npolicy = grow, kernel\n", "[oomkitd] policy: grow applies to jobs"},
-	{"[job a]\nkill = everything\n", "[job a] kill: 'everything' is neither process nor job"},
-	{"[job a]\nlimit = 1M\nlimit = 2M\n", "oomkitd.conf:3: [job a] limit: given twice"},
-	{"[job a]\nprotect = averyveryverylongname\n", "[job a] protect: 'averyveryverylongname' is longer"},
-	{"[job a]\nowner = no-such-user-here\n", "[job a] owner: unknown user 'no-such-user-here'"},
-	{"[job a/b]\n", "oomkitd.conf:1: [job a/b]: bad job name"},
-	{"[job ..]\n", "[job ..]: bad job name"},
-	{"[job ]\n", "[job ]: bad job name"},
-	{"machine = /x\n", "oomkitd.conf:1: machine: key outside a section"},
-	{"[oomkitd]\nmachine = relative/path\n", "[oomkitd] machine: 'relative/path' is not an absolute path"},
-	{"[oomkitd]\nreport_dir = /a/../b\n", "[oomkitd] report_dir: '/a/../b' contains '..'"},
-	{"[oomkitd]\ndelay = 2\n", "oomkitd.conf:2: [oomkitd] delay: bad duration '2'"},
-	{"[oomkitd]\ndelay = 2m\n", "[oomkitd] delay: bad duration '2m'"},
-	{"[oomkitd]\ndelay = 5ms\n", "[oomkitd] delay: '5ms' out of range"},
-	{"[oomkitd]\nreserve = max\n", "[oomkitd] reserve: bad size 'max'"},
-	{"[oomkitd]\nmachine_limit = 99999999999999999999G\n", "[oomkitd] machine_limit: bad size"},
-	{"[oomkitd]\nmachine_limit = 17179869184G\n", "[oomkitd] machine_limit: bad size"},
-	{"[oomkitd]\nreadonly_status = maybe\n", "[oomkitd] readonly_status: bad boolean 'maybe'"},
-	{"[oomkitd]\nreport_max_count = lots\n", "[oomkitd] report_max_count: bad count 'lots'"},
-	{"[oomkitd]\nmetrics_interval = 30\n", "oomkitd.conf:2: [oomkitd] metrics_interval: bad duration '30'"},
-	{"[oomkitd]\nmetrics_interval = 10m\n", "[oomkitd] metrics_interval: bad duration '10m'"},
-	{"[oomkitd]\nmetrics_interval = 999ms\n", "[oomkitd] metrics_interval: '999ms' out of range"},
-	{"[oomkitd]\nmetrics_interval = 86401s\n", "[oomkitd] metrics_interval: '86401s' out of range"},
-	{"[oomkitd]\nmetrics_interval = 1s\nmetrics_interval = 2s\n",
-	 "oomkitd.conf:3: [oomkitd] metrics_interval: given twice"},
-	{"[oomkitd]\nsocket = /run/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-	 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.sock\n",
-	 "[oomkitd] socket: path too long"},
-	{"[job a]\nlimit = 1M\n  limit_max = 2M\n", "oomkitd.conf:3: [job a]: indented line"},
-	{"[job a\n", "oomkitd.conf:1: section header without ']'"},
-	{"[job a]\njust words\n", "oomkitd.conf:2: [job a]: syntax error"},
-	{"[oomkitd]\nmachine = /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-	 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
-	 "oomkitd.conf:2: [oomkitd]: line too long"},
+    {"[oomkitd]\nmachine = /a\n\n[job web]\nlimit = abc\n",
+     "oomkitd.conf:5: [job web] limit: bad size 'abc'"},
+    {"[oomkitd]\nbogus = 1\n", "oomkitd.conf:2: [oomkitd] bogus: unknown key"},
+    {"[job a]\nbogus = 1\n", "oomkitd.conf:2: [job a] bogus: unknown key"},
+    {"[jobs]\nx = 1\n", "oomkitd.conf:1: [jobs]: unknown section"},
+    {"[job a]\n[job a]\n", "oomkitd.conf:2: [job a]: duplicate job (first at line 1)"},
+    {"[oomkitd]\n[oomkitd]\n", "oomkitd.conf:2: [oomkitd]: section given twice"},
+    {"[job a]\nlimit = 2G\nlimit_max = 1G\n", "oomkitd.conf:2: [job a] limit: 2G is above limit_max 1G"},
+    {"[job a]\nlimit_max = 1G\n", "[job a] limit: max is above limit_max 1G"},
+    {"[job a]\npriority = 1001\n", "oomkitd.conf:2: [job a] priority: '1001' is not a priority"},
+    {"[job a]\npriority = -1\n", "[job a] priority: '-1' is not a priority"},
+    {"[job a]\npriority = 5x\n", "[job a] priority: '5x' is not a priority"},
+    {"[job a]\npolicy = report, kill-oldest\n",
+     "oomkitd.conf:2: [job a] policy: unknown policy 'kill-oldest'"},
+    {"[job a]\npolicy = report,,kernel\n", "[job a] policy: empty policy name"},
+    {"[job a]\npolicy =\n", "[job a] policy: empty policy name"},
+    {"[oomkitd]\npolicy = grow, kernel\n", "[oomkitd] policy: grow applies to jobs"},
+    {"[job a]\nkill = everything\n", "[job a] kill: 'everything' is neither process nor job"},
+    {"[job a]\nlimit = 1M\nlimit = 2M\n", "oomkitd.conf:3: [job a] limit: given twice"},
+    {"[job a]\nprotect = averyveryverylongname\n", "[job a] protect: 'averyveryverylongname' is longer"},
+    {"[job a]\nowner = no-such-user-here\n", "[job a] owner: unknown user 'no-such-user-here'"},
+    {"[job a/b]\n", "oomkitd.conf:1: [job a/b]: bad job name"},
+    {"[job ..]\n", "[job ..]: bad job name"},
+    {"[job ]\n", "[job ]: bad job name"},
+    {"machine = /x\n", "oomkitd.conf:1: machine: key outside a section"},
+    {"[oomkitd]\nmachine = relative/path\n", "[oomkitd] machine: 'relative/path' is not an absolute path"},
+    {"[oomkitd]\nreport_dir = /a/../b\n", "[oomkitd] report_dir: '/a/../b' contains '..'"},
+    {"[oomkitd]\ndelay = 2\n", "oomkitd.conf:2: [oomkitd] delay: bad duration '2'"},
+    {"[oomkitd]\ndelay = 2m\n", "[oomkitd] delay: bad duration '2m'"},
+    {"[oomkitd]\ndelay = 5ms\n", "[oomkitd] delay: '5ms' out of range"},
+    {"[oomkitd]\nreserve = max\n", "[oomkitd] reserve: bad size 'max'"},
+    {"[oomkitd]\nmachine_limit = 99999999999999999999G\n", "[oomkitd] machine_limit: bad size"},
+    {"[oomkitd]\nmachine_limit = 17179869184G\n", "[oomkitd] machine_limit: bad size"},
+    {"[oomkitd]\nreadonly_status = maybe\n", "[oomkitd] readonly_status: bad boolean 'maybe'"},
+    {"[oomkitd]\nreport_max_count = lots\n", "[oomkitd] report_max_count: bad count 'lots'"},
+    {"[oomkitd]\nmetrics_interval = 30\n", "oomkitd.conf:2: [oomkitd] metrics_interval: bad duration '30'"},
+    {"[oomkitd]\nmetrics_interval = 10m\n", "[oomkitd] metrics_interval: bad duration '10m'"},
+    {"[oomkitd]\nmetrics_interval = 999ms\n", "[oomkitd] metrics_interval: '999ms' out of range"},
+    {"[oomkitd]\nmetrics_interval = 86401s\n", "[oomkitd] metrics_interval: '86401s' out of range"},
+    {"[oomkitd]\nmetrics_interval = 1s\nmetrics_interval = 2s\n",
+     "oomkitd.conf:3: [oomkitd] metrics_interval: given twice"},
+    {"[oomkitd]\nsocket = /run/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.sock\n",
+     "[oomkitd] socket: path too long"},
+    {"[job a]\nlimit = 1M\n  limit_max = 2M\n", "oomkitd.conf:3: [job a]: indented line"},
+    {"[job a\n", "oomkitd.conf:1: section header without ']'"},
+    {"[job a]\njust words\n", "oomkitd.conf:2: [job a]: syntax error"},
+    {"[oomkitd]\nmachine = "
+     "/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+     "oomkitd.conf:2: [oomkitd]: line too long"},
 };
 
 static void test_bad(void **state)
@@ -246,9 +249,11 @@ static void test_no_cascade(void **state)
 	char errors[CONFIG_ERRORS_MAX];
 
 	assert_non_null(cfg);
-	assert_int_equal(config_parse_string("[job a]\nlimit = abc\nlimit_max = 64M\n", "f", cfg, errors, sizeof(errors)),
-			 -EINVAL);
-	assert_string_equal(errors, "f:2: [job a] limit: bad size 'abc' (a number with K, M, G or T, or max)\n");
+	assert_int_equal(
+	    config_parse_string("[job a]\nlimit = abc\nlimit_max = 64M\n", "f", cfg, errors, sizeof(errors)),
+	    -EINVAL);
+	assert_string_equal(errors,
+			    "f:2: [job a] limit: bad size 'abc' (a number with K, M, G or T, or max)\n");
 	free(cfg);
 }
 
@@ -302,25 +307,25 @@ static void test_sizes(void **state)
 		int r;
 		uint64_t v;
 	} cases[] = {
-		{"0", 0, 0},
-		{"1", 0, 1},
-		{"1K", 0, 1024},
-		{"1k", 0, 1024},
-		{"2M", 0, 2 * MiB},
-		{"3G", 0, 3 * GiB},
-		{"1T", 0, 1024 * GiB},
-		{"5MiB", 0, 5 * MiB},
-		{"5MB", 0, 5 * MiB},
-		{"18446744073709551615", 0, UINT64_MAX},
-		{"18446744073709551616", -ERANGE, 0},
-		{"16777216T", -ERANGE, 0},
-		{"", -EINVAL, 0},
-		{"M", -EINVAL, 0},
-		{"1X", -EINVAL, 0},
-		{"1Mi", -EINVAL, 0},
-		{"1 M", -EINVAL, 0},
-		{"-1", -EINVAL, 0},
-		{"0x10", -EINVAL, 0},
+	    {"0", 0, 0},
+	    {"1", 0, 1},
+	    {"1K", 0, 1024},
+	    {"1k", 0, 1024},
+	    {"2M", 0, 2 * MiB},
+	    {"3G", 0, 3 * GiB},
+	    {"1T", 0, 1024 * GiB},
+	    {"5MiB", 0, 5 * MiB},
+	    {"5MB", 0, 5 * MiB},
+	    {"18446744073709551615", 0, UINT64_MAX},
+	    {"18446744073709551616", -ERANGE, 0},
+	    {"16777216T", -ERANGE, 0},
+	    {"", -EINVAL, 0},
+	    {"M", -EINVAL, 0},
+	    {"1X", -EINVAL, 0},
+	    {"1Mi", -EINVAL, 0},
+	    {"1 M", -EINVAL, 0},
+	    {"-1", -EINVAL, 0},
+	    {"0x10", -EINVAL, 0},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -344,8 +349,10 @@ static void test_durations(void **state)
 		int r;
 		uint64_t v;
 	} cases[] = {
-		{"2s", 0, 2000}, {"250ms", 0, 250}, {"0", 0, 0},      {"10", -EINVAL, 0},
-		{"1m", -EINVAL, 0}, {"s", -EINVAL, 0}, {"1.5s", -EINVAL, 0}, {"18446744073709551615s", -ERANGE, 0},
+	    {"2s", 0, 2000},	  {"250ms", 0, 250},
+	    {"0", 0, 0},	  {"10", -EINVAL, 0},
+	    {"1m", -EINVAL, 0},	  {"s", -EINVAL, 0},
+	    {"1.5s", -EINVAL, 0}, {"18446744073709551615s", -ERANGE, 0},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -366,8 +373,8 @@ static char *many_jobs(unsigned n)
 	assert_non_null(text);
 	off += (size_t)snprintf(text, cap, "[oomkitd]\nmachine_limit = 4G\n");
 	for (unsigned i = 0; i < n; i++)
-		off += (size_t)snprintf(text + off, cap - off, "[job j%u]\nlimit = %uM\npriority = %u\n", i, 1 + i % 64,
-					i % 1001);
+		off += (size_t)snprintf(text + off, cap - off, "[job j%u]\nlimit = %uM\npriority = %u\n", i,
+					1 + i % 64, i % 1001);
 	assert_true(off < cap);
 	return text;
 }
@@ -410,8 +417,8 @@ static void test_too_many_jobs(void **state)
 
 	assert_int_equal(config_parse_string(text, "big.conf", cfg, errors, sizeof(errors)), -EINVAL);
 	/* Two header lines, then three lines per job: job N starts at line 3 + 3N. */
-	snprintf(want, sizeof(want), "big.conf:%u: [job j%u]: too many jobs (at most %u)\n", 3 + 3 * CONFIG_MAX_JOBS,
-		 CONFIG_MAX_JOBS, CONFIG_MAX_JOBS);
+	snprintf(want, sizeof(want), "big.conf:%u: [job j%u]: too many jobs (at most %u)\n",
+		 3 + 3 * CONFIG_MAX_JOBS, CONFIG_MAX_JOBS, CONFIG_MAX_JOBS);
 	assert_string_equal(errors, want);
 	assert_memory_equal(cfg, &before, sizeof(before));
 	assert_int_equal(cfg->n_jobs, 1);
@@ -429,7 +436,7 @@ static void test_metrics_interval(void **state)
 		const char *value;
 		uint64_t ms;
 	} cases[] = {
-		{"0", 0}, {"0s", 0}, {"1s", 1000}, {"1000ms", 1000}, {"15s", 15000}, {"86400s", 86400000},
+	    {"0", 0}, {"0s", 0}, {"1s", 1000}, {"1000ms", 1000}, {"15s", 15000}, {"86400s", 86400000},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -437,7 +444,8 @@ static void test_metrics_interval(void **state)
 		snprintf(text, sizeof(text), "[oomkitd]\nmetrics_interval = %s\n", cases[i].value);
 		struct config *cfg = parse_ok(text);
 		if (cfg->metrics_interval_ms != cases[i].ms)
-			fail_msg("'%s': %llu ms, wanted %llu", cases[i].value, (unsigned long long)cfg->metrics_interval_ms,
+			fail_msg("'%s': %llu ms, wanted %llu", cases[i].value,
+				 (unsigned long long)cfg->metrics_interval_ms,
 				 (unsigned long long)cases[i].ms);
 		drop(cfg);
 	}
@@ -465,14 +473,13 @@ static void test_format(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_builtin),   cmocka_unit_test(test_issue_example),
-		cmocka_unit_test(test_good_jobs), cmocka_unit_test(test_bad),
-		cmocka_unit_test(test_all_errors), cmocka_unit_test(test_load_file),
-		cmocka_unit_test(test_no_cascade),
-		cmocka_unit_test(test_sizes),     cmocka_unit_test(test_durations),
-		cmocka_unit_test(test_metrics_interval),
-		cmocka_unit_test(test_many_jobs), cmocka_unit_test(test_too_many_jobs),
-		cmocka_unit_test(test_format),
+	    cmocka_unit_test(test_builtin),    cmocka_unit_test(test_issue_example),
+	    cmocka_unit_test(test_good_jobs),  cmocka_unit_test(test_bad),
+	    cmocka_unit_test(test_all_errors), cmocka_unit_test(test_load_file),
+	    cmocka_unit_test(test_no_cascade), cmocka_unit_test(test_sizes),
+	    cmocka_unit_test(test_durations),  cmocka_unit_test(test_metrics_interval),
+	    cmocka_unit_test(test_many_jobs),  cmocka_unit_test(test_too_many_jobs),
+	    cmocka_unit_test(test_format),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -51,7 +51,8 @@ static pid_t receive(int fd, char *buf, size_t len)
 {
 	char control[CMSG_SPACE(sizeof(struct ucred))];
 	struct iovec iov = {.iov_base = buf, .iov_len = len - 1};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof(control)};
+	struct msghdr msg = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof(control)};
 	ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT);
 	pid_t pid = 0;
 
@@ -200,8 +201,8 @@ static void test_watchdog(void **state)
 	} cases[] = {
 	    {"30000000", NULL, 1, 30000000},
 	    {"30000000", "", 1, 30000000},
-	    {"30000000", "4242", 1, 30000000},   /* for us: self is 4242 below */
-	    {"30000000", "4243", 0, 0},          /* for another process */
+	    {"30000000", "4242", 1, 30000000}, /* for us: self is 4242 below */
+	    {"30000000", "4243", 0, 0},	       /* for another process */
 	    {NULL, NULL, 0, 0},
 	    {"", "4242", 0, 0},
 	    {"0", NULL, 0, 0},
@@ -220,7 +221,8 @@ static void test_watchdog(void **state)
 		uint64_t usec = 7;
 		int r = notify_watchdog(cases[i].usec, cases[i].pid, 4242, &usec);
 		if (r != cases[i].r)
-			fail_msg("case %zu (%s, %s): %d, wanted %d", i, cases[i].usec ? cases[i].usec : "unset",
+			fail_msg("case %zu (%s, %s): %d, wanted %d", i,
+				 cases[i].usec ? cases[i].usec : "unset",
 				 cases[i].pid ? cases[i].pid : "unset", r, cases[i].r);
 		assert_int_equal(usec, cases[i].r == 1 ? cases[i].want : 7);
 	}

@@ -46,15 +46,26 @@ static int setup(void **state)
 {
 	(void)state;
 	memset(groups, 0, sizeof(groups));
-	groups[WEB] = (struct policy_group){.name = "web", .priority = 900, .usage_bytes = 150 * MiB,
-					   .limit_bytes = 200 * MiB, .limit_max_bytes = 300 * MiB,
-					   .expect_bytes = 100 * MiB, .protect = protect_web, .n_protect = 2};
-	groups[BATCH] = (struct policy_group){.name = "batch", .priority = 100, .usage_bytes = 30 * MiB,
-					     .limit_bytes = 64 * MiB, .limit_max_bytes = 64 * MiB,
-					     .expect_bytes = 40 * MiB};
-	groups[PLAYER] = (struct policy_group){.name = "player", .priority = 500, .usage_bytes = 70 * MiB,
-					      .limit_bytes = 100 * MiB, .limit_max_bytes = 100 * MiB,
-					      .expect_bytes = 20 * MiB};
+	groups[WEB] = (struct policy_group){.name = "web",
+					    .priority = 900,
+					    .usage_bytes = 150 * MiB,
+					    .limit_bytes = 200 * MiB,
+					    .limit_max_bytes = 300 * MiB,
+					    .expect_bytes = 100 * MiB,
+					    .protect = protect_web,
+					    .n_protect = 2};
+	groups[BATCH] = (struct policy_group){.name = "batch",
+					      .priority = 100,
+					      .usage_bytes = 30 * MiB,
+					      .limit_bytes = 64 * MiB,
+					      .limit_max_bytes = 64 * MiB,
+					      .expect_bytes = 40 * MiB};
+	groups[PLAYER] = (struct policy_group){.name = "player",
+					       .priority = 500,
+					       .usage_bytes = 70 * MiB,
+					       .limit_bytes = 100 * MiB,
+					       .limit_max_bytes = 100 * MiB,
+					       .expect_bytes = 20 * MiB};
 	n_procs = 0;
 	add_proc(100, WEB, 120, 1000, 0, "web");
 	add_proc(101, WEB, 30, 1001, 0, "worker");
@@ -70,16 +81,16 @@ static struct policy_input input(enum policy_scope scope, unsigned group, const 
 	char bad[64];
 	assert_int_equal(config_parse_chain(chain_text, chain, bad, sizeof(bad)), 0);
 	return (struct policy_input){
-		.scope = scope,
-		.scope_group = group,
-		.groups = groups,
-		.n_groups = 3,
-		.procs = procs,
-		.n_procs = n_procs,
-		.capacity_bytes = 256 * MiB,
-		.protected_pids = protected_pids,
-		.n_protected_pids = 2,
-		.chain = chain,
+	    .scope = scope,
+	    .scope_group = group,
+	    .groups = groups,
+	    .n_groups = 3,
+	    .procs = procs,
+	    .n_procs = n_procs,
+	    .capacity_bytes = 256 * MiB,
+	    .protected_pids = protected_pids,
+	    .n_protected_pids = 2,
+	    .chain = chain,
 	};
 }
 
@@ -121,24 +132,25 @@ static void test_policies(void **state)
 {
 	(void)state;
 	static const struct kill_case cases[] = {
-		/* The article's point: the lowest-priority job loses, not the largest process. */
-		{"machine kill-lowest", SCOPE_MACHINE, 0, "kill-lowest", ACTION_KILL, 201,
-		 "job batch has the lowest priority (100)"},
-		{"machine kill-largest", SCOPE_MACHINE, 0, "kill-largest", ACTION_KILL, 100, "largest"},
-		{"machine kill-newest", SCOPE_MACHINE, 0, "kill-newest", ACTION_KILL, 300, "started last"},
-		/* player: 70/20 = 350 %, batch 30/40 below, web 150/100 = 150 %. */
-		{"machine kill-over-expected", SCOPE_MACHINE, 0, "kill-over-expected", ACTION_KILL, 300,
-		 "job player uses 350% of its expected 20M"},
-		{"machine kernel", SCOPE_MACHINE, 0, "kernel", ACTION_KERNEL, 0, "kernel"},
-		{"machine report only", SCOPE_MACHINE, 0, "report", ACTION_NONE, 0, "after the delay"},
-		{"report then kill", SCOPE_MACHINE, 0, "report, kill-lowest, kernel", ACTION_KILL, 201, NULL},
-		/* Inside a job only its own processes are candidates. */
-		{"job kill-largest", SCOPE_JOB, WEB, "kill-largest", ACTION_KILL, 100, "of job web"},
-		{"job kill-newest", SCOPE_JOB, WEB, "kill-newest", ACTION_KILL, 101, NULL},
-		{"job kill-lowest", SCOPE_JOB, BATCH, "kill-lowest", ACTION_KILL, 201, "lowest rank in job batch"},
-		{"job kill-over-expected", SCOPE_JOB, WEB, "kill-over-expected", ACTION_KILL, 100, "150%"},
-		{"job under expectation", SCOPE_JOB, BATCH, "kill-over-expected, kernel", ACTION_KERNEL, 0, NULL},
-		{"prompt without anyone", SCOPE_MACHINE, 0, "prompt, kill-newest", ACTION_KILL, 300, NULL},
+	    /* The article's point: the lowest-priority job loses, not the largest process. */
+	    {"machine kill-lowest", SCOPE_MACHINE, 0, "kill-lowest", ACTION_KILL, 201,
+	     "job batch has the lowest priority (100)"},
+	    {"machine kill-largest", SCOPE_MACHINE, 0, "kill-largest", ACTION_KILL, 100, "largest"},
+	    {"machine kill-newest", SCOPE_MACHINE, 0, "kill-newest", ACTION_KILL, 300, "started last"},
+	    /* player: 70/20 = 350 %, batch 30/40 below, web 150/100 = 150 %. */
+	    {"machine kill-over-expected", SCOPE_MACHINE, 0, "kill-over-expected", ACTION_KILL, 300,
+	     "job player uses 350% of its expected 20M"},
+	    {"machine kernel", SCOPE_MACHINE, 0, "kernel", ACTION_KERNEL, 0, "kernel"},
+	    {"machine report only", SCOPE_MACHINE, 0, "report", ACTION_NONE, 0, "after the delay"},
+	    {"report then kill", SCOPE_MACHINE, 0, "report, kill-lowest, kernel", ACTION_KILL, 201, NULL},
+	    /* Inside a job only its own processes are candidates. */
+	    {"job kill-largest", SCOPE_JOB, WEB, "kill-largest", ACTION_KILL, 100, "of job web"},
+	    {"job kill-newest", SCOPE_JOB, WEB, "kill-newest", ACTION_KILL, 101, NULL},
+	    {"job kill-lowest", SCOPE_JOB, BATCH, "kill-lowest", ACTION_KILL, 201,
+	     "lowest rank in job batch"},
+	    {"job kill-over-expected", SCOPE_JOB, WEB, "kill-over-expected", ACTION_KILL, 100, "150%"},
+	    {"job under expectation", SCOPE_JOB, BATCH, "kill-over-expected, kernel", ACTION_KERNEL, 0, NULL},
+	    {"prompt without anyone", SCOPE_MACHINE, 0, "prompt, kill-newest", ACTION_KILL, 300, NULL},
 	};
 	run_kill_cases(cases, sizeof(cases) / sizeof(cases[0]));
 }
@@ -146,7 +158,8 @@ static void test_policies(void **state)
 static void test_trail(void **state)
 {
 	(void)state;
-	struct policy_decision d = decide(SCOPE_JOB, BATCH, "report, grow, kill-over-expected, prompt, kernel");
+	struct policy_decision d =
+	    decide(SCOPE_JOB, BATCH, "report, grow, kill-over-expected, prompt, kernel");
 
 	assert_int_equal(d.action, ACTION_KERNEL);
 	assert_int_equal(d.policy, POLICY_KERNEL);
@@ -177,8 +190,9 @@ static void test_grow(void **state)
 	assert_int_equal(d.action, ACTION_GROW);
 	assert_int_equal(d.policy, POLICY_GROW);
 	assert_int_equal(d.new_limit_bytes, 250 * MiB);
-	assert_string_equal(d.reason, "job web grows from 200M to 250M (limit_max 300M, 250 MiB of the machine "
-				      "left for it)");
+	assert_string_equal(d.reason,
+			    "job web grows from 200M to 250M (limit_max 300M, 250 MiB of the machine "
+			    "left for it)");
 
 	/* With a roomier machine it grows to limit_max and not past it. */
 	d = decide_capacity(WEB, "grow", 1024 * MiB);
@@ -340,14 +354,14 @@ static void test_bad_input(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_policies, setup),
-		cmocka_unit_test_setup(test_trail, setup),
-		cmocka_unit_test_setup(test_grow, setup),
-		cmocka_unit_test_setup(test_protection, setup),
-		cmocka_unit_test_setup(test_kill_job, setup),
-		cmocka_unit_test_setup(test_ties, setup),
-		cmocka_unit_test_setup(test_resume_and_prompt, setup),
-		cmocka_unit_test_setup(test_bad_input, setup),
+	    cmocka_unit_test_setup(test_policies, setup),
+	    cmocka_unit_test_setup(test_trail, setup),
+	    cmocka_unit_test_setup(test_grow, setup),
+	    cmocka_unit_test_setup(test_protection, setup),
+	    cmocka_unit_test_setup(test_kill_job, setup),
+	    cmocka_unit_test_setup(test_ties, setup),
+	    cmocka_unit_test_setup(test_resume_and_prompt, setup),
+	    cmocka_unit_test_setup(test_bad_input, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -98,7 +98,8 @@ static int setup_fixture(void **state)
 	fixture_process(102, "kworker/0:1", 2, 5, "Name:\tkworker/0:1\nUid:\t0\t0\t0\t0\n", "0\n", "", 0,
 			"3:memory:/\n");
 	/* No Uid line: malformed. */
-	fixture_process(103, "nouid", 1, 7, "Name:\tnouid\nRssAnon:\t1 kB\n", "0\n", BUF("nouid\0"), cgroup_v1);
+	fixture_process(103, "nouid", 1, 7, "Name:\tnouid\nRssAnon:\t1 kB\n", "0\n", BUF("nouid\0"),
+			cgroup_v1);
 	/* Malformed oom_score_adj. */
 	fixture_process(104, "badadj", 1, 8, status_full, "lots\n", BUF("badadj\0"), cgroup_v1);
 	/* A command line far longer than what is kept, with a control byte. */
@@ -201,10 +202,10 @@ static void expect_fail_untouched(oomkit_ctx *ctx, pid_t pid, int want)
 
 static void test_info_failures(void **state)
 {
-	expect_fail_untouched(*state, 103, -EINVAL);  /* no Uid */
-	expect_fail_untouched(*state, 104, -EINVAL);  /* bad oom_score_adj */
-	expect_fail_untouched(*state, 106, -ESRCH);   /* files gone */
-	expect_fail_untouched(*state, 107, -ESRCH);   /* directory gone */
+	expect_fail_untouched(*state, 103, -EINVAL); /* no Uid */
+	expect_fail_untouched(*state, 104, -EINVAL); /* bad oom_score_adj */
+	expect_fail_untouched(*state, 106, -ESRCH);  /* files gone */
+	expect_fail_untouched(*state, 107, -ESRCH);  /* directory gone */
 	expect_fail_untouched(*state, 0, -EINVAL);
 	expect_fail_untouched(*state, -1, -EINVAL);
 	assert_int_equal(oomkit_process_info(*state, 100, NULL), -EINVAL);
@@ -251,7 +252,8 @@ static void test_process_cgroup(void **state)
 	assert_int_equal(oomkit_process_cgroup(*state, 107, buf, sizeof(buf)), -ESRCH);
 	/* Other controllers' lines, for the freezer-based kill. */
 	assert_int_equal(oomkit__proc_cgroup(*state, 100, "freezer", buf, sizeof(buf)), 0);
-	assert_int_equal(oomkit__proc_cgroup(*state, 100, "pids", buf, sizeof(buf)), (int)strlen("user.slice"));
+	assert_int_equal(oomkit__proc_cgroup(*state, 100, "pids", buf, sizeof(buf)),
+			 (int)strlen("user.slice"));
 	assert_int_equal(oomkit__proc_cgroup(*state, 100, NULL, buf, sizeof(buf)),
 			 (int)strlen("user.slice/session-1.scope"));
 	assert_string_equal(buf, "user.slice/session-1.scope");
@@ -345,17 +347,14 @@ static void test_real_vanished(void **state)
 int main(void)
 {
 	const struct CMUnitTest fixture[] = {
-		cmocka_unit_test(test_info_full),
-		cmocka_unit_test(test_info_hostile_comm),
-		cmocka_unit_test(test_info_kernel_thread),
-		cmocka_unit_test(test_info_failures),
-		cmocka_unit_test(test_info_long_cmdline),
-		cmocka_unit_test(test_info_unreadable_cmdline),
-		cmocka_unit_test(test_process_cgroup),
+	    cmocka_unit_test(test_info_full),	       cmocka_unit_test(test_info_hostile_comm),
+	    cmocka_unit_test(test_info_kernel_thread), cmocka_unit_test(test_info_failures),
+	    cmocka_unit_test(test_info_long_cmdline),  cmocka_unit_test(test_info_unreadable_cmdline),
+	    cmocka_unit_test(test_process_cgroup),
 	};
 	const struct CMUnitTest real[] = {
-		cmocka_unit_test(test_real_self),
-		cmocka_unit_test(test_real_vanished),
+	    cmocka_unit_test(test_real_self),
+	    cmocka_unit_test(test_real_vanished),
 	};
 	int failed = cmocka_run_group_tests_name("proc fixture", fixture, setup_fixture, teardown_fixture);
 	return failed + cmocka_run_group_tests_name("proc real", real, setup_real, teardown_real);

@@ -33,18 +33,18 @@ static void test_validator(void **state)
 		const char *in;
 		bool ok;
 	} rows[] = {
-		{"{}", true},
-		{"{\"a\":[1,-2.5e+3,true,false,null,\"x\\u00ff\\n\"]}", true},
-		{"{\"a\":1,}", false},
-		{"[1 2]", false},
-		{"\"\n\"", false},           /* raw control byte */
-		{"\"\xff\"", false},         /* not UTF-8 */
-		{"\"\xc0\xaf\"", false},     /* overlong */
-		{"\"\xed\xa0\x80\"", false}, /* surrogate */
-		{"\"\xc3\xa9\"", true},
-		{"\"\\x\"", false},
-		{"01", false},
-		{"{\"a\":1}{}", false},
+	    {"{}", true},
+	    {"{\"a\":[1,-2.5e+3,true,false,null,\"x\\u00ff\\n\"]}", true},
+	    {"{\"a\":1,}", false},
+	    {"[1 2]", false},
+	    {"\"\n\"", false},		 /* raw control byte */
+	    {"\"\xff\"", false},	 /* not UTF-8 */
+	    {"\"\xc0\xaf\"", false},	 /* overlong */
+	    {"\"\xed\xa0\x80\"", false}, /* surrogate */
+	    {"\"\xc3\xa9\"", true},
+	    {"\"\\x\"", false},
+	    {"01", false},
+	    {"{\"a\":1}{}", false},
 	};
 	for (size_t i = 0; i < N_ELEMENTS(rows); i++)
 		EXPECT_INT(rows[i].in, json_valid(rows[i].in, strlen(rows[i].in)), rows[i].ok);
@@ -84,8 +84,10 @@ static void fixture_process(int pid, const char *comm, const char *cgroup)
 		 pid, comm, pid, pid, 1000 + pid);
 	put(rel, line);
 	snprintf(rel, sizeof(rel), "proc/%d/status", pid);
-	snprintf(line, sizeof(line), "Name:\tx\nUid:\t%d\t0\t0\t0\nRssAnon:\t%d kB\nRssFile:\t2 kB\nRssShmem:\t3 kB\n"
-		 "VmSwap:\t4 kB\n", pid, pid * 10);
+	snprintf(line, sizeof(line),
+		 "Name:\tx\nUid:\t%d\t0\t0\t0\nRssAnon:\t%d kB\nRssFile:\t2 kB\nRssShmem:\t3 kB\n"
+		 "VmSwap:\t4 kB\n",
+		 pid, pid * 10);
 	put(rel, line);
 	snprintf(rel, sizeof(rel), "proc/%d/oom_score_adj", pid);
 	put(rel, "-17\n");
@@ -102,13 +104,13 @@ static void fixture_memcg(const char *rel, const char *procs)
 	static const struct {
 		const char *file, *value;
 	} files[] = {
-		{"memory.usage_in_bytes", "67100672\n"},
-		{"memory.limit_in_bytes", "9223372036854771712\n"},
-		{"memory.max_usage_in_bytes", "67108864\n"},
-		{"memory.failcnt", "42\n"},
-		{"memory.oom_control", "oom_kill_disable 1\nunder_oom 1\noom_kill 3\n"},
-		{"memory.stat", "cache 4096\nrss 67000000\nweird value\ntotal_rss 123\nhierarchical_memory_limit "
-				"9223372036854771712\n"},
+	    {"memory.usage_in_bytes", "67100672\n"},
+	    {"memory.limit_in_bytes", "9223372036854771712\n"},
+	    {"memory.max_usage_in_bytes", "67108864\n"},
+	    {"memory.failcnt", "42\n"},
+	    {"memory.oom_control", "oom_kill_disable 1\nunder_oom 1\noom_kill 3\n"},
+	    {"memory.stat", "cache 4096\nrss 67000000\nweird value\ntotal_rss 123\nhierarchical_memory_limit "
+			    "9223372036854771712\n"},
 	};
 	mkdir_rel(rel);
 	for (size_t i = 0; i < N_ELEMENTS(files); i++) {
@@ -204,19 +206,19 @@ static void expect_contains(const char *needle)
 static void test_report_oom(void **state)
 {
 	struct oomkit_event ev = {
-		.kind = OOMKIT_EVENT_OOM,
-		.cgroup = CG,
-		.origin = CG,
-		.own = true,
-		.under_oom = true,
-		.usage_bytes = 67100672,
-		.limit_bytes = 64 << 20,
-		.time_ns = 123456789,
+	    .kind = OOMKIT_EVENT_OOM,
+	    .cgroup = CG,
+	    .origin = CG,
+	    .own = true,
+	    .under_oom = true,
+	    .usage_bytes = 67100672,
+	    .limit_bytes = 64 << 20,
+	    .time_ns = 123456789,
 	};
 	struct oomkit_decision d = {
-		.action = "kill",
-		.reason = "largest \"rss\"\nof\tall \x01 \xc3\x28",
-		.victim_pid = 100,
+	    .action = "kill",
+	    .reason = "largest \"rss\"\nof\tall \x01 \xc3\x28",
+	    .victim_pid = 100,
 	};
 
 	size_t n = report(*state, &ev, &d);
@@ -228,18 +230,21 @@ static void test_report_oom(void **state)
 	/* The fixture's "no limit" is null, not a huge number. */
 	expect_contains("\"limit_bytes\":null,\"max_usage_bytes\":67108864,\"failcnt\":42,\"oom_kill\":3,"
 			"\"under_oom\":true,\"oom_kill_disable\":true}");
-	expect_contains("\"memory_stat\":{\"cache\":4096,\"rss\":67000000,\"weird\":\"value\",\"total_rss\":123,"
-			"\"hierarchical_memory_limit\":9223372036854771712}");
-	expect_contains("{\"pid\":100,\"ppid\":1,\"uid\":100,\"comm\":\"plain\",\"cmdline\":\"prog\","
-			"\"cgroup\":\"job \\\"q\\\" \\\\ \xc3\xa9 \\u00ff\",\"start_time\":1100,\"rss_anon_kib\":1000,"
-			"\"rss_file_kib\":2,\"rss_shmem_kib\":3,\"swap_kib\":4,\"oom_score_adj\":-17}");
+	expect_contains(
+	    "\"memory_stat\":{\"cache\":4096,\"rss\":67000000,\"weird\":\"value\",\"total_rss\":123,"
+	    "\"hierarchical_memory_limit\":9223372036854771712}");
+	expect_contains(
+	    "{\"pid\":100,\"ppid\":1,\"uid\":100,\"comm\":\"plain\",\"cmdline\":\"prog\","
+	    "\"cgroup\":\"job \\\"q\\\" \\\\ \xc3\xa9 \\u00ff\",\"start_time\":1100,\"rss_anon_kib\":1000,"
+	    "\"rss_file_kib\":2,\"rss_shmem_kib\":3,\"swap_kib\":4,\"oom_score_adj\":-17}");
 	expect_contains("\"comm\":\"a\\\"b\\nc\\u00ff\"");
 	/* Every process, each once: 2 in the cgroup, N_CHILDREN below it. */
 	assert_int_equal(count(out, "{\"pid\":"), 2 + N_CHILDREN);
 	assert_int_equal(count(out, "\"pid\":1199,"), 1);
 	expect_contains("\"vanished\":2,\"unreadable\":0");
-	expect_contains("\"decision\":{\"action\":\"kill\",\"reason\":\"largest \\\"rss\\\"\\nof\\tall \\u0001 "
-			"\\u00c3(\",\"victim_pid\":100,\"new_limit_bytes\":0}}\n");
+	expect_contains(
+	    "\"decision\":{\"action\":\"kill\",\"reason\":\"largest \\\"rss\\\"\\nof\\tall \\u0001 "
+	    "\\u00c3(\",\"victim_pid\":100,\"new_limit_bytes\":0}}\n");
 }
 
 static void test_report_no_event(void **state)
@@ -299,12 +304,9 @@ static void test_report_write_error(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_validator),
-		cmocka_unit_test(test_report_oom),
-		cmocka_unit_test(test_report_no_event),
-		cmocka_unit_test(test_report_gone_cgroup),
-		cmocka_unit_test(test_report_time),
-		cmocka_unit_test(test_report_write_error),
+	    cmocka_unit_test(test_validator),	    cmocka_unit_test(test_report_oom),
+	    cmocka_unit_test(test_report_no_event), cmocka_unit_test(test_report_gone_cgroup),
+	    cmocka_unit_test(test_report_time),	    cmocka_unit_test(test_report_write_error),
 	};
 	return cmocka_run_group_tests_name("report", tests, setup, teardown);
 }

@@ -269,21 +269,21 @@ static void test_names(void **state)
 	assert_string_equal(oomkit_pressure_level_name(OOMKIT_PRESSURE_LOW), "low");
 	assert_string_equal(oomkit_pressure_level_name(OOMKIT_PRESSURE_MEDIUM), "medium");
 	assert_string_equal(oomkit_pressure_level_name(OOMKIT_PRESSURE_CRITICAL), "critical");
-	assert_string_equal(oomkit_pressure_level_name((enum oomkit_pressure_level)-1), "unknown");
+	assert_string_equal(oomkit_pressure_level_name((enum oomkit_pressure_level) - 1), "unknown");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_read_file_at, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_read_file_at_len_1, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pread_all, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_write_file_at, setup, teardown),
-		cmocka_unit_test(test_write_file_at_refused),
-		cmocka_unit_test(test_read_and_parse_proc_self),
-		cmocka_unit_test(test_now_ns),
-		cmocka_unit_test(test_log),
-		cmocka_unit_test(test_names),
+	    cmocka_unit_test_setup_teardown(test_read_file_at, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_read_file_at_len_1, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pread_all, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_write_file_at, setup, teardown),
+	    cmocka_unit_test(test_write_file_at_refused),
+	    cmocka_unit_test(test_read_and_parse_proc_self),
+	    cmocka_unit_test(test_now_ns),
+	    cmocka_unit_test(test_log),
+	    cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

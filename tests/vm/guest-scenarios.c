@@ -275,7 +275,8 @@ static void scenario_delay(oomkit_ctx *ctx)
 	while (!mem(ctx, cg).oom_kill_disable && now_ms() < end)
 		oomkit_dispatch(ctx, 20);
 	struct oomkit_cgroup_memory m = mem(ctx, cg);
-	check(m.oom_kill_disable, "delay: the kernel killer is held off again for the next OOM (under_oom %d, usage %llu MiB)",
+	check(m.oom_kill_disable,
+	      "delay: the kernel killer is held off again for the next OOM (under_oom %d, usage %llu MiB)",
 	      m.under_oom, (unsigned long long)(m.usage_bytes / MIB));
 	oomkit_unwatch(ctx, w);
 	cleanup(ctx, cg);
@@ -329,7 +330,7 @@ static void scenario_kill_cgroup(oomkit_ctx *ctx)
 	snprintf(a, sizeof(a), "%s/job/a", PARENT);
 	snprintf(b, sizeof(b), "%s/job/b", PARENT);
 	check(oomkit_cgroup_create(ctx, a, 0) >= 0 && oomkit_cgroup_create(ctx, b, 0) >= 0 &&
-		      oomkit_set_limit(ctx, cg, 64 * MIB) == 0,
+		  oomkit_set_limit(ctx, cg, 64 * MIB) == 0,
 	      "kill job: created %s with two child cgroups", cg);
 	for (int i = 0; i < 6; i++)
 		pids[i] = spawn(ctx, i % 2 ? a : b, 1);
@@ -344,7 +345,8 @@ static void scenario_kill_cgroup(oomkit_ctx *ctx)
 	for (int i = 0; i < 6; i++)
 		all = sigkilled(wait_exit(pids[i], 5000)) && all;
 	check(all, "kill job: every process died of SIGKILL");
-	check(oomkit_cgroup_pids(ctx, cg, true, NULL, 0) == 0, "kill job: the cgroup and its child are empty");
+	check(oomkit_cgroup_pids(ctx, cg, true, NULL, 0) == 0,
+	      "kill job: the cgroup and its child are empty");
 	cleanup(ctx, a);
 	cleanup(ctx, b);
 	cleanup(ctx, cg);
@@ -448,24 +450,26 @@ static void scenario_system(oomkit_ctx *ctx, bool with_handler)
 	 * reserve for the handler: its limit is reached before RAM runs out. */
 	uint64_t limit = sys.available_bytes - 48 * MIB;
 	check(oomkit_cgroup_create(ctx, machine, limit) >= 0 && oomkit_cgroup_create(ctx, low, 0) >= 0 &&
-		      oomkit_cgroup_create(ctx, high, 0) >= 0,
-	      "%s: machine cgroup with a %llu MiB limit, jobs web and batch", what, (unsigned long long)(limit / MIB));
+		  oomkit_cgroup_create(ctx, high, 0) >= 0,
+	      "%s: machine cgroup with a %llu MiB limit, jobs web and batch", what,
+	      (unsigned long long)(limit / MIB));
 	pid_t web = spawn(ctx, high, 16);
 	usleep(200000);
 	struct machine m = {.low_job = low};
 	oomkit_watch *w = NULL;
 	if (with_handler)
 		check(oomkit_watch_oom(ctx, machine, 0, machine_handler, &m, &w) == 0 &&
-			      oomkit_take_over(ctx, w, 5000) == 0,
+			  oomkit_take_over(ctx, w, 5000) == 0,
 		      "%s: the handler holds the machine cgroup", what);
 	uint64_t kills0 = vmstat_oom_kill();
 	/* More than the whole machine: only the limits stop it. */
 	pid_t hog = spawn(ctx, low, (unsigned)(sys.total_bytes / MIB));
 	if (with_handler) {
-		check(run_until(ctx, machine_handled, &m, 60000), "%s: the handler killed in the batch job", what);
+		check(run_until(ctx, machine_handled, &m, 60000), "%s: the handler killed in the batch job",
+		      what);
 		check(sigkilled(wait_exit(hog, 20000)), "%s: the batch hog died of SIGKILL", what);
-		check(vmstat_oom_kill() == kills0, "%s: the kernel OOM killer never fired (oom_kill %llu)", what,
-		      (unsigned long long)vmstat_oom_kill());
+		check(vmstat_oom_kill() == kills0, "%s: the kernel OOM killer never fired (oom_kill %llu)",
+		      what, (unsigned long long)vmstat_oom_kill());
 		check(alive(web), "%s: the web job lives", what);
 		pid_t g = oomkit_guardian_pid(ctx);
 		check(g > 0 && alive(g), "%s: the guardian lives", what);

@@ -243,7 +243,8 @@ static void memcg_v2(void)
 	note("child %d %s", (int)pid, what);
 	check(killed_by_sigkill(status), "v2: the child over memory.max was killed by SIGKILL");
 	long long after = read_key(events, "oom_kill");
-	snprintf(what, sizeof(what), "v2: memory.events oom_kill went up by one (%lld -> %lld)", before, after);
+	snprintf(what, sizeof(what), "v2: memory.events oom_kill went up by one (%lld -> %lld)", before,
+		 after);
 	check(before >= 0 && after == before + 1, what);
 	remove_cgroup(cg);
 }
@@ -267,17 +268,19 @@ static bool wait_eventfd(int efd, int timeout_ms)
 {
 	struct pollfd pfd = {.fd = efd, .events = POLLIN};
 	uint64_t count;
-	return poll(&pfd, 1, timeout_ms) == 1 && read(efd, &count, sizeof(count)) == sizeof(count) && count > 0;
+	return poll(&pfd, 1, timeout_ms) == 1 && read(efd, &count, sizeof(count)) == sizeof(count) &&
+	       count > 0;
 }
 
-/* The child is held in OOM; the kernel killer was disabled.  Checks what the memcg says, then lets the kernel kill. */
+/* The child is held in OOM; the kernel killer was disabled.  Checks what the memcg says, then lets the kernel
+ * kill. */
 static void v1_held_then_released(const char *oom_control, pid_t pid)
 {
 	char what[160];
 	long long disabled = read_key(oom_control, "oom_kill_disable");
 	long long under = read_key(oom_control, "under_oom");
-	snprintf(what, sizeof(what), "v1: memory.oom_control says oom_kill_disable %lld, under_oom %lld", disabled,
-		 under);
+	snprintf(what, sizeof(what), "v1: memory.oom_control says oom_kill_disable %lld, under_oom %lld",
+		 disabled, under);
 	check(disabled == 1 && under == 1, what);
 	check(child_alive(pid), "v1: the child is held in the OOM, not killed");
 
@@ -289,10 +292,12 @@ static void v1_held_then_released(const char *oom_control, pid_t pid)
 		kill_and_reap(pid);
 	describe_status(status, what, sizeof(what));
 	note("child %d %s after writing 0 to memory.oom_control", (int)pid, what);
-	check(killed_by_sigkill(status), "v1: with the killer re-enabled the kernel killed the child (SIGKILL)");
+	check(killed_by_sigkill(status),
+	      "v1: with the killer re-enabled the kernel killed the child (SIGKILL)");
 	long long kills_after = read_key(oom_control, "oom_kill");
-	snprintf(what, sizeof(what), "v1: memory.oom_control oom_kill went up by one (%lld -> %lld), under_oom %lld",
-		 kills, kills_after, read_key(oom_control, "under_oom"));
+	snprintf(what, sizeof(what),
+		 "v1: memory.oom_control oom_kill went up by one (%lld -> %lld), under_oom %lld", kills,
+		 kills_after, read_key(oom_control, "under_oom"));
 	check(kills >= 0 && kills_after == kills + 1 && read_key(oom_control, "under_oom") == 0, what);
 }
 
@@ -333,7 +338,8 @@ static void system_oom(void)
 	long long total_kib = read_key("/proc/meminfo", "MemTotal:");
 	/* A second guard besides OOMKIT_VM: never fill the memory of a real machine. */
 	if (total_kib <= 0 || total_kib > 1024 * 1024) {
-		note("refusing a whole-system OOM with MemTotal %lld kB (more than 1 GiB: not the test guest?)",
+		note("refusing a whole-system OOM with MemTotal %lld kB (more than 1 GiB: not the test "
+		     "guest?)",
 		     total_kib);
 		failures++;
 		return;
@@ -342,7 +348,8 @@ static void system_oom(void)
 		note("cannot protect the test process: %s", strerror(errno));
 	unsigned long hog_mib = 2 * (unsigned long)total_kib / 1024;
 	long long before = read_key("/proc/vmstat", "oom_kill");
-	note("system: MemTotal %lld MiB, a child with no memcg limit allocates %lu MiB", total_kib / 1024, hog_mib);
+	note("system: MemTotal %lld MiB, a child with no memcg limit allocates %lu MiB", total_kib / 1024,
+	     hog_mib);
 
 	pid_t pid = spawn_hog(NULL, hog_mib);
 	int status = wait_child(pid, WAIT_MS);
@@ -352,8 +359,8 @@ static void system_oom(void)
 	note("child %d %s", (int)pid, what);
 	check(killed_by_sigkill(status), "system: the kernel OOM killer killed the hog (SIGKILL)");
 	long long after = read_key("/proc/vmstat", "oom_kill");
-	snprintf(what, sizeof(what), "system: /proc/vmstat oom_kill went up by exactly one (%lld -> %lld)", before,
-		 after);
+	snprintf(what, sizeof(what), "system: /proc/vmstat oom_kill went up by exactly one (%lld -> %lld)",
+		 before, after);
 	check(before >= 0 && after == before + 1, what);
 }
 
@@ -390,7 +397,8 @@ static void run_memcg(void)
 	const char *mode = detect_mode();
 	const char *want = getenv("OOMKIT_VM_MODE");
 	if (!mode) {
-		note("FAIL no memory cgroup: neither cgroup2 with +memory at %s nor v1 at %s", V2_ROOT, V1_ROOT);
+		note("FAIL no memory cgroup: neither cgroup2 with +memory at %s nor v1 at %s", V2_ROOT,
+		     V1_ROOT);
 		failures++;
 		return;
 	}
