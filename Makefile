@@ -6,7 +6,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 # Everything the build, the tests (including the qemu guest tier and the
 # fuzzers) and the benchmarks need, as Debian packages.
-DEB_DEPS := meson ninja-build pkg-config gcc clang libclang-rt-14-dev libcmocka-dev libinih-dev libcap-ng-dev libseccomp-dev \
+DEB_DEPS := meson ninja-build pkg-config gcc clang clang-format libclang-rt-14-dev libcmocka-dev libinih-dev libcap-ng-dev libseccomp-dev \
 	python3 qemu-system-x86 busybox-static cpio gzip gnuplot-nox earlyoom valgrind
 
 .PHONY: all bootstrap build asan fuzz-build check demo demo-library bench install clean fuzz soak
