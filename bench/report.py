@@ -167,7 +167,7 @@ PANELS = [
 
 
 def plot(series, results, workdir):
-    script = ["set terminal pngcairo size 1400,1000 font ',10'",
+    script = ["set terminal pngcairo noenhanced size 1400,1000 font ',10'",
               f"set output '{os.path.join(results, 'latency.png')}'",
               "set multiplot layout 2,2 title 'oomkit vs baselines, one make bench run (cumulative distributions)'",
               "set logscale x", "set grid", "set key bottom right", "set ylabel 'fraction'", "set yrange [0:1]"]
