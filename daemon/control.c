@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "oomkitd.h"
+#include "protocol.h"
 
 #define OUT_MAX (16u << 20)
 
@@ -430,32 +431,36 @@ static bool may_read(const struct daemon *d, const struct client *c)
 static void command(struct daemon *d, int i, char *line)
 {
 	struct client *c = &d->clients[i];
-	char *arg = strchr(line, ' ');
+	struct protocol_cmd cmd;
+	char *arg = NULL;
 	char msg[256];
 
-	if (arg)
-		*arg++ = '\0';
-	if (strcmp(line, "status") == 0 || strcmp(line, "ps") == 0 || strcmp(line, "reports") == 0 ||
-	    strcmp(line, "report") == 0) {
+	(void)protocol_parse(line, strlen(line), &cmd); /* line comes from strlen: no inner NUL */
+	if (cmd.arg) {
+		line[cmd.name_len] = '\0';
+		arg = line + cmd.name_len + 1;
+	}
+	if (cmd.verb == PROTOCOL_STATUS || cmd.verb == PROTOCOL_PS || cmd.verb == PROTOCOL_REPORTS ||
+	    cmd.verb == PROTOCOL_REPORT) {
 		if (!may_read(d, c))
 			error(c, "permission denied: only root may read status (see readonly_status)");
-		else if (line[0] == 's')
+		else if (cmd.verb == PROTOCOL_STATUS)
 			cmd_status(d, c);
-		else if (line[1] == 's')
+		else if (cmd.verb == PROTOCOL_PS)
 			cmd_ps(d, c, arg);
-		else if (strcmp(line, "reports") == 0)
+		else if (cmd.verb == PROTOCOL_REPORTS)
 			cmd_reports(d, c);
 		else
 			cmd_report(d, c, arg);
-	} else if (strcmp(line, "run") == 0) {
+	} else if (cmd.verb == PROTOCOL_RUN) {
 		cmd_run(d, c, arg);
-	} else if (c->uid != 0 && (strcmp(line, "prompt") == 0 || strcmp(line, "answer") == 0 ||
-				   strcmp(line, "reload") == 0)) {
+	} else if (c->uid != 0 && (cmd.verb == PROTOCOL_PROMPT || cmd.verb == PROTOCOL_ANSWER ||
+				   cmd.verb == PROTOCOL_RELOAD)) {
 		error(c, "permission denied: only root may %s", line);
-	} else if (strcmp(line, "prompt") == 0) {
+	} else if (cmd.verb == PROTOCOL_PROMPT) {
 		c->prompt = true;
 		out(c, "ok\n.\n");
-	} else if (strcmp(line, "answer") == 0) {
+	} else if (cmd.verb == PROTOCOL_ANSWER) {
 		char full[600];
 		snprintf(full, sizeof(full), "answer %s", arg ? arg : "");
 		int r = handle_prompt_answer(d, full, msg, sizeof(msg));
@@ -463,7 +468,7 @@ static void command(struct daemon *d, int i, char *line)
 			error(c, "%s", msg);
 		else
 			out(c, "ok\n%s\n.\n", msg);
-	} else if (strcmp(line, "reload") == 0) {
+	} else if (cmd.verb == PROTOCOL_RELOAD) {
 		int r = daemon_reload(d);
 		if (r < 0)
 			error(c, "reload failed; the old configuration stays (see the log)");

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "oomkitd.h"
+#include "protocol.h"
 
 /* How long a kill may take before we stop waiting for the victim to exit. */
 #define KILL_TIMEOUT_MS 1000
@@ -795,15 +796,17 @@ void handle_timers(struct daemon *d, uint64_t now)
 int handle_prompt_answer(struct daemon *d, const char *line, char *msg, size_t msg_len)
 {
 	static pid_t protected_pids[2];
-	unsigned id;
-	char what[16];
-	int pid = 0;
-	int n = sscanf(line, "answer %u %15s %d", &id, what, &pid);
+	struct protocol_answer ans;
 
-	if (n < 2) {
+	if (protocol_parse_answer(line, &ans) < 0) {
 		snprintf(msg, msg_len, "usage: answer ID kill PID | grow | kernel");
 		return -EINVAL;
 	}
+	unsigned id = ans.id;
+	const char *what = ans.what;
+	int pid = ans.pid;
+	int n = ans.n_fields;
+
 	if (!d->prompt.active || id != d->prompt.report_id) {
 		snprintf(msg, msg_len, "no question %u is waiting", id);
 		return -ENOENT;
