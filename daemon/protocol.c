@@ -9,9 +9,9 @@ static const struct {
 	const char *name;
 	enum protocol_verb verb;
 } verbs[] = {
-	{"status", PROTOCOL_STATUS}, {"ps", PROTOCOL_PS},	  {"reports", PROTOCOL_REPORTS},
-	{"report", PROTOCOL_REPORT}, {"run", PROTOCOL_RUN},	  {"prompt", PROTOCOL_PROMPT},
-	{"answer", PROTOCOL_ANSWER}, {"reload", PROTOCOL_RELOAD},
+    {"status", PROTOCOL_STATUS}, {"ps", PROTOCOL_PS},	      {"reports", PROTOCOL_REPORTS},
+    {"report", PROTOCOL_REPORT}, {"run", PROTOCOL_RUN},	      {"prompt", PROTOCOL_PROMPT},
+    {"answer", PROTOCOL_ANSWER}, {"reload", PROTOCOL_RELOAD},
 };
 
 int protocol_parse(const char *line, size_t len, struct protocol_cmd *ret)

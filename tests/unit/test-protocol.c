@@ -19,20 +19,20 @@ static void test_parse(void **state)
 		size_t name_len;
 		const char *arg;
 	} cases[] = {
-		{"status", PROTOCOL_STATUS, 6, NULL},
-		{"ps web", PROTOCOL_PS, 2, "web"},
-		{"reports", PROTOCOL_REPORTS, 7, NULL},
-		{"report 12", PROTOCOL_REPORT, 6, "12"},
-		{"run web -- sleep 1", PROTOCOL_RUN, 3, "web -- sleep 1"},
-		{"prompt", PROTOCOL_PROMPT, 6, NULL},
-		{"answer 3 kill 42", PROTOCOL_ANSWER, 6, "3 kill 42"},
-		{"reload", PROTOCOL_RELOAD, 6, NULL},
-		{"reload ", PROTOCOL_RELOAD, 6, ""},
-		{"statu", PROTOCOL_UNKNOWN, 5, NULL},
-		{"statuss", PROTOCOL_UNKNOWN, 7, NULL},
-		{"", PROTOCOL_UNKNOWN, 0, NULL},
-		{" status", PROTOCOL_UNKNOWN, 0, "status"},
-		{"STATUS", PROTOCOL_UNKNOWN, 6, NULL},
+	    {"status", PROTOCOL_STATUS, 6, NULL},
+	    {"ps web", PROTOCOL_PS, 2, "web"},
+	    {"reports", PROTOCOL_REPORTS, 7, NULL},
+	    {"report 12", PROTOCOL_REPORT, 6, "12"},
+	    {"run web -- sleep 1", PROTOCOL_RUN, 3, "web -- sleep 1"},
+	    {"prompt", PROTOCOL_PROMPT, 6, NULL},
+	    {"answer 3 kill 42", PROTOCOL_ANSWER, 6, "3 kill 42"},
+	    {"reload", PROTOCOL_RELOAD, 6, NULL},
+	    {"reload ", PROTOCOL_RELOAD, 6, ""},
+	    {"statu", PROTOCOL_UNKNOWN, 5, NULL},
+	    {"statuss", PROTOCOL_UNKNOWN, 7, NULL},
+	    {"", PROTOCOL_UNKNOWN, 0, NULL},
+	    {" status", PROTOCOL_UNKNOWN, 0, "status"},
+	    {"STATUS", PROTOCOL_UNKNOWN, 6, NULL},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -78,8 +78,8 @@ static void test_answer(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse),
-		cmocka_unit_test(test_answer),
+	    cmocka_unit_test(test_parse),
+	    cmocka_unit_test(test_answer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
