@@ -59,6 +59,17 @@ kill_daemon() {
 	DPID=
 }
 
+# kill_both: the daemon and its guardian SIGKILLed together, as a whole-unit
+# kill does (the daemon stopped first, so it cannot restart its guardian).
+kill_both() {
+	guardian=$(guardian_of "$DPID")
+	[ -n "$guardian" ] || fail "no guardian below the daemon"
+	kill -STOP "$DPID"
+	kill -9 "$guardian"
+	wait_for 10 dead "$guardian" || fail "the guardian did not die"
+	kill_daemon
+}
+
 logged_since() { # LINE PATTERN: the daemon log from that line on has it
 	tail -n +"$1" "$TMP/log" | grep -q "$2"
 }
@@ -87,12 +98,7 @@ reports_before=$(report_count)
 connect_prompt 2
 oom_under_prompt 2
 kills=$(oom_field oom_kill)
-guardian=$(guardian_of "$DPID")
-[ -n "$guardian" ] || fail "no guardian below the daemon"
-kill -STOP "$DPID"
-kill -9 "$guardian"
-wait_for 10 dead "$guardian" || fail "the guardian did not die"
-kill_daemon
+kill_both
 check "both killed: the memcg stays held" held_off
 check "both killed: the OOM is still there" blocked
 check "both killed: the hog is blocked, not killed" alive "$hog"
@@ -138,12 +144,7 @@ start_daemon
 connect_prompt 4
 oom_under_prompt 4
 kills=$(oom_field oom_kill)
-guardian=$(guardian_of "$DPID")
-[ -n "$guardian" ] || fail "no guardian below the daemon"
-kill -STOP "$DPID"
-kill -9 "$guardian"
-wait_for 10 dead "$guardian" || fail "the guardian did not die"
-kill_daemon
+kill_both
 check "release: held with nobody watching" held_off
 "$OOMKITD" -c "$TMP/oomkitd.conf" --release >>"$TMP/log" 2>&1
 check "release: oomkitd --release exits 0" test $? = 0
