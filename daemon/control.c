@@ -396,7 +396,7 @@ static void cmd_run(struct daemon *d, struct client *c, const char *job_name)
 		error(c, "cannot move %d into %s: %s", (int)c->pid, job_name, strerror(-r));
 		return;
 	}
-	dlog(6, "%s: process %d (uid %u) moved in", job_name, (int)c->pid, (unsigned)c->uid);
+	log_info("%s: process %d (uid %u) moved in", job_name, (int)c->pid, (unsigned)c->uid);
 	out(c, "ok\n.\n");
 }
 

@@ -496,8 +496,8 @@ static void start_prompt(struct daemon *d, int job, const struct policy_input *i
 					  .event_ns = event_ns,
 					  .deadline_ns = now_ns() + timeout_ms * 1000000u};
 	int sent = control_broadcast_prompt(d, prompt_text);
-	dlog(5, "%s: asking %d connected prompt(s), %" PRIu64 " ms to answer",
-	     job < 0 ? "machine" : d->jobs[job].name, sent, timeout_ms);
+	log_notice("%s: asking %d connected prompt(s), %" PRIu64 " ms to answer",
+		   job < 0 ? "machine" : d->jobs[job].name, sent, timeout_ms);
 }
 
 /* Ends the active prompt's report with what happened after it. */
@@ -535,8 +535,8 @@ enum oomkit_verdict handle_scope(struct daemon *d, int job, const struct oomkit_
 
 	r = snapshot(d, job, &in, protected_pids);
 	if (r < 0) {
-		dlog(3, "%s: cannot list processes: %s; the kernel decides", scope_name(d, job),
-		     strerror(-r));
+		log_err("%s: cannot list processes: %s; the kernel decides", scope_name(d, job),
+			strerror(-r));
 		return OOMKIT_KERNEL;
 	}
 	in.first_step = first_step;
@@ -544,14 +544,14 @@ enum oomkit_verdict handle_scope(struct daemon *d, int job, const struct oomkit_
 	if (policy_decide(&in, &dec) < 0)
 		return OOMKIT_KERNEL;
 	uint64_t decided = now_ns();
-	dlog(5, "%s: OOM: %s: %s", scope_name(d, job), policy_action_name(dec.action), dec.reason);
+	log_notice("%s: OOM: %s: %s", scope_name(d, job), policy_action_name(dec.action), dec.reason);
 
 	fd = reports_create(d, scope_name(d, job), &id);
 	struct jw w = {.fd = fd, .buf = d->jsonbuf, .cap = d->jsonbuf_len};
 	if (fd >= 0)
 		write_report_head(d, &w, id, job, ev, &in, &dec);
 	else
-		dlog(4, "%s: no report: %s", scope_name(d, job), strerror(-fd));
+		log_warning("%s: no report: %s", scope_name(d, job), strerror(-fd));
 
 	if (dec.action == ACTION_PROMPT && !d->dry_run) {
 		/* A report whose first half failed is dropped now, not after the answer. */
@@ -594,7 +594,7 @@ enum oomkit_verdict handle_scope(struct daemon *d, int job, const struct oomkit_
 	d->handled++;
 	d->last_handling_ns = acted - ev->time_ns;
 	d->handling_ns_sum += d->last_handling_ns;
-	dlog(r < 0 ? 4 : 6, "%s: %s", scope_name(d, job), result);
+	log_at(r < 0 ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO, "%s: %s", scope_name(d, job), result);
 	metrics_changed(d);
 	/* An action that could not be carried out: the rest of the chain gets its turn. */
 	if (r < 0 && dec.step + 1 < in.chain->n_steps)
@@ -665,7 +665,7 @@ enum oomkit_verdict handle_oom_event(oomkit_ctx *ctx, const struct oomkit_event 
 	(void)ctx;
 
 	if (ev->kind == OOMKIT_EVENT_GONE) {
-		dlog(4, "%s: memcg %s was removed", job < 0 ? "machine" : d->jobs[job].name, ev->cgroup);
+		log_warning("%s: memcg %s was removed", job < 0 ? "machine" : d->jobs[job].name, ev->cgroup);
 		if (job < 0)
 			d->machine.watch = NULL;
 		else
@@ -684,7 +684,7 @@ enum oomkit_verdict handle_oom_event(oomkit_ctx *ctx, const struct oomkit_event 
 		return OOMKIT_WAIT;
 	/* A machine OOM also wakes every job: act once, where the limit was hit. */
 	if (!ev->own) {
-		dlog(7, "%s: under OOM because of %s", ev->cgroup, ev->origin);
+		log_debug("%s: under OOM because of %s", ev->cgroup, ev->origin);
 		return OOMKIT_WAIT;
 	}
 	if (job < 0) {
@@ -695,8 +695,8 @@ enum oomkit_verdict handle_oom_event(oomkit_ctx *ctx, const struct oomkit_event 
 		if (d->jobs[job].cfg->has_owner && !d->dry_run) {
 			if (!d->jobs[job].delegated_due_ns)
 				d->jobs[job].delegated_due_ns = ev->time_ns + d->cfg->delay_ms * 1000000u;
-			dlog(6, "%s: OOM left to its owner for %" PRIu64 " ms", d->jobs[job].name,
-			     d->cfg->delay_ms);
+			log_info("%s: OOM left to its owner for %" PRIu64 " ms", d->jobs[job].name,
+				 d->cfg->delay_ms);
 			metrics_changed(d);
 			return OOMKIT_WAIT;
 		}
@@ -726,9 +726,9 @@ enum oomkit_verdict handle_pressure_event(oomkit_ctx *ctx, const struct oomkit_e
 		/* Rewritten with the log line, not on every event: pressure comes in
 		 * bursts just before an OOM, when the daemon's time matters most. */
 		metrics_changed(d);
-		dlog(4,
-		     "machine: critical memory pressure (%" PRIu64 " of %" PRIu64 " MiB); an OOM may follow",
-		     ev->usage_bytes >> 20, ev->limit_bytes == OOMKIT_UNLIMITED ? 0 : ev->limit_bytes >> 20);
+		log_warning(
+		    "machine: critical memory pressure (%" PRIu64 " of %" PRIu64 " MiB); an OOM may follow",
+		    ev->usage_bytes >> 20, ev->limit_bytes == OOMKIT_UNLIMITED ? 0 : ev->limit_bytes >> 20);
 	}
 	return OOMKIT_WAIT;
 }
@@ -781,12 +781,12 @@ void handle_timers(struct daemon *d, uint64_t now)
 		synth_event(d, (int)i, j->watch, &ev, j->delegated_due_ns - d->cfg->delay_ms * 1000000u);
 		j->delegated_due_ns = 0;
 		if (!ev.under_oom) {
-			dlog(6, "%s: its owner resolved the OOM", j->name);
+			log_info("%s: its owner resolved the OOM", j->name);
 			set_last(j->last_action, "resolved by its owner");
 			metrics_changed(d);
 			continue;
 		}
-		dlog(5, "%s: its owner did not resolve the OOM in time", j->name);
+		log_notice("%s: its owner did not resolve the OOM in time", j->name);
 		if (handle_scope(d, (int)i, &ev, 0) == OOMKIT_KERNEL)
 			(void)oomkit_hand_to_kernel(d->ctx, j->watch);
 	}

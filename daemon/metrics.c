@@ -180,14 +180,14 @@ void metrics_write(struct daemon *d)
 	struct mbuf m = {.buf = d->metricsbuf, .cap = d->metricsbuf_len};
 	m.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (m.fd < 0) {
-		dlog(4, "metrics %s: %s", tmp, strerror(errno));
+		log_warning("metrics %s: %s", tmp, strerror(errno));
 		return;
 	}
 	format_all(d, &m);
 	mflush(&m);
 	close(m.fd);
 	if (m.err || rename(tmp, path) < 0) {
-		dlog(4, "metrics %s: not updated: %s", path, strerror(m.err ? -m.err : errno));
+		log_warning("metrics %s: not updated: %s", path, strerror(m.err ? -m.err : errno));
 		unlink(tmp);
 	}
 }

@@ -16,16 +16,16 @@
 #include <inttypes.h>
 #include <pwd.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "log.h"
 #include "oomkitd.h"
 #include "privs.h"
 
@@ -33,34 +33,6 @@
 #define METRICSBUF_LEN (16 * 1024) /* written out whenever it fills */
 
 static struct daemon D;
-
-void dlog(int level, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	int n = snprintf(buf, sizeof(buf), "<%d>", level);
-
-	va_start(ap, fmt);
-	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
-	va_end(ap);
-	if (n > (int)sizeof(buf) - 2)
-		n = (int)sizeof(buf) - 2;
-	buf[n++] = '\n';
-	(void)!write(STDERR_FILENO, buf, (size_t)n);
-}
-
-static void lib_log(enum oomkit_log_level level, const char *msg, void *userdata)
-{
-	(void)userdata;
-	dlog((int)level, "liboomkit: %s", msg);
-}
-
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t tag(uint32_t t, uint32_t index)
 {
@@ -76,7 +48,7 @@ static void log_errors(const char *errors)
 	while (*p) {
 		const char *nl = strchr(p, '\n');
 		int n = nl ? (int)(nl - p) : (int)strlen(p);
-		dlog(3, "%.*s", n, p);
+		log_err("%.*s", n, p);
 		p += n + (nl ? 1 : 0);
 	}
 }
@@ -136,7 +108,7 @@ static void watch_scope(struct daemon *d, const char *rel, uint64_t delay_ms, oo
 	if (!*ret) {
 		r = oomkit_watch_oom(d->ctx, rel, 0, handle_oom_event, d, ret);
 		if (r < 0) {
-			dlog(3, "%s: cannot watch: %s", rel, strerror(-r));
+			log_err("%s: cannot watch: %s", rel, strerror(-r));
 			return;
 		}
 	}
@@ -147,9 +119,9 @@ static void watch_scope(struct daemon *d, const char *rel, uint64_t delay_ms, oo
 		/* cgroup v2 holds a cgroup off the kernel killer just below its
 		 * limit: without one there is nothing to hold, and no OOM of its
 		 * own to handle.  It is taken over once a reload gives it a limit. */
-		dlog(6, "%s: no limit, so no OOM of its own to take over", rel);
+		log_info("%s: no limit, so no OOM of its own to take over", rel);
 	else if (r < 0)
-		dlog(3, "%s: cannot take over its OOM handling: %s", rel, strerror(-r));
+		log_err("%s: cannot take over its OOM handling: %s", rel, strerror(-r));
 }
 
 /* After a reload changed the limit of a scope: take it over if it is not
@@ -169,9 +141,9 @@ static void delegate(struct daemon *d, struct job_state *j)
 	int r = oomkit_cgroup_delegate(d->ctx, j->rel, c->owner, pw ? pw->pw_gid : (gid_t)-1);
 
 	if (r < 0)
-		dlog(3, "%s: cannot delegate to uid %u: %s", j->name, (unsigned)c->owner, strerror(-r));
+		log_err("%s: cannot delegate to uid %u: %s", j->name, (unsigned)c->owner, strerror(-r));
 	else
-		dlog(6, "%s: delegated to uid %u (%d control files)", j->name, (unsigned)c->owner, r);
+		log_info("%s: delegated to uid %u (%d control files)", j->name, (unsigned)c->owner, r);
 }
 
 /* Creates the job's memcg, or adopts an existing one: a limit raised by grow
@@ -184,26 +156,27 @@ static void setup_job(struct daemon *d, struct job_state *j)
 	int r, exists = oomkit_cgroup_exists(d->ctx, j->rel);
 
 	if (exists <= 0 && d->dry_run) {
-		dlog(4, "%s: memcg %s does not exist; dry run: not created, not watched", j->name, j->rel);
+		log_warning("%s: memcg %s does not exist; dry run: not created, not watched", j->name,
+			    j->rel);
 		return;
 	}
 	if (exists <= 0) {
 		r = oomkit_cgroup_create(d->ctx, j->rel, c->limit_bytes);
 		if (r < 0) {
-			dlog(3, "%s: cannot create %s: %s", j->name, j->rel, strerror(-r));
+			log_err("%s: cannot create %s: %s", j->name, j->rel, strerror(-r));
 			return;
 		}
 		config_format_size(c->limit_bytes, a, sizeof(a));
-		dlog(6, "%s: created %s, limit %s, priority %u", j->name, j->rel, a, c->priority);
+		log_info("%s: created %s, limit %s, priority %u", j->name, j->rel, a, c->priority);
 	} else if (oomkit_cgroup_memory(d->ctx, j->rel, &m) >= 0) {
 		int n = oomkit_cgroup_pids(d->ctx, j->rel, true, d->pids, DAEMON_MAX_PIDS);
 		uint64_t want = m.limit_bytes < c->limit_bytes	     ? c->limit_bytes
 				: m.limit_bytes > c->limit_max_bytes ? c->limit_max_bytes
 								     : m.limit_bytes;
 		if (want != m.limit_bytes && !d->dry_run && (r = oomkit_set_limit(d->ctx, j->rel, want)) < 0)
-			dlog(4, "%s: cannot set the limit: %s", j->name, strerror(-r));
+			log_warning("%s: cannot set the limit: %s", j->name, strerror(-r));
 		config_format_size(want, a, sizeof(a));
-		dlog(6, "%s: adopted %s with %d processes, limit %s", j->name, j->rel, n < 0 ? 0 : n, a);
+		log_info("%s: adopted %s with %d processes, limit %s", j->name, j->rel, n < 0 ? 0 : n, a);
 	}
 	if (c->has_owner && !d->dry_run)
 		delegate(d, j);
@@ -233,7 +206,7 @@ static struct job_state *new_job(struct daemon *d, const struct config_job *c)
 	memset(j, 0, sizeof(*j));
 	int n = snprintf(j->rel, sizeof(j->rel), "%s/%s", d->machine.rel, c->name);
 	if (n < 0 || (size_t)n >= sizeof(j->rel)) {
-		dlog(3, "%s: the memcg path is too long", c->name);
+		log_err("%s: the memcg path is too long", c->name);
 		return NULL;
 	}
 	snprintf(j->name, sizeof(j->name), "%s", c->name);
@@ -260,7 +233,7 @@ static void reload_job(struct daemon *d, struct job_state *j, const struct confi
 	j->cfg = c;
 	if (!d->dry_run && c->limit_bytes != old->limit_bytes &&
 	    (r = oomkit_set_limit(d->ctx, j->rel, c->limit_bytes)) < 0)
-		dlog(4, "%s: cannot set the new limit: %s", j->name, strerror(-r));
+		log_warning("%s: cannot set the new limit: %s", j->name, strerror(-r));
 	if (c->has_owner && (!old->has_owner || old->owner != c->owner) && !d->dry_run)
 		delegate(d, j);
 	if (job_delay(d, c) != job_delay(d, old) || !j->watch)
@@ -275,13 +248,12 @@ int daemon_reload(struct daemon *d)
 	int r = load_config(d->config_path, &n);
 
 	if (r < 0) {
-		dlog(3, "reload: %s has errors; the running configuration stays",
-		     d->config_path ? d->config_path : "(built-in)");
+		log_err("reload: %s has errors; the running configuration stays",
+			d->config_path ? d->config_path : "(built-in)");
 		return r;
 	}
 	if (strcmp(n->machine, old->machine) != 0) {
-		dlog(
-		    3,
+		log_err(
 		    "reload: machine cannot change while running (%s -> %s); the running configuration stays",
 		    old->machine, n->machine);
 		config_free(n);
@@ -289,26 +261,27 @@ int daemon_reload(struct daemon *d)
 		return -EINVAL;
 	}
 	if (strcmp(n->socket, old->socket) != 0) {
-		dlog(4, "reload: the socket moves only on restart; still %s", old->socket);
+		log_warning("reload: the socket moves only on restart; still %s", old->socket);
 		snprintf(n->socket, sizeof(n->socket), "%s", old->socket);
 	}
 	d->cfg = n;
 	if (!d->dry_run && n->machine_limit_bytes != old->machine_limit_bytes &&
 	    n->machine_limit_bytes != OOMKIT_UNLIMITED &&
 	    (r = oomkit_set_limit(d->ctx, d->machine.rel, n->machine_limit_bytes)) < 0)
-		dlog(4, "reload: cannot set the machine limit: %s", strerror(-r));
+		log_warning("reload: cannot set the machine limit: %s", strerror(-r));
 	if (n->delay_ms != old->delay_ms)
 		watch_scope(d, d->machine.rel, n->delay_ms, &d->machine.watch);
 	else if (n->machine_limit_bytes != old->machine_limit_bytes)
 		hold_after_limit(d, d->machine.rel, n->delay_ms, &d->machine.watch);
 	if (strcmp(n->report_dir, old->report_dir) != 0 && (r = reports_open_dir(d)) < 0)
-		dlog(4, "reload: report directory %s: %s", n->report_dir, strerror(-r));
+		log_warning("reload: report directory %s: %s", n->report_dir, strerror(-r));
 
 	for (unsigned i = 0; i < d->n_jobs; i++) {
 		struct job_state *j = &d->jobs[i];
 		if (!j->name[0] || config_find_job(n, j->name))
 			continue;
-		dlog(5, "reload: %s is no longer configured; its memcg is left as it is, unwatched", j->name);
+		log_notice("reload: %s is no longer configured; its memcg is left as it is, unwatched",
+			   j->name);
 		if (j->watch)
 			oomkit_unwatch(d->ctx, j->watch);
 		memset(j, 0, sizeof(*j));
@@ -321,17 +294,17 @@ int daemon_reload(struct daemon *d)
 		} else if ((j = new_job(d, c))) {
 			setup_job(d, j);
 		} else {
-			dlog(3,
-			     "reload: no room for job %s: oomkitd started with room for %u jobs; restart it "
-			     "to take more",
-			     c->name, d->max_jobs);
+			log_err(
+			    "reload: no room for job %s: oomkitd started with room for %u jobs; restart it "
+			    "to take more",
+			    c->name, d->max_jobs);
 		}
 	}
 	if (n->metrics_interval_ms != old->metrics_interval_ms)
 		schedule_metrics(d);
 	config_free(old);
 	free(old);
-	dlog(5, "reloaded %s: %u jobs", d->config_path ? d->config_path : "(built-in)", n->n_jobs);
+	log_notice("reloaded %s: %u jobs", d->config_path ? d->config_path : "(built-in)", n->n_jobs);
 	metrics_write(d);
 	return 0;
 }
@@ -344,19 +317,19 @@ static int setup_machine(struct daemon *d)
 	int r;
 
 	if (machine_rel(d, cfg->machine, d->machine.rel, sizeof(d->machine.rel)) < 0) {
-		dlog(3, "machine %s is not below the memory cgroup mount %s", cfg->machine,
-		     oomkit_memory_root(d->ctx));
+		log_err("machine %s is not below the memory cgroup mount %s", cfg->machine,
+			oomkit_memory_root(d->ctx));
 		return -EINVAL;
 	}
 	if (!d->dry_run) {
 		r = oomkit_cgroup_create(d->ctx, d->machine.rel, cfg->machine_limit_bytes);
 		if (r < 0) {
-			dlog(3, "cannot create the machine %s: %s", cfg->machine, strerror(-r));
+			log_err("cannot create the machine %s: %s", cfg->machine, strerror(-r));
 			return r;
 		}
-		dlog(6, "machine %s %s", cfg->machine, r ? "created" : "adopted");
+		log_info("machine %s %s", cfg->machine, r ? "created" : "adopted");
 	} else if (oomkit_cgroup_exists(d->ctx, d->machine.rel) <= 0) {
-		dlog(3, "machine %s does not exist (dry run creates nothing)", cfg->machine);
+		log_err("machine %s does not exist (dry run creates nothing)", cfg->machine);
 		return -ENOENT;
 	}
 	for (unsigned i = 0; i < cfg->n_jobs; i++) {
@@ -368,7 +341,7 @@ static int setup_machine(struct daemon *d)
 	r = oomkit_watch_pressure(d->ctx, d->machine.rel, OOMKIT_PRESSURE_CRITICAL, 0, handle_pressure_event,
 				  d, &d->machine.pressure_watch);
 	if (r < 0)
-		dlog(4, "machine: no pressure warnings: %s", strerror(-r));
+		log_warning("machine: no pressure warnings: %s", strerror(-r));
 	(void)handle_oom_count(d, -1, &d->machine.last_oom_count);
 	return d->machine.watch ? 0 : -EIO;
 }
@@ -384,9 +357,9 @@ static int enter_reserve(struct daemon *d)
 	snprintf(rel, sizeof(rel), "%s-daemon", d->machine.rel);
 	r = oomkit_enter_reserve(d->ctx, rel, d->cfg->reserve_bytes);
 	if (r < 0)
-		dlog(3, "cannot enter the reserve memcg %s: %s", rel, strerror(-r));
+		log_err("cannot enter the reserve memcg %s: %s", rel, strerror(-r));
 	else
-		dlog(6, "running in %s with %" PRIu64 " MiB of headroom", rel, d->cfg->reserve_bytes >> 20);
+		log_info("running in %s with %" PRIu64 " MiB of headroom", rel, d->cfg->reserve_bytes >> 20);
 	return r;
 }
 
@@ -497,7 +470,7 @@ static void notify(struct daemon *d, const char *state)
 
 	if (r < 0 && !warned) {
 		warned = true;
-		dlog(4, "cannot notify the service manager: %s", strerror(-r));
+		log_warning("cannot notify the service manager: %s", strerror(-r));
 	}
 }
 
@@ -507,7 +480,7 @@ static void on_signal(struct daemon *d)
 
 	while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
-			dlog(5, "SIGHUP: reloading");
+			log_notice("SIGHUP: reloading");
 			char state[64];
 			snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%" PRIu64,
 				 now_ns() / 1000u);
@@ -515,7 +488,7 @@ static void on_signal(struct daemon *d)
 			(void)daemon_reload(d);
 			notify(d, "READY=1");
 		} else {
-			dlog(5, "signal %u: stopping", si.ssi_signo);
+			log_notice("signal %u: stopping", si.ssi_signo);
 			d->stop = true;
 		}
 	}
@@ -610,16 +583,17 @@ static void setup_notify(struct daemon *d)
 	int r = notify_open(&d->notifier, address);
 
 	if (r < 0)
-		dlog(4, "NOTIFY_SOCKET=%s: %s; the service manager is not notified", address, strerror(-r));
+		log_warning("NOTIFY_SOCKET=%s: %s; the service manager is not notified", address,
+			    strerror(-r));
 	r = notify_watchdog(getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"), getpid(), &d->watchdog_usec);
 	if (r < 0)
-		dlog(4, "WATCHDOG_USEC or WATCHDOG_PID is not a number; no watchdog pings");
+		log_warning("WATCHDOG_USEC or WATCHDOG_PID is not a number; no watchdog pings");
 	if (r > 0 && d->notifier.fd < 0)
-		dlog(4, "WATCHDOG_USEC is set but there is no NOTIFY_SOCKET to ping");
+		log_warning("WATCHDOG_USEC is set but there is no NOTIFY_SOCKET to ping");
 	if (r <= 0 || d->notifier.fd < 0)
 		d->watchdog_usec = 0;
 	else
-		dlog(6, "watchdog: a ping every %" PRIu64 " ms", d->watchdog_usec / 2000u);
+		log_info("watchdog: a ping every %" PRIu64 " ms", d->watchdog_usec / 2000u);
 }
 
 static int start(struct daemon *d)
@@ -634,9 +608,9 @@ static int start(struct daemon *d)
 	opts.guardian = !d->dry_run;
 	opts.protect = !d->dry_run && geteuid() == 0;
 	opts.mlock = !d->dry_run && geteuid() == 0 && !sanitized();
-	opts.log = lib_log;
+	opts.log = log_liboomkit;
 	if ((r = oomkit_new(&opts, &d->ctx)) < 0) {
-		dlog(3, "cannot start liboomkit: %s", strerror(-r));
+		log_err("cannot start liboomkit: %s", strerror(-r));
 		return r;
 	}
 	if ((r = alloc_buffers(d)) < 0)
@@ -646,9 +620,10 @@ static int start(struct daemon *d)
 	if ((r = enter_reserve(d)) < 0)
 		return r;
 	if ((r = reports_open_dir(d)) < 0)
-		dlog(4, "report directory %s: %s; reports are not written", d->cfg->report_dir, strerror(-r));
+		log_warning("report directory %s: %s; reports are not written", d->cfg->report_dir,
+			    strerror(-r));
 	if ((r = control_listen(d)) < 0) {
-		dlog(3, "control socket %s: %s", d->cfg->socket, strerror(-r));
+		log_err("control socket %s: %s", d->cfg->socket, strerror(-r));
 		return r;
 	}
 	setup_notify(d);
@@ -680,7 +655,7 @@ static int release_tree(struct release_walk *w)
 {
 	int r = oomkit_set_kernel_killer(w->ctx, w->path, true);
 	if (r < 0 && r != -ENOENT) {
-		dlog(3, "%s: cannot give the kernel OOM killer back: %s", w->path, strerror(-r));
+		log_err("%s: cannot give the kernel OOM killer back: %s", w->path, strerror(-r));
 		w->failed++;
 	} else if (r == 0) {
 		w->released++;
@@ -699,19 +674,19 @@ static int release_all(struct daemon *d)
 
 	oomkit_options_init(&opts);
 	opts.guardian = false;
-	opts.log = lib_log;
+	opts.log = log_liboomkit;
 	if ((r = oomkit_new(&opts, &d->ctx)) < 0) {
-		dlog(3, "cannot start liboomkit: %s", strerror(-r));
+		log_err("cannot start liboomkit: %s", strerror(-r));
 		return r;
 	}
 	w.ctx = d->ctx;
 	r = machine_rel(d, d->cfg->machine, w.path, sizeof(w.path));
 	if (r < 0)
-		dlog(3, "machine %s is not below %s", d->cfg->machine, oomkit_memory_root(d->ctx));
+		log_err("machine %s is not below %s", d->cfg->machine, oomkit_memory_root(d->ctx));
 	else if (oomkit_cgroup_exists(d->ctx, w.path) == 1)
 		(void)release_tree(&w);
-	dlog(5, "released: the kernel OOM killer is back in %u cgroups%s", w.released,
-	     w.failed ? " (some failed)" : "");
+	log_notice("released: the kernel OOM killer is back in %u cgroups%s", w.released,
+		   w.failed ? " (some failed)" : "");
 	oomkit_free(d->ctx);
 	d->ctx = NULL;
 	return r < 0 || w.failed ? -EIO : 0;
@@ -796,8 +771,8 @@ int main(int argc, char **argv)
 	if (r == 0) {
 		metrics_write(d);
 		notify(d, "READY=1");
-		dlog(5, "oomkitd ready: machine %s, %u jobs%s, socket %s", d->cfg->machine, d->cfg->n_jobs,
-		     d->dry_run ? ", dry run" : "", d->cfg->socket);
+		log_notice("oomkitd ready: machine %s, %u jobs%s, socket %s", d->cfg->machine, d->cfg->n_jobs,
+			   d->dry_run ? ", dry run" : "", d->cfg->socket);
 		r = run(d);
 		notify(d, "STOPPING=1");
 	}
@@ -806,7 +781,7 @@ int main(int argc, char **argv)
 		close(d->prompt.report_fd);
 	/* Every taken-over memcg gets the kernel OOM killer back. */
 	oomkit_free(d->ctx);
-	dlog(5, "oomkitd stopped");
+	log_notice("oomkitd stopped");
 	if (d->report_dirfd >= 0)
 		close(d->report_dirfd);
 	notify_close(&d->notifier);

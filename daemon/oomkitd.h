@@ -13,7 +13,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "clock.h"
 #include "config.h"
+#include "log.h"
 #include "notify.h"
 #include "oomkit.h"
 #include "policy.h"
@@ -139,11 +141,6 @@ struct daemon {
 	uint64_t next_metrics_ns;  /* 0: metrics only on events (metrics_interval = 0) */
 	bool metrics_dirty;	   /* something changed: rewrite after this turn of the loop */
 };
-
-/* Logs to stderr with a syslog priority prefix ("<3>..."), without allocating. */
-void dlog(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-uint64_t now_ns(void);
 
 /* handle.c */
 enum oomkit_verdict handle_oom_event(oomkit_ctx *ctx, const struct oomkit_event *event, void *userdata);

@@ -41,7 +41,7 @@
 #include <cap-ng.h>
 #include <seccomp.h>
 
-#include "oomkitd.h"
+#include "log.h"
 #include "privs.h"
 
 static const unsigned run_caps[] = {CAP_KILL, CAP_DAC_OVERRIDE, CAP_CHOWN, CAP_IPC_LOCK};
@@ -200,25 +200,25 @@ int privs_restrict(bool seccomp)
 		return -errno;
 	if (capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE) {
 		if ((r = limit_caps()) < 0) {
-			dlog(3, "cannot drop capabilities: %s", strerror(-r));
+			log_err("cannot drop capabilities: %s", strerror(-r));
 			return r;
 		}
 		char *text = capng_print_caps_text(CAPNG_PRINT_BUFFER, CAPNG_EFFECTIVE);
-		dlog(6, "capabilities kept: %s (cap_sys_resource until setup is done)", text ? text : "?");
+		log_info("capabilities kept: %s (cap_sys_resource until setup is done)", text ? text : "?");
 		free(text);
 	}
 	if (!seccomp) {
-		dlog(5, "seccomp: off (--no-seccomp); every system call is allowed");
+		log_notice("seccomp: off (--no-seccomp); every system call is allowed");
 		return 0;
 	}
 	if ((r = privs_install_seccomp()) < 0) {
-		dlog(3, "cannot install the seccomp filter: %s (--no-seccomp runs without it)", strerror(-r));
+		log_err("cannot install the seccomp filter: %s (--no-seccomp runs without it)", strerror(-r));
 		return r;
 	}
-	dlog(6,
-	     "seccomp: %zu system calls allowed, %d more with their arguments checked; any other fails with "
-	     "EPERM",
-	     sizeof(allowed) / sizeof(allowed[0]), CHECKED_CALLS);
+	log_info(
+	    "seccomp: %zu system calls allowed, %d more with their arguments checked; any other fails with "
+	    "EPERM",
+	    sizeof(allowed) / sizeof(allowed[0]), CHECKED_CALLS);
 	return 0;
 }
 
@@ -230,7 +230,7 @@ int privs_setup_done(void)
 		return 0;
 	capng_update(CAPNG_DROP, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_SYS_RESOURCE);
 	if (capng_apply(CAPNG_SELECT_CAPS) < 0) {
-		dlog(3, "cannot drop cap_sys_resource after setup");
+		log_err("cannot drop cap_sys_resource after setup");
 		return -EPERM;
 	}
 	return 0;

@@ -95,7 +95,7 @@ int reports_open_dir(struct daemon *d)
 		struct stat st;
 		r = -errno;
 		if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
-			dlog(3, "report directory %s is a symbolic link: not followed", path);
+			log_err("report directory %s is a symbolic link: not followed", path);
 		return r;
 	}
 	/* An existing directory keeps its owner but not a looser mode. */
@@ -155,10 +155,9 @@ int reports_create(struct daemon *d, const char *scope, unsigned *ret_id)
 	if (d->report_dirfd < 0)
 		return -ENOTDIR; /* it could not be opened: logged at start */
 	if (!dir_still_ours(d)) {
-		dlog(3,
-		     "report directory %s was moved or replaced since it was opened; no report is written "
-		     "there",
-		     d->cfg->report_dir);
+		log_err("report directory %s was moved or replaced since it was opened; no report is written "
+			"there",
+			d->cfg->report_dir);
 		return -ESTALE;
 	}
 	for (int tries = 0; tries < 16; tries++) {
@@ -193,7 +192,7 @@ static void prune(struct daemon *d)
 			break;
 		name_of(&d->reports[drop], name, sizeof(name));
 		if (unlinkat(d->report_dirfd, name, 0) < 0)
-			dlog(4, "report %s: cannot remove: %s", name, strerror(errno));
+			log_warning("report %s: cannot remove: %s", name, strerror(errno));
 		total -= d->reports[drop].bytes;
 		drop++;
 	}
@@ -215,10 +214,10 @@ void reports_done(struct daemon *d, unsigned id, const char *scope, int fd, int 
 		err = -errno; /* some file systems report a failed write only here */
 	if (err < 0) {
 		snprintf(name, sizeof(name), "oom-%08u-%s.json", id, scope);
-		dlog(3, "report %s/%s: cannot be written: %s; removed", d->cfg->report_dir, name,
-		     strerror(-err));
+		log_err("report %s/%s: cannot be written: %s; removed", d->cfg->report_dir, name,
+			strerror(-err));
 		if (unlinkat(d->report_dirfd, name, 0) < 0)
-			dlog(4, "report %s: cannot remove the partial file: %s", name, strerror(errno));
+			log_warning("report %s: cannot remove the partial file: %s", name, strerror(errno));
 		return;
 	}
 	if (d->n_reports < DAEMON_MAX_REPORTS) {

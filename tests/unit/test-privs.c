@@ -33,7 +33,6 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "oomkitd.h"
 #include "privs.h"
 
 #ifndef SYS_pidfd_open
@@ -51,13 +50,6 @@
 #ifndef SYS_clone3
 #define SYS_clone3 435
 #endif
-
-/* privs.c logs through the daemon's dlog(); the messages do not matter here. */
-void dlog(int level, const char *fmt, ...)
-{
-	(void)level;
-	(void)fmt;
-}
 
 /* The child reports the first failed expectation by its line as exit code. */
 #define EXPECT(cond)                                                                                         \

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * log.h - the daemon's log: one line per message on stderr, prefixed with
+ * its syslog priority ("<3>...") so that journald or a syslog reading the
+ * service's stderr files it at that level.  Nothing here allocates: a line is
+ * formatted on the stack and written with one write(2), so the handler path
+ * may log.
+ */
+#ifndef OOMKITD_LOG_H
+#define OOMKITD_LOG_H
+
+#include "oomkit.h"
+
+/* The syslog priorities the daemon uses (syslog(3) numbers them so). */
+enum log_level {
+	LOG_LEVEL_ERR = 3,
+	LOG_LEVEL_WARNING = 4,
+	LOG_LEVEL_NOTICE = 5,
+	LOG_LEVEL_INFO = 6,
+	LOG_LEVEL_DEBUG = 7,
+};
+
+/* Logs one line at level; a message longer than a line (1 KiB) is cut. */
+void log_at(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define log_err(...) log_at(LOG_LEVEL_ERR, __VA_ARGS__)
+#define log_warning(...) log_at(LOG_LEVEL_WARNING, __VA_ARGS__)
+#define log_notice(...) log_at(LOG_LEVEL_NOTICE, __VA_ARGS__)
+#define log_info(...) log_at(LOG_LEVEL_INFO, __VA_ARGS__)
+#define log_debug(...) log_at(LOG_LEVEL_DEBUG, __VA_ARGS__)
+
+/* liboomkit's log callback (oomkit_options.log): its messages at their level. */
+void log_liboomkit(enum oomkit_log_level level, const char *msg, void *userdata);
+
+#endif
