@@ -6,6 +6,10 @@
 #
 # Environment (set by meson): OOMKITD, OOMKIT, OOMKIT_HOG; optionally
 # OOMKIT_EXAMPLES (directory of the example handlers).
+#
+# Running programs as an unprivileged user (see "Other users" below):
+# USER_A=65534 (nobody), other_uid (a second, dedicated test user),
+# user_copy FILE, as_user UID CMD..., as_user_bg UID CMD..., spawn_as UID JOB MIB.
 
 set -u
 
@@ -15,7 +19,9 @@ T_FAILED=0
 
 skip() {
 	if [ "${OOMKIT_REQUIRE_KERNEL:-0}" = 1 ]; then
-		echo "FAIL: required kernel feature missing: $*" >&2
+		# CI sets it so that nothing passes by skipping; the reason is
+		# whatever is missing (a kernel feature, a tool, a user), said as is.
+		echo "FAIL (OOMKIT_REQUIRE_KERNEL=1): $*" >&2
 		exit 1
 	fi
 	echo "SKIP: $*"
@@ -39,7 +45,11 @@ setup() {
 	SOCK="$TMP/oomkitd.sock"
 	export OOMKIT_SOCKET="$SOCK"
 	DPID=
+	# Where user_copy stages programs for other uids (see "Other users");
+	# made here, in the test's shell, since user_copy runs in $(...).
+	USER_DIR=$(mktemp -d /tmp/oomkit-test-user.XXXXXX)
 	trap cleanup EXIT
+	mkdir "$USER_DIR/bin" && chmod 755 "$USER_DIR" "$USER_DIR/bin" || fail "cannot prepare $USER_DIR"
 	trap 'exit 1' INT TERM
 }
 
@@ -118,6 +128,7 @@ cleanup() {
 		cat "$TMP/log" >&2
 	fi
 	rm -rf "$TMP"
+	[ -z "${USER_DIR:-}" ] || rm -rf "$USER_DIR"
 	exit $rc
 }
 
@@ -188,6 +199,134 @@ spawn() {
 	local job=$1 mib=$2 step=${3:-1024} pause=${4:-1000} bin=${HOG_BIN:-$OOMKIT_HOG}
 	sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" "$3" "$4" "$5"' sh "$R/$job" "$bin" "$mib" "$step" "$pause" \
 		>/dev/null 2>&1 &
+	echo $!
+}
+
+# --- Other users
+#
+# A test that runs a program as another uid must not run it from the build
+# tree: the tree may live where only root can enter (a 0700 home, a mktemp -d
+# clone).  user_copy stages the program (and the libraries it loads that the
+# system does not provide, such as liboomkit.so from the build tree) in USER_DIR, a
+# 0755 directory under /tmp that cleanup removes, and prints the copy's path:
+#
+#	hog=$(user_copy "$OOMKIT_HOG") || exit    # "|| exit": a skip inside $(...)
+#	as_user $USER_A "$hog" 8 1024 1000          # foreground, exit code is the program's
+#	as_user_bg $USER_A "$hog" 8 > "$TMP/out"; pid=$!   # background: $! is the program's own pid
+#	pid=$(spawn_as $USER_A job 64)              # like spawn, the hog runs as that uid
+#
+# USER_A is nobody (65534), on every Debian system.  other_uid prints a second
+# unprivileged uid, distinct from USER_A, for "another user" in a test: the
+# system user oomkit-test (own group, no home, no login shell), created on
+# first use, once per machine (idempotent, safe when tests race).  Remove it
+# with `userdel oomkit-test`.  Each missing prerequisite skips (or fails under
+# OOMKIT_REQUIRE_KERNEL=1) naming itself, never the kernel.
+USER_A=65534
+TEST_USER=oomkit-test
+
+# require_user_tools: setpriv runs a command as another uid.
+require_user_tools() {
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) is missing"
+}
+
+# other_uid: the uid of TEST_USER, created if it does not exist.
+other_uid() {
+	local uid
+	uid=$(id -u "$TEST_USER" 2>/dev/null) && { echo "$uid"; return 0; }
+	command -v useradd >/dev/null || skip "no useradd to create the test user $TEST_USER"
+	# The lock serializes tests that create it at once; the second finds it.
+	flock /tmp/oomkit-test-user.lock sh -c 'id -u "$1" >/dev/null 2>&1 ||
+		useradd --system --user-group --no-create-home --home-dir /nonexistent \
+			--shell /usr/sbin/nologin --comment "oomkit tests" "$1"' sh "$TEST_USER" >&2
+	uid=$(id -u "$TEST_USER" 2>/dev/null) || skip "could not create the test user $TEST_USER (useradd failed)"
+	[ "$uid" != 0 ] && [ "$uid" != "$USER_A" ] || skip "the test user $TEST_USER has uid $uid, not a second unprivileged uid"
+	echo "$uid"
+}
+
+# user_argv UID: sets USER_ARGV to the words that run a command as UID
+# (its group the same number, no supplementary groups; staged libraries
+# found first).
+user_argv() {
+	USER_ARGV=(setpriv --reuid "$1" --regid "$1" --clear-groups --)
+	[ -z "${USER_DIR:-}" ] || USER_ARGV+=(env LD_LIBRARY_PATH="$USER_DIR/lib")
+}
+
+# as_user UID CMD...: CMD as UID, in the foreground; its exit code.
+as_user() {
+	user_argv "$1"
+	shift
+	"${USER_ARGV[@]}" "$@"
+}
+
+# as_user_bg UID CMD...: CMD as UID in the background.  setpriv and env exec,
+# and no subshell is between, so $! afterwards is CMD's own pid and this
+# shell may wait for it.  Inside $(...) it would be a subshell's: see spawn_as.
+as_user_bg() {
+	user_argv "$1"
+	shift
+	"${USER_ARGV[@]}" "$@" &
+}
+
+# unreachable PATH UID: the first directory on PATH's way that UID cannot
+# enter, or PATH itself when it cannot read and execute it; nothing if it can.
+unreachable() {
+	local path=$1 uid=$2 d=""
+	local IFS=/
+	for part in ${path#/}; do
+		d="$d/$part"
+		if [ "$d" = "$path" ]; then
+			as_user "$uid" test -r "$d" -a -x "$d" 2>/dev/null || echo "$d"
+			return 0
+		fi
+		as_user "$uid" test -x "$d" 2>/dev/null || { echo "$d"; return 0; }
+	done
+}
+
+# user_copy FILE [UID]: prints the path of a copy of FILE that UID (default
+# USER_A) may run; skips naming the reason if it still cannot.
+user_copy() {
+	local src=$1 uid=${2:-$USER_A} dst lib where
+	require_user_tools
+	[ -f "$src" ] || { echo "FAIL: user_copy: no file '$src'" >&2; exit 1; }
+	[ -n "${USER_DIR:-}" ] || { echo "FAIL: user_copy before setup" >&2; exit 1; }
+	dst="$USER_DIR/bin/${src##*/}"
+	if [ ! -e "$dst" ]; then
+		cp "$src" "$dst" && chmod 755 "$dst" || fail "cannot copy $src to $dst"
+		# The shared libraries it loads from outside the system's (the
+		# build tree's, found through meson's LD_LIBRARY_PATH or a
+		# RUNPATH), and any UID could not read.
+		for lib in $(ldd "$src" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 }'); do
+			if ldconfig -p 2>/dev/null | awk -v l="$lib" '$NF == l { f = 1 } END { exit !f }'; then
+				[ -n "$(unreachable "$lib" "$uid")" ] || continue
+			fi
+			mkdir -p "$USER_DIR/lib" && chmod 755 "$USER_DIR/lib" &&
+				cp "$lib" "$USER_DIR/lib/" && chmod 644 "$USER_DIR/lib/${lib##*/}" ||
+				fail "cannot copy $lib to $USER_DIR/lib"
+		done
+	fi
+	where=$(unreachable "$dst" "$uid")
+	if [ "$where" = "$dst" ] && findmnt -no OPTIONS -T "$dst" 2>/dev/null | grep -qw noexec; then
+		skip "uid $uid cannot execute $dst: $(findmnt -no TARGET -T "$dst") is mounted noexec" >&2
+	fi
+	[ -z "$where" ] || skip "uid $uid cannot reach $where, on the way to its copy of $src" >&2
+	if as_user "$uid" ldd "$dst" 2>/dev/null | grep -q "not found"; then
+		skip "uid $uid cannot load the libraries of $dst:$(as_user "$uid" ldd "$dst" 2>&1 | grep "not found" | tr -s ' \t\n' ' ')" >&2
+	fi
+	echo "$dst"
+}
+
+# spawn_as UID JOB MIB [STEP_KIB [PAUSE_US]]: like spawn, but the hog runs as
+# UID: root moves the shell into the job, which then becomes UID and the hog
+# (same pid).  Stage the hog first (user_copy "$OOMKIT_HOG" UID), since this
+# runs in $(...) and a skip there would not end the test.
+spawn_as() {
+	local uid=$1 job=$2 mib=$3 step=${4:-1024} pause=${5:-1000} bin
+	bin=${HOG_BIN:-$OOMKIT_HOG}
+	bin="${USER_DIR:-/nonexistent}/bin/${bin##*/}"
+	[ -x "$bin" ] || { echo "FAIL: spawn_as: stage the hog with user_copy first" >&2; exit 1; }
+	sh -c 'echo $$ > "$1/cgroup.procs" && exec setpriv --reuid "$2" --regid "$2" --clear-groups -- \
+		env LD_LIBRARY_PATH="$3/lib" "$4" "$5" "$6" "$7"' \
+		sh "$R/$job" "$uid" "$USER_DIR" "$bin" "$mib" "$step" "$pause" >/dev/null 2>&1 &
 	echo $!
 }
 
