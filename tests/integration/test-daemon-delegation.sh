@@ -7,15 +7,15 @@
 # is hit and the owner does not resolve it within the delay, the daemon does.
 . "$(dirname "$0")/daemon-lib.sh"
 require_kernel
-command -v setpriv >/dev/null || skip "setpriv (util-linux) is missing"
+require_user_tools
 KILL_NEWEST=${OOMKIT_EXAMPLES:-}/kill-newest
 [ -x "$KILL_NEWEST" ] || { echo "FAIL: no kill-newest example at '$KILL_NEWEST'" >&2; exit 1; }
 setup delegation
-OWNER=65534
-as_owner() { setpriv --reuid $OWNER --regid $OWNER --clear-groups -- "$@"; }
-for p in "$OOMKIT_HOG" "$KILL_NEWEST"; do
-	as_owner test -x "$p" || skip "uid $OWNER cannot execute $p (build directory not world-readable)"
-done
+OWNER=$USER_A
+as_owner() { as_user $OWNER "$@"; }
+# The owner runs copies: the build tree may be where only root can enter.
+OWNER_HOG=$(user_copy "$OOMKIT_HOG" $OWNER) || exit
+OWNER_KILL_NEWEST=$(user_copy "$KILL_NEWEST" $OWNER) || exit
 
 write_config 512M "report, kill-lowest, kernel" 1s <<EOF2
 [job del]
@@ -37,16 +37,15 @@ as_owner mkdir "$R/del/sub"
 check "the owner creates a sub-memcg" test -d "$R/del/sub"
 as_owner sh -c "echo 32M > '$R/del/sub/memory.limit_in_bytes'"
 check "the owner limits its sub-memcg" test "$(cat "$R/del/sub/memory.limit_in_bytes")" = $((32 << 20))
-setpriv --reuid $OWNER --regid $OWNER --clear-groups -- "$KILL_NEWEST" "$M/del/sub" 2000 1 > "$TMP/owner.log" 2>&1 &
+as_user_bg $OWNER "$OWNER_KILL_NEWEST" "$M/del/sub" 2000 1 > "$TMP/owner.log" 2>&1
 handler=$!
 sub_held() { grep -q "oom_kill_disable 1" "$R/del/sub/memory.oom_control"; }
 check "the owner's handler takes over its sub-memcg" wait_for 10 sub_held
 owner_spawn() { # SUB MIB STEP PAUSE
-	# setpriv itself, not the as_owner function: a function run in the
-	# background is a subshell, and $! would be its pid, not the hog's.
-	setpriv --reuid $OWNER --regid $OWNER --clear-groups -- \
-		sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" "$3" "$4" "$5"' sh "$R/$1" "$OOMKIT_HOG" "$2" "$3" "$4" \
-		>/dev/null 2>&1 &
+	# The owner moves itself into its sub-memcg (as_user_bg: $! is the
+	# shell's pid, which then execs the hog).
+	as_user_bg $OWNER sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" "$3" "$4" "$5"' sh "$R/$1" "$OWNER_HOG" "$2" "$3" "$4" \
+		>/dev/null 2>&1
 	echo $!
 }
 a=$(owner_spawn del/sub 16 1024 1000)
