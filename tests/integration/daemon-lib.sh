@@ -245,10 +245,13 @@ other_uid() {
 
 # user_argv UID: sets USER_ARGV to the words that run a command as UID
 # (its group the same number, no supplementary groups; staged libraries
-# found first).
+# found first).  setpriv execs its command while it still holds root's
+# capabilities, so it finds a program even where UID may not go (and a test
+# seems to pass) while whatever that program opens or runs fails; env, which
+# runs as UID with none, execs CMD the way that user would.
 user_argv() {
 	USER_ARGV=(setpriv --reuid "$1" --regid "$1" --clear-groups --)
-	[ -z "${USER_DIR:-}" ] || USER_ARGV+=(env LD_LIBRARY_PATH="$USER_DIR/lib")
+	USER_ARGV+=(env LD_LIBRARY_PATH="${USER_DIR:-/nonexistent}/lib")
 }
 
 # as_user UID CMD...: CMD as UID, in the foreground; its exit code.
