@@ -217,7 +217,7 @@ spawn() {
 #
 # USER_A is nobody (65534), on every Debian system.  other_uid prints a second
 # unprivileged uid, distinct from USER_A, for "another user" in a test: the
-# system user oomkit-test (own group, no home, no login shell), created on
+# system user oomkit-test (its own group, no home, no login shell), created on
 # first use, once per machine (idempotent, safe when tests race).  Remove it
 # with `userdel oomkit-test`.  Each missing prerequisite skips (or fails under
 # OOMKIT_REQUIRE_KERNEL=1) naming itself, never the kernel.
@@ -243,14 +243,18 @@ other_uid() {
 	echo "$uid"
 }
 
+# user_gid UID: the user's primary group; the same number for a uid that
+# has no entry in the user database.
+user_gid() { id -g "$1" 2>/dev/null || echo "$1"; }
+
 # user_argv UID: sets USER_ARGV to the words that run a command as UID
-# (its group the same number, no supplementary groups; staged libraries
+# (its primary group, no supplementary groups; staged libraries
 # found first).  setpriv execs its command while it still holds root's
 # capabilities, so it finds a program even where UID may not go (and a test
 # seems to pass) while whatever that program opens or runs fails; env, which
 # runs as UID with none, execs CMD the way that user would.
 user_argv() {
-	USER_ARGV=(setpriv --reuid "$1" --regid "$1" --clear-groups --)
+	USER_ARGV=(setpriv --reuid "$1" --regid "$(user_gid "$1")" --clear-groups --)
 	USER_ARGV+=(env LD_LIBRARY_PATH="${USER_DIR:-/nonexistent}/lib")
 }
 
@@ -327,9 +331,9 @@ spawn_as() {
 	bin=${HOG_BIN:-$OOMKIT_HOG}
 	bin="${USER_DIR:-/nonexistent}/bin/${bin##*/}"
 	[ -x "$bin" ] || { echo "FAIL: spawn_as: stage the hog with user_copy first" >&2; exit 1; }
-	sh -c 'echo $$ > "$1/cgroup.procs" && exec setpriv --reuid "$2" --regid "$2" --clear-groups -- \
-		env LD_LIBRARY_PATH="$3/lib" "$4" "$5" "$6" "$7"' \
-		sh "$R/$job" "$uid" "$USER_DIR" "$bin" "$mib" "$step" "$pause" >/dev/null 2>&1 &
+	sh -c 'echo $$ > "$1/cgroup.procs" && exec setpriv --reuid "$2" --regid "$3" --clear-groups -- \
+		env LD_LIBRARY_PATH="$4/lib" "$5" "$6" "$7" "$8"' \
+		sh "$R/$job" "$uid" "$(user_gid "$uid")" "$USER_DIR" "$bin" "$mib" "$step" "$pause" >/dev/null 2>&1 &
 	echo $!
 }
 
