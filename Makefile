@@ -4,12 +4,14 @@ PREFIX ?= /usr/local
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
+DEB_BUILD ?= build-deb
 # Everything the build, the tests (including the qemu guest tier and the
 # fuzzers) and the benchmarks need, as Debian packages.
 DEB_DEPS := meson ninja-build pkg-config gcc clang clang-format libclang-rt-14-dev libcmocka-dev libinih-dev libcap-ng-dev libseccomp-dev \
-	python3 qemu-system-x86 busybox-static cpio gzip gnuplot-nox earlyoom valgrind
+	python3 qemu-system-x86 busybox-static cpio gzip gnuplot-nox earlyoom valgrind \
+	debhelper dpkg-dev lintian git
 
-.PHONY: all bootstrap build asan fuzz-build check demo demo-library bench install clean fuzz soak
+.PHONY: all bootstrap build asan fuzz-build check demo demo-library bench install clean fuzz soak deb
 
 all: build
 
@@ -55,5 +57,11 @@ soak: build
 install: build
 	DESTDIR=$(DESTDIR) meson install -C $(BUILD)
 
+# The Debian packages (debian/), built from a clean copy of the tree into
+# $(DEB_BUILD), then checked by lintian.
+deb: bootstrap
+	sh scripts/deb.sh $(DEB_BUILD)
+	lintian --fail-on error,warning $(DEB_BUILD)/oomkit_*.changes
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(DEB_BUILD)
