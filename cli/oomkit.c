@@ -25,9 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "defaults.h"
 #include "json.h"
 
-#define DEFAULT_SOCKET "/run/oomkit/oomkitd.sock"
+#define DEFAULT_SOCKET OOMKITD_DEFAULT_SOCKET
 #define MAX_FIELDS 16
 
 enum { EXIT_REFUSED = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 3 };

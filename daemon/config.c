@@ -6,6 +6,12 @@
  * section headers and rejects what libinih would silently accept (indented
  * continuation lines, over-long lines).  Every error is collected with its
  * file:line and key; a parse with any error leaves the caller's struct alone.
+ *
+ * Every key is one row of keys[]: its section, its parser, where its value
+ * goes, its range and its default, written in the file's own syntax and
+ * parsed by the same parser, so a default can never disagree with what the
+ * file would say.  A new key is a new row (and, for a new kind of value, a
+ * new parser).
  */
 #include "config.h"
 
@@ -23,43 +29,107 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "oomkit.h"
+#include "defaults.h"
 
-const char config_builtin[] = "[oomkitd]\n"
-			      "machine = /sys/fs/cgroup/memory/oomkit\n"
-			      "policy = report, kill-lowest, kernel\n"
-			      "delay = 2s\n"
-			      "reserve = 16M\n"
-			      "report_dir = /var/lib/oomkit/reports\n"
-			      "report_max_count = 100\n"
-			      "report_max_bytes = 64M\n"
-			      "socket = /run/oomkit/oomkitd.sock\n"
-			      "metrics = /var/lib/oomkit/oomkit.prom\n";
+/* With no file, every key keeps its default and there are no jobs. */
+static const char builtin_text[] = "";
+#define BUILTIN_SOURCE "(built-in)"
 
-#define DEFAULT_JOB_CHAIN "report, kernel"
-#define DEFAULT_PRIORITY 500
 #define CONFIG_FILE_MAX (1024 * 1024)
 #define LINE_MAX_LEN 190 /* libinih's line buffer is 200 bytes, less "\r\n\0" and margin */
+#define KEYS_MAX 64	 /* bits of a section's seen and bad masks */
+#define RANGE_MAX 128	 /* a range as an error message writes it */
 
-static const char *const policy_names[POLICY__COUNT] = {
-    [POLICY_GROW] = "grow",
-    [POLICY_KILL_LOWEST] = "kill-lowest",
-    [POLICY_KILL_NEWEST] = "kill-newest",
-    [POLICY_KILL_LARGEST] = "kill-largest",
-    [POLICY_KILL_OVER_EXPECTED] = "kill-over-expected",
-    [POLICY_REPORT] = "report",
-    [POLICY_PROMPT] = "prompt",
-    [POLICY_KERNEL] = "kernel",
+/* ------------------------------------------------------------ parse state */
+
+enum section_kind {
+	SECTION_NONE = 0, /* before any header */
+	SECTION_DAEMON,
+	SECTION_JOB,
+	SECTION_BAD, /* an unknown or broken section: its keys are skipped */
 };
 
-const char *policy_kind_name(enum policy_kind kind)
+struct parse_state {
+	struct config *cfg;
+	const char *source;
+	const char *text;
+	size_t pos;
+	unsigned line;
+	enum section_kind kind;
+	char section[CONFIG_NAME_MAX + 8];
+	struct config_job *job;
+	unsigned jobs_cap; /* slots in cfg->jobs */
+	bool out_of_memory;
+	bool daemon_seen;
+	unsigned bad_line; /* the reader refused this line: libinih's keys on it are skipped */
+	/* The section being read: keys given, keys whose value did not parse
+	 * (so that checks across keys do not cascade from them), and where. */
+	uint64_t seen, bad;
+	unsigned key_line[KEYS_MAX];
+	char *errors;
+	size_t errors_len;
+	size_t errors_off;
+	unsigned n_errors;
+};
+
+static void add_error(struct parse_state *st, unsigned line, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void add_error(struct parse_state *st, unsigned line, const char *key, const char *fmt, ...)
 {
-	if ((unsigned)kind >= POLICY__COUNT)
-		return NULL;
-	return policy_names[kind];
+	char what[512], where[CONFIG_PATH_MAX + 16];
+	va_list ap;
+	int n;
+
+	st->n_errors++;
+	if (line == st->line)
+		st->bad_line = line;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (!st->errors || st->errors_off >= st->errors_len)
+		return;
+	/* Line 0 is a default, which is on no line of the file. */
+	if (line)
+		snprintf(where, sizeof(where), "%s:%u", st->source, line);
+	else
+		snprintf(where, sizeof(where), "%s", st->source);
+	if (key && st->section[0])
+		n = snprintf(st->errors + st->errors_off, st->errors_len - st->errors_off,
+			     "%s: [%s] %s: %s\n", where, st->section, key, what);
+	else if (st->section[0])
+		n = snprintf(st->errors + st->errors_off, st->errors_len - st->errors_off, "%s: [%s]: %s\n",
+			     where, st->section, what);
+	else
+		n = snprintf(st->errors + st->errors_off, st->errors_len - st->errors_off, "%s: %s%s%s\n",
+			     where, key ? key : "", key ? ": " : "", what);
+	if (n > 0)
+		st->errors_off += (size_t)n;
 }
 
-/* ------------------------------------------------------------ value syntaxes */
+/* ------------------------------------------------------------ value parsers */
+
+struct key;
+
+/* Parses value into field; on a bad value adds the error and returns < 0. */
+typedef int (*key_parser)(struct parse_state *st, const struct key *k, const char *value, void *field);
+
+enum key_flags {
+	KEY_MAX = 1 << 0,     /* sizes: "max" means no limit */
+	KEY_ZERO = 1 << 1,    /* 0 is allowed below the range (and means what the row says) */
+	KEY_EMPTY = 1 << 2,   /* paths: an empty value means none */
+	KEY_NO_GROW = 1 << 3, /* chains: grow is not a step of this scope */
+};
+
+struct key {
+	const char *name;
+	enum section_kind section;
+	key_parser parse;
+	size_t offset, size; /* of the field in struct config or struct config_job */
+	uint64_t min, max;   /* inclusive: a count, bytes or milliseconds */
+	unsigned flags;
+	const char *def; /* the default as the file writes it; NULL: zero */
+};
 
 static const char *skip_ws(const char *s)
 {
@@ -68,80 +138,135 @@ static const char *skip_ws(const char *s)
 	return s;
 }
 
-static int parse_u64_prefix(const char *s, uint64_t *ret, const char **end)
+/* "(0 to 1000)", "(10ms to 600s)", "(0, or 1s to 86400s)", "(at least 1M, or max)". */
+static void format_range(const struct key *k, void (*fmt)(uint64_t, char *, size_t), char *buf, size_t len)
 {
-	uint64_t v = 0;
+	char lo[32], hi[32];
 
-	if (!isdigit((unsigned char)*s))
-		return -EINVAL;
-	for (; isdigit((unsigned char)*s); s++) {
-		unsigned d = (unsigned)(*s - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -ERANGE;
-		v = v * 10 + d;
-	}
-	*ret = v;
-	*end = s;
-	return 0;
+	fmt(k->min, lo, sizeof(lo));
+	fmt(k->max, hi, sizeof(hi));
+	snprintf(buf, len, "%s%s%s%s%s", k->flags & KEY_ZERO ? "0, or " : "",
+		 k->max == UINT64_MAX ? "at least " : "", lo, k->max == UINT64_MAX ? "" : " to ",
+		 k->max == UINT64_MAX ? "" : hi);
+	if (k->flags & KEY_MAX)
+		snprintf(buf + strlen(buf), len - strlen(buf), ", or max");
 }
 
-int config_parse_size(const char *s, bool allow_max, uint64_t *ret_bytes)
+static void format_count(uint64_t v, char *buf, size_t len)
 {
-	static const char suffixes[] = "KMGT";
-	uint64_t v, mult = 1;
-	const char *end;
-	int r;
-
-	if (allow_max && (strcmp(s, "max") == 0 || strcmp(s, "none") == 0)) {
-		*ret_bytes = OOMKIT_UNLIMITED;
-		return 0;
-	}
-	r = parse_u64_prefix(s, &v, &end);
-	if (r < 0)
-		return r;
-	if (*end) {
-		const char *p = strchr(suffixes, toupper((unsigned char)*end));
-		if (!p)
-			return -EINVAL;
-		for (long i = 0; i <= p - suffixes; i++)
-			mult *= 1024;
-		end++;
-		/* "512M", "512MB" and "512MiB" all mean mebibytes. */
-		if (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0)
-			end += strlen(end);
-		if (*end)
-			return -EINVAL;
-	}
-	if (v > UINT64_MAX / mult)
-		return -ERANGE;
-	*ret_bytes = v * mult;
-	return 0;
+	snprintf(buf, len, "%" PRIu64, v);
 }
 
-int config_parse_duration(const char *s, uint64_t *ret_ms)
+static bool in_range(const struct key *k, uint64_t v)
 {
+	if (v == 0 && (k->flags & KEY_ZERO))
+		return true;
+	if (v == UINT64_MAX && (k->flags & KEY_MAX))
+		return true;
+	return v >= k->min && v <= k->max;
+}
+
+static int parse_count(struct parse_state *st, const struct key *k, const char *value, void *field)
+{
+	char range[RANGE_MAX];
 	uint64_t v;
-	const char *end;
-	int r = parse_u64_prefix(s, &v, &end);
+	int r = value_parse_uint(value, UINT64_MAX, &v);
 
-	if (r < 0)
+	format_range(k, format_count, range, sizeof(range));
+	if (r == -EINVAL) {
+		add_error(st, st->line, k->name, "bad number '%s' (%s)", value, range);
 		return r;
-	if (strcmp(end, "ms") == 0) {
-		*ret_ms = v;
-		return 0;
 	}
-	if (strcmp(end, "s") == 0) {
-		if (v > UINT64_MAX / 1000)
-			return -ERANGE;
-		*ret_ms = v * 1000;
-		return 0;
+	if (r < 0 || !in_range(k, v)) {
+		add_error(st, st->line, k->name, "'%s' out of range (%s)", value, range);
+		return -ERANGE;
 	}
-	/* A bare 0 needs no unit; any other bare number is ambiguous. */
-	if (*end == '\0' && v == 0) {
-		*ret_ms = 0;
-		return 0;
+	*(unsigned *)field = (unsigned)v;
+	return 0;
+}
+
+static int parse_size(struct parse_state *st, const struct key *k, const char *value, void *field)
+{
+	char range[RANGE_MAX];
+	uint64_t v;
+	int r = value_parse_size(value, k->flags & KEY_MAX, &v);
+
+	if (r < 0) {
+		add_error(st, st->line, k->name, "bad size '%s' (a number with K, M, G or T%s)", value,
+			  k->flags & KEY_MAX ? ", or max" : "");
+		return r;
 	}
+	if (!in_range(k, v)) {
+		format_range(k, value_format_size, range, sizeof(range));
+		add_error(st, st->line, k->name, "'%s' out of range (%s)", value, range);
+		return -ERANGE;
+	}
+	*(uint64_t *)field = v;
+	return 0;
+}
+
+static int parse_duration(struct parse_state *st, const struct key *k, const char *value, void *field)
+{
+	char range[RANGE_MAX];
+	uint64_t v;
+	int r = value_parse_duration(value, &v);
+
+	format_range(k, value_format_duration, range, sizeof(range));
+	if (r < 0) {
+		add_error(st, st->line, k->name, "bad duration '%s' (a number with ms or s: %s)", value,
+			  range);
+		return r;
+	}
+	if (!in_range(k, v)) {
+		add_error(st, st->line, k->name, "'%s' out of range (%s)", value, range);
+		return -ERANGE;
+	}
+	*(uint64_t *)field = v;
+	return 0;
+}
+
+static int parse_bool(struct parse_state *st, const struct key *k, const char *value, void *field)
+{
+	static const char *const yes[] = {"yes", "true", "on", "1"};
+	static const char *const no[] = {"no", "false", "off", "0"};
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (strcasecmp(value, yes[i]) == 0) {
+			*(bool *)field = true;
+			return 0;
+		}
+		if (strcasecmp(value, no[i]) == 0) {
+			*(bool *)field = false;
+			return 0;
+		}
+	}
+	add_error(st, st->line, k->name, "bad boolean '%s' (yes or no)", value);
 	return -EINVAL;
+}
+
+static int parse_path(struct parse_state *st, const struct key *k, const char *value, void *field)
+{
+	char *out = field;
+	size_t len = strlen(value);
+
+	if (value[0] == '\0' && (k->flags & KEY_EMPTY)) {
+		out[0] = '\0';
+		return 0;
+	}
+	if (value[0] != '/') {
+		add_error(st, st->line, k->name, "'%s' is not an absolute path", value);
+		return -EINVAL;
+	}
+	if (strstr(value, "/../") || (len >= 3 && strcmp(value + len - 3, "/..") == 0)) {
+		add_error(st, st->line, k->name, "'%s' contains '..'", value);
+		return -EINVAL;
+	}
+	if (len >= k->size) {
+		add_error(st, st->line, k->name, "path too long (at most %zu characters)", k->size - 1);
+		return -ENAMETOOLONG;
+	}
+	memcpy(out, value, len + 1);
+	return 0;
 }
 
 /* Splits a comma-separated list; calls fn on each trimmed, non-empty item.
@@ -179,16 +304,14 @@ static int split_list(const char *s, int (*fn)(const char *item, void *userdata)
 static int chain_add(const char *item, void *userdata)
 {
 	struct policy_chain *chain = userdata;
+	enum policy_kind kind;
 
-	for (unsigned k = 0; k < POLICY__COUNT; k++) {
-		if (strcmp(item, policy_names[k]) != 0)
-			continue;
-		if (chain->n_steps >= CONFIG_MAX_CHAIN)
-			return -E2BIG;
-		chain->steps[chain->n_steps++] = (enum policy_kind)k;
-		return 0;
-	}
-	return -EINVAL;
+	if (policy_kind_from_name(item, &kind) < 0)
+		return -EINVAL;
+	if (chain->n_steps >= POLICY_MAX_CHAIN)
+		return -E2BIG;
+	chain->steps[chain->n_steps++] = kind;
+	return 0;
 }
 
 int config_parse_chain(const char *s, struct policy_chain *ret, char *bad, size_t bad_len)
@@ -216,81 +339,174 @@ void config_format_chain(const struct policy_chain *chain, char *buf, size_t len
 	}
 }
 
-void config_format_size(uint64_t bytes, char *buf, size_t len)
+static int parse_chain(struct parse_state *st, const struct key *k, const char *value, void *field)
 {
-	static const char suffixes[] = "KMGT";
-	int i = -1;
+	struct policy_chain chain;
+	char bad[CONFIG_PATH_MAX];
+	int r = config_parse_chain(value, &chain, bad, sizeof(bad));
 
-	if (bytes == OOMKIT_UNLIMITED) {
-		snprintf(buf, len, "max");
-		return;
-	}
-	while (bytes && bytes % 1024 == 0 && i < 3) {
-		bytes /= 1024;
-		i++;
-	}
-	if (i < 0)
-		snprintf(buf, len, "%" PRIu64, bytes);
-	else
-		snprintf(buf, len, "%" PRIu64 "%c", bytes, suffixes[i]);
+	if (r == -E2BIG)
+		add_error(st, st->line, k->name, "too many policies (at most %d)", POLICY_MAX_CHAIN);
+	else if (r < 0 && bad[0] == '\0')
+		add_error(st, st->line, k->name, "empty policy name in '%s'", value);
+	else if (r < 0)
+		add_error(st, st->line, k->name, "unknown policy '%s'", bad);
+	if (r < 0)
+		return r;
+	for (unsigned i = 0; i < chain.n_steps; i++)
+		if (chain.steps[i] == POLICY_GROW && (k->flags & KEY_NO_GROW)) {
+			add_error(st, st->line, k->name, "grow applies to jobs, not to the machine");
+			return -EINVAL;
+		}
+	*(struct policy_chain *)field = chain;
+	return 0;
 }
 
-/* ------------------------------------------------------------ parse state */
-
-enum section_kind {
-	SECTION_NONE = 0, /* before any header */
-	SECTION_DAEMON,
-	SECTION_JOB,
-	SECTION_BAD, /* an unknown or broken section: its keys are skipped */
-};
-
-struct parse_state {
-	struct config *cfg;
-	const char *source;
-	const char *text;
-	size_t pos;
-	unsigned line;
-	enum section_kind kind;
-	char section[CONFIG_NAME_MAX + 8];
-	struct config_job *job;
-	unsigned jobs_cap; /* slots in cfg->jobs */
-	bool out_of_memory;
-	unsigned limit_line[CONFIG_MAX_JOBS];
-	bool limit_bad[CONFIG_MAX_JOBS]; /* limit or limit_max did not parse: no cascade */
-	bool daemon_seen;
-	char *errors;
-	size_t errors_len;
-	size_t errors_off;
-	unsigned n_errors;
-};
-
-static void add_error(struct parse_state *st, unsigned line, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void add_error(struct parse_state *st, unsigned line, const char *key, const char *fmt, ...)
+static int parse_kill(struct parse_state *st, const struct key *k, const char *value, void *field)
 {
-	char what[512];
-	va_list ap;
-	int n;
-
-	st->n_errors++;
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	if (!st->errors || st->errors_off >= st->errors_len)
-		return;
-	if (key && st->section[0])
-		n = snprintf(st->errors + st->errors_off, st->errors_len - st->errors_off,
-			     "%s:%u: [%s] %s: %s\n", st->source, line, st->section, key, what);
-	else if (st->section[0])
-		n = snprintf(st->errors + st->errors_off, st->errors_len - st->errors_off,
-			     "%s:%u: [%s]: %s\n", st->source, line, st->section, what);
-	else
-		n = snprintf(st->errors + st->errors_off, st->errors_len - st->errors_off, "%s:%u: %s%s%s\n",
-			     st->source, line, key ? key : "", key ? ": " : "", what);
-	if (n > 0)
-		st->errors_off += (size_t)n;
+	if (strcmp(value, "process") == 0)
+		*(enum kill_scope *)field = KILL_PROCESS;
+	else if (strcmp(value, "job") == 0)
+		*(enum kill_scope *)field = KILL_JOB;
+	else {
+		add_error(st, st->line, k->name, "'%s' is neither process nor job", value);
+		return -EINVAL;
+	}
+	return 0;
 }
+
+static int protect_add(const char *item, void *userdata)
+{
+	struct config_job *job = userdata;
+
+	if (strlen(item) >= POLICY_COMM_MAX)
+		return -ENAMETOOLONG;
+	if (job->n_protect >= CONFIG_MAX_PROTECT)
+		return -E2BIG;
+	snprintf(job->protect[job->n_protect++], POLICY_COMM_MAX, "%s", item);
+	return 0;
+}
+
+/* field is the job itself: protect fills two of its members. */
+static int parse_protect(struct parse_state *st, const struct key *k, const char *value, void *field)
+{
+	char bad[CONFIG_PATH_MAX];
+	struct config_job *job = field;
+	int r;
+
+	job->n_protect = 0;
+	r = split_list(value, protect_add, job, bad, sizeof(bad));
+	if (r == -ENAMETOOLONG)
+		add_error(st, st->line, k->name, "'%s' is longer than a process name (%d characters)", bad,
+			  POLICY_COMM_MAX - 1);
+	else if (r == -E2BIG)
+		add_error(st, st->line, k->name, "too many names (at most %d)", CONFIG_MAX_PROTECT);
+	else if (r < 0)
+		add_error(st, st->line, k->name, "empty name in '%s'", value);
+	if (r < 0)
+		job->n_protect = 0;
+	return r;
+}
+
+/* field is the job itself: owner fills has_owner and owner. */
+static int parse_owner(struct parse_state *st, const struct key *k, const char *value, void *field)
+{
+	struct config_job *job = field;
+	uint64_t uid;
+
+	if (value_parse_uint(value, UINT_MAX - 1, &uid) == 0) {
+		job->owner = (uid_t)uid;
+		job->has_owner = true;
+		return 0;
+	}
+	struct passwd *pw = getpwnam(value);
+	if (!pw) {
+		add_error(st, st->line, k->name, "unknown user '%s'", value);
+		return -EINVAL;
+	}
+	job->owner = pw->pw_uid;
+	job->has_owner = true;
+	return 0;
+}
+
+/* ------------------------------------------------------------ the keys */
+
+#define FIELD(type, member) offsetof(type, member), sizeof(((type *)0)->member)
+#define DAEMON(name, parse, member, min, max, flags, def)                                                    \
+	{                                                                                                    \
+		name, SECTION_DAEMON, parse, FIELD(struct config, member), min, max, flags, def              \
+	}
+#define JOB(name, parse, member, min, max, flags, def)                                                       \
+	{                                                                                                    \
+		name, SECTION_JOB, parse, FIELD(struct config_job, member), min, max, flags, def             \
+	}
+/* Keys whose parser fills more than one member get the whole job. */
+#define JOB_WHOLE(name, parse)                                                                               \
+	{                                                                                                    \
+		name, SECTION_JOB, parse, 0, sizeof(struct config_job), 0, 0, 0, NULL                        \
+	}
+
+#define KiB 1024ull
+#define MiB (1024ull * KiB)
+#define UNBOUNDED UINT64_MAX
+
+static const struct key keys[] = {
+    DAEMON("machine", parse_path, machine, 0, 0, 0, "/sys/fs/cgroup/memory/oomkit"),
+    DAEMON("machine_limit", parse_size, machine_limit_bytes, 0, UNBOUNDED, KEY_MAX, "max"),
+    DAEMON("policy", parse_chain, chain, 0, 0, KEY_NO_GROW, "report, kill-lowest, kernel"),
+    DAEMON("delay", parse_duration, delay_ms, 10, 600000, 0, "2s"),
+    DAEMON("reserve", parse_size, reserve_bytes, 0, UNBOUNDED, 0, "16M"),
+    DAEMON("report_dir", parse_path, report_dir, 0, 0, 0, "/var/lib/oomkit/reports"),
+    DAEMON("report_max_count", parse_count, report_max_count, 0, 1000000, 0, "100"),
+    DAEMON("report_max_bytes", parse_size, report_max_bytes, 0, UNBOUNDED, 0, "64M"),
+    DAEMON("socket", parse_path, socket, 0, 0, 0, OOMKITD_DEFAULT_SOCKET),
+    DAEMON("metrics", parse_path, metrics, 0, 0, KEY_EMPTY, "/var/lib/oomkit/oomkit.prom"),
+    DAEMON("readonly_status", parse_bool, readonly_status, 0, 0, 0, "no"),
+    /* Each rewrite reads every job's memcg: more often than once a second
+     * would keep a daemon with a thousand jobs busy for nothing. */
+    DAEMON("metrics_interval", parse_duration, metrics_interval_ms, 1000, 86400000, KEY_ZERO, "0"),
+
+    JOB("priority", parse_count, priority, 0, 1000, 0, "500"),
+    JOB("limit", parse_size, limit_bytes, 0, UNBOUNDED, KEY_MAX, "max"),
+    /* Its default is the limit: finish_job(). */
+    JOB("limit_max", parse_size, limit_max_bytes, 0, UNBOUNDED, KEY_MAX, NULL),
+    JOB("expect", parse_size, expect_bytes, 0, UNBOUNDED, 0, NULL),
+    JOB("policy", parse_chain, chain, 0, 0, 0, "report, kernel"),
+    JOB("kill", parse_kill, kill, 0, 0, 0, "process"),
+    JOB_WHOLE("protect", parse_protect),
+    JOB_WHOLE("owner", parse_owner),
+};
+
+#define N_KEYS (sizeof(keys) / sizeof(keys[0]))
+_Static_assert(N_KEYS <= KEYS_MAX, "a section's masks have a bit per key");
+
+static const struct key *find_key(enum section_kind section, const char *name)
+{
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (keys[i].section == section && strcmp(keys[i].name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+static unsigned key_index(const struct key *k)
+{
+	return (unsigned)(k - keys);
+}
+
+/* The fields of section's keys in base (a struct config or a struct
+ * config_job) get their defaults, parsed as if written in the file. */
+static void apply_defaults(struct parse_state *st, enum section_kind section, void *base)
+{
+	unsigned line = st->line;
+
+	st->line = 0;
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (keys[i].section == section && keys[i].def)
+			(void)keys[i].parse(st, &keys[i], keys[i].def, (char *)base + keys[i].offset);
+	st->line = line;
+}
+
+/* ------------------------------------------------------------ sections */
 
 static bool valid_job_name(const char *name)
 {
@@ -302,18 +518,6 @@ static bool valid_job_name(const char *name)
 		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.')
 			return false;
 	return true;
-}
-
-static void job_defaults(struct config_job *job)
-{
-	char bad[8];
-
-	memset(job, 0, sizeof(*job));
-	job->priority = DEFAULT_PRIORITY;
-	job->limit_bytes = OOMKIT_UNLIMITED;
-	job->limit_max_bytes = OOMKIT_UNLIMITED;
-	job->kill = KILL_PROCESS;
-	config_parse_chain(DEFAULT_JOB_CHAIN, &job->chain, bad, sizeof(bad));
 }
 
 /* Doubles the jobs array while parsing; the result is trimmed to size. */
@@ -332,32 +536,61 @@ static int grow_jobs(struct parse_state *st)
 	return 0;
 }
 
-static void begin_section(struct parse_state *st, const char *name)
+static bool given(const struct parse_state *st, const char *name, uint64_t mask)
 {
-	snprintf(st->section, sizeof(st->section), "%.*s", (int)(sizeof(st->section) - 1), name);
-	st->job = NULL;
+	const struct key *k = find_key(st->kind, name);
+	return k && (mask & (1ull << key_index(k)));
+}
+
+static unsigned line_of(const struct parse_state *st, const char *name)
+{
+	const struct key *k = find_key(st->kind, name);
+	return k ? st->key_line[key_index(k)] : 0;
+}
+
+/* Checks across the keys of one job, once its section is complete. */
+static void finish_job(struct parse_state *st)
+{
+	struct config_job *job = st->job;
+	char a[32], b[32];
+
+	if (!given(st, "limit_max", st->seen))
+		job->limit_max_bytes = job->limit_bytes;
+	if (given(st, "limit", st->bad) || given(st, "limit_max", st->bad))
+		return;
+	if (job->limit_bytes <= job->limit_max_bytes)
+		return;
+	value_format_size(job->limit_bytes, a, sizeof(a));
+	value_format_size(job->limit_max_bytes, b, sizeof(b));
+	if (given(st, "limit", st->seen))
+		add_error(st, line_of(st, "limit"), "limit", "%s is above limit_max %s", a, b);
+	else
+		add_error(st, line_of(st, "limit_max"), "limit_max", "%s is below the limit (%s unless set)",
+			  b, a);
+}
+
+static void end_section(struct parse_state *st)
+{
+	if (st->kind == SECTION_JOB)
+		finish_job(st);
+	if (st->kind == SECTION_DAEMON)
+		st->cfg->machine_line = line_of(st, "machine");
 	st->kind = SECTION_BAD;
-	if (strcmp(name, "oomkitd") == 0) {
-		if (st->daemon_seen) {
-			add_error(st, st->line, NULL, "section given twice");
-			return;
-		}
-		st->daemon_seen = true;
-		st->kind = SECTION_DAEMON;
-		return;
-	}
-	if (strncmp(name, "job ", 4) != 0) {
-		add_error(st, st->line, NULL, "unknown section (expected [oomkitd] or [job NAME])");
-		return;
-	}
-	const char *job_name = name + 4;
+	st->job = NULL;
+	st->seen = st->bad = 0;
+	memset(st->key_line, 0, sizeof(st->key_line));
+}
+
+static void begin_job(struct parse_state *st, const char *job_name)
+{
+	struct config *cfg = st->cfg;
+
 	if (!valid_job_name(job_name)) {
 		add_error(st, st->line, NULL,
 			  "bad job name '%s' (letters, digits, '-', '_', '.'; at most %d)", job_name,
 			  CONFIG_NAME_MAX - 1);
 		return;
 	}
-	struct config *cfg = st->cfg;
 	for (unsigned i = 0; i < cfg->n_jobs; i++)
 		if (strcmp(cfg->jobs[i].name, job_name) == 0) {
 			add_error(st, st->line, NULL, "duplicate job (first at line %u)", cfg->jobs[i].line);
@@ -373,11 +606,34 @@ static void begin_section(struct parse_state *st, const char *name)
 		return;
 	}
 	st->job = &cfg->jobs[cfg->n_jobs++];
-	job_defaults(st->job);
+	memset(st->job, 0, sizeof(*st->job));
+	apply_defaults(st, SECTION_JOB, st->job);
 	snprintf(st->job->name, sizeof(st->job->name), "%s", job_name);
 	st->job->line = st->line;
 	st->kind = SECTION_JOB;
 }
+
+static void begin_section(struct parse_state *st, const char *name)
+{
+	end_section(st);
+	snprintf(st->section, sizeof(st->section), "%.*s", (int)(sizeof(st->section) - 1), name);
+	if (strcmp(name, "oomkitd") == 0) {
+		if (st->daemon_seen) {
+			add_error(st, st->line, NULL, "section given twice");
+			return;
+		}
+		st->daemon_seen = true;
+		st->kind = SECTION_DAEMON;
+		return;
+	}
+	if (strncmp(name, "job ", 4) != 0) {
+		add_error(st, st->line, NULL, "unknown section (expected [oomkitd] or [job NAME])");
+		return;
+	}
+	begin_job(st, name + 4);
+}
+
+/* ------------------------------------------------------------ lines */
 
 /* Classifies one raw line the way libinih will, so that what it would accept
  * by accident (continuations, truncated long lines) is an error here. */
@@ -403,8 +659,8 @@ static void check_line(struct parse_state *st, const char *line, size_t len)
 		const char *close = memchr(s, ']', len);
 		char name[CONFIG_NAME_MAX + 8];
 		if (!close) {
+			end_section(st);
 			add_error(st, st->line, NULL, "section header without ']'");
-			st->kind = SECTION_BAD;
 			return;
 		}
 		snprintf(name, sizeof(name), "%.*s", (int)(close - s - 1), s + 1);
@@ -437,251 +693,24 @@ static char *read_line(char *str, int num, void *stream)
 	return str;
 }
 
-/* ------------------------------------------------------------ keys */
-
-static int parse_bool(const char *s, bool *ret)
+static void on_section_key(struct parse_state *st, void *base, const char *name, const char *value)
 {
-	static const char *const yes[] = {"yes", "true", "on", "1"};
-	static const char *const no[] = {"no", "false", "off", "0"};
-
-	for (size_t i = 0; i < 4; i++) {
-		if (strcasecmp(s, yes[i]) == 0) {
-			*ret = true;
-			return 0;
-		}
-		if (strcasecmp(s, no[i]) == 0) {
-			*ret = false;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-static int parse_uint(const char *s, unsigned max, unsigned *ret)
-{
-	uint64_t v;
-	const char *end;
-	int r = parse_u64_prefix(s, &v, &end);
-
-	if (r < 0 || *end)
-		return r < 0 ? r : -EINVAL;
-	if (v > max)
-		return -ERANGE;
-	*ret = (unsigned)v;
-	return 0;
-}
-
-/* Marks a key as seen in its section; false (and an error) if it was already. */
-static bool first_time(struct parse_state *st, unsigned *seen, unsigned bit, const char *key)
-{
-	if (*seen & (1u << bit)) {
-		add_error(st, st->line, key, "given twice");
-		return false;
-	}
-	*seen |= 1u << bit;
-	return true;
-}
-
-static void key_size(struct parse_state *st, const char *key, const char *value, bool allow_max,
-		     uint64_t *out)
-{
-	if (config_parse_size(value, allow_max, out) < 0)
-		add_error(st, st->line, key, "bad size '%s' (a number with K, M, G or T%s)", value,
-			  allow_max ? ", or max" : "");
-}
-
-static void key_chain(struct parse_state *st, const char *key, const char *value, struct policy_chain *out,
-		      bool machine)
-{
-	char bad[CONFIG_PATH_MAX];
-	int r = config_parse_chain(value, out, bad, sizeof(bad));
-
-	if (r == -E2BIG)
-		add_error(st, st->line, key, "too many policies (at most %d)", CONFIG_MAX_CHAIN);
-	else if (r < 0 && bad[0] == '\0')
-		add_error(st, st->line, key, "empty policy name in '%s'", value);
-	else if (r < 0)
-		add_error(st, st->line, key, "unknown policy '%s'", bad);
-	else if (machine)
-		for (unsigned i = 0; i < out->n_steps; i++)
-			if (out->steps[i] == POLICY_GROW)
-				add_error(st, st->line, key, "grow applies to jobs, not to the machine");
-}
-
-static void key_path(struct parse_state *st, const char *key, const char *value, char *out, size_t out_len,
-		     bool allow_empty)
-{
-	if (value[0] == '\0' && allow_empty) {
-		out[0] = '\0';
-		return;
-	}
-	if (value[0] != '/') {
-		add_error(st, st->line, key, "'%s' is not an absolute path", value);
-		return;
-	}
-	if (strstr(value, "/../") || (strlen(value) >= 3 && strcmp(value + strlen(value) - 3, "/..") == 0)) {
-		add_error(st, st->line, key, "'%s' contains '..'", value);
-		return;
-	}
-	if (strlen(value) >= out_len) {
-		add_error(st, st->line, key, "path too long (at most %zu characters)", out_len - 1);
-		return;
-	}
-	snprintf(out, out_len, "%s", value);
-}
-
-static const char *const daemon_keys[] = {
-    "machine",		"machine_limit",    "policy", "delay",	 "reserve",	    "report_dir",
-    "report_max_count", "report_max_bytes", "socket", "metrics", "readonly_status", "metrics_interval",
-};
-
-static void daemon_key(struct parse_state *st, const char *key, const char *value)
-{
-	struct config *cfg = st->cfg;
+	const struct key *k = find_key(st->kind, name);
 	unsigned bit;
 
-	for (bit = 0; bit < sizeof(daemon_keys) / sizeof(daemon_keys[0]); bit++)
-		if (strcmp(key, daemon_keys[bit]) == 0)
-			break;
-	if (bit == sizeof(daemon_keys) / sizeof(daemon_keys[0])) {
-		add_error(st, st->line, key, "unknown key");
+	if (!k) {
+		add_error(st, st->line, name, "unknown key");
 		return;
 	}
-	if (!first_time(st, &cfg->seen, bit, key))
-		return;
-
-	if (strcmp(key, "machine") == 0) {
-		key_path(st, key, value, cfg->machine, sizeof(cfg->machine), false);
-	} else if (strcmp(key, "machine_limit") == 0) {
-		key_size(st, key, value, true, &cfg->machine_limit_bytes);
-	} else if (strcmp(key, "policy") == 0) {
-		key_chain(st, key, value, &cfg->chain, true);
-	} else if (strcmp(key, "delay") == 0) {
-		if (config_parse_duration(value, &cfg->delay_ms) < 0)
-			add_error(st, st->line, key, "bad duration '%s' (a number with ms or s)", value);
-		else if (cfg->delay_ms < 10 || cfg->delay_ms > 600000)
-			add_error(st, st->line, key, "'%s' out of range (10ms to 600s)", value);
-	} else if (strcmp(key, "reserve") == 0) {
-		key_size(st, key, value, false, &cfg->reserve_bytes);
-	} else if (strcmp(key, "report_dir") == 0) {
-		key_path(st, key, value, cfg->report_dir, sizeof(cfg->report_dir), false);
-	} else if (strcmp(key, "report_max_count") == 0) {
-		if (parse_uint(value, 1000000, &cfg->report_max_count) < 0)
-			add_error(st, st->line, key, "bad count '%s' (0 to 1000000)", value);
-	} else if (strcmp(key, "report_max_bytes") == 0) {
-		key_size(st, key, value, false, &cfg->report_max_bytes);
-	} else if (strcmp(key, "socket") == 0) {
-		key_path(st, key, value, cfg->socket, sizeof(cfg->socket), false);
-	} else if (strcmp(key, "metrics") == 0) {
-		key_path(st, key, value, cfg->metrics, sizeof(cfg->metrics), true);
-	} else if (strcmp(key, "readonly_status") == 0) {
-		if (parse_bool(value, &cfg->readonly_status) < 0)
-			add_error(st, st->line, key, "bad boolean '%s' (yes or no)", value);
-	} else if (strcmp(key, "metrics_interval") == 0) {
-		/* Each rewrite reads every job's memcg: more often than once a second
-		 * would keep a daemon with a thousand jobs busy for nothing. */
-		if (config_parse_duration(value, &cfg->metrics_interval_ms) < 0)
-			add_error(st, st->line, key, "bad duration '%s' (0, or a number with ms or s)",
-				  value);
-		else if (cfg->metrics_interval_ms != 0 &&
-			 (cfg->metrics_interval_ms < 1000 || cfg->metrics_interval_ms > 86400000))
-			add_error(st, st->line, key, "'%s' out of range (0, or 1s to 86400s)", value);
-	}
-}
-
-static int protect_add(const char *item, void *userdata)
-{
-	struct config_job *job = userdata;
-
-	if (strlen(item) >= CONFIG_COMM_MAX)
-		return -ENAMETOOLONG;
-	if (job->n_protect >= CONFIG_MAX_PROTECT)
-		return -E2BIG;
-	snprintf(job->protect[job->n_protect++], CONFIG_COMM_MAX, "%s", item);
-	return 0;
-}
-
-static void key_protect(struct parse_state *st, const char *key, const char *value)
-{
-	char bad[CONFIG_PATH_MAX];
-	struct config_job *job = st->job;
-	int r;
-
-	job->n_protect = 0;
-	r = split_list(value, protect_add, job, bad, sizeof(bad));
-	if (r == -ENAMETOOLONG)
-		add_error(st, st->line, key, "'%s' is longer than a process name (%d characters)", bad,
-			  CONFIG_COMM_MAX - 1);
-	else if (r == -E2BIG)
-		add_error(st, st->line, key, "too many names (at most %d)", CONFIG_MAX_PROTECT);
-	else if (r < 0)
-		add_error(st, st->line, key, "empty name in '%s'", value);
-}
-
-static void key_owner(struct parse_state *st, const char *key, const char *value)
-{
-	struct config_job *job = st->job;
-	unsigned uid;
-
-	if (parse_uint(value, UINT_MAX - 1, &uid) == 0) {
-		job->owner = (uid_t)uid;
-		job->has_owner = true;
+	bit = key_index(k);
+	if (st->seen & (1ull << bit)) {
+		add_error(st, st->line, name, "given twice");
 		return;
 	}
-	struct passwd *pw = getpwnam(value);
-	if (!pw) {
-		add_error(st, st->line, key, "unknown user '%s'", value);
-		return;
-	}
-	job->owner = pw->pw_uid;
-	job->has_owner = true;
-}
-
-static const char *const job_keys[] = {
-    "priority", "limit", "limit_max", "expect", "policy", "kill", "protect", "owner",
-};
-
-static void job_key(struct parse_state *st, const char *key, const char *value)
-{
-	struct config_job *job = st->job;
-	unsigned bit;
-
-	for (bit = 0; bit < sizeof(job_keys) / sizeof(job_keys[0]); bit++)
-		if (strcmp(key, job_keys[bit]) == 0)
-			break;
-	if (bit == sizeof(job_keys) / sizeof(job_keys[0])) {
-		add_error(st, st->line, key, "unknown key");
-		return;
-	}
-	if (!first_time(st, &job->seen, bit, key))
-		return;
-
-	if (strcmp(key, "priority") == 0) {
-		if (parse_uint(value, 1000, &job->priority) < 0)
-			add_error(st, st->line, key, "'%s' is not a priority from 0 to 1000", value);
-	} else if (strcmp(key, "limit") == 0 || strcmp(key, "limit_max") == 0) {
-		unsigned before = st->n_errors;
-		key_size(st, key, value, true, key[5] ? &job->limit_max_bytes : &job->limit_bytes);
-		if (!key[5])
-			st->limit_line[job - st->cfg->jobs] = st->line;
-		if (st->n_errors != before)
-			st->limit_bad[job - st->cfg->jobs] = true;
-	} else if (strcmp(key, "expect") == 0) {
-		key_size(st, key, value, false, &job->expect_bytes);
-	} else if (strcmp(key, "policy") == 0) {
-		key_chain(st, key, value, &job->chain, false);
-	} else if (strcmp(key, "kill") == 0) {
-		if (strcmp(value, "process") == 0)
-			job->kill = KILL_PROCESS;
-		else if (strcmp(value, "job") == 0)
-			job->kill = KILL_JOB;
-		else
-			add_error(st, st->line, key, "'%s' is neither process nor job", value);
-	} else if (strcmp(key, "protect") == 0) {
-		key_protect(st, key, value);
-	} else if (strcmp(key, "owner") == 0) {
-		key_owner(st, key, value);
-	}
+	st->seen |= 1ull << bit;
+	st->key_line[bit] = st->line;
+	if (k->parse(st, k, value, (char *)base + k->offset) < 0)
+		st->bad |= 1ull << bit;
 }
 
 static int on_key(void *user, const char *section, const char *name, const char *value)
@@ -689,15 +718,19 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	struct parse_state *st = user;
 
 	(void)section; /* the reader tracked it, with its line */
+	/* A line the reader refused (an indented continuation libinih appends
+	 * to the key before it) is one error, not a cascade. */
+	if (st->bad_line == st->line)
+		return 1;
 	switch (st->kind) {
 	case SECTION_NONE:
 		add_error(st, st->line, name, "key outside a section");
 		break;
 	case SECTION_DAEMON:
-		daemon_key(st, name, value);
+		on_section_key(st, st->cfg, name, value);
 		break;
 	case SECTION_JOB:
-		job_key(st, name, value);
+		on_section_key(st, st->job, name, value);
 		break;
 	case SECTION_BAD:
 		break;
@@ -706,49 +739,23 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	return 1;
 }
 
-/* Checks that need the whole section: limit against limit_max. */
-static void finish_jobs(struct parse_state *st)
+/* ------------------------------------------------------------ whole files */
+
+static void trim_jobs(struct parse_state *st)
 {
 	struct config *cfg = st->cfg;
 
-	for (unsigned i = 0; i < cfg->n_jobs; i++) {
-		struct config_job *job = &cfg->jobs[i];
-		unsigned limit_max_bit = 2;
-
-		if (!(job->seen & (1u << limit_max_bit)))
-			job->limit_max_bytes = job->limit_bytes;
-		if (job->limit_bytes > job->limit_max_bytes && !st->limit_bad[i]) {
-			char a[32], b[32];
-			config_format_size(job->limit_bytes, a, sizeof(a));
-			config_format_size(job->limit_max_bytes, b, sizeof(b));
-			snprintf(st->section, sizeof(st->section), "job %s", job->name);
-			add_error(st, st->limit_line[i] ? st->limit_line[i] : job->line, "limit",
-				  "%s is above limit_max %s", a, b);
-		}
+	if (cfg->n_jobs > 0 && cfg->n_jobs < st->jobs_cap) {
+		struct config_job *jobs = realloc(cfg->jobs, cfg->n_jobs * sizeof(*jobs));
+		if (jobs)
+			cfg->jobs = jobs;
 	}
-}
-
-static void config_defaults(struct config *cfg)
-{
-	char bad[8];
-
-	memset(cfg, 0, sizeof(*cfg));
-	snprintf(cfg->machine, sizeof(cfg->machine), "/sys/fs/cgroup/memory/oomkit");
-	cfg->machine_limit_bytes = OOMKIT_UNLIMITED;
-	config_parse_chain("report, kill-lowest, kernel", &cfg->chain, bad, sizeof(bad));
-	cfg->delay_ms = 2000;
-	cfg->reserve_bytes = 16u << 20;
-	snprintf(cfg->report_dir, sizeof(cfg->report_dir), "/var/lib/oomkit/reports");
-	cfg->report_max_count = 100;
-	cfg->report_max_bytes = 64u << 20;
-	snprintf(cfg->socket, sizeof(cfg->socket), "/run/oomkit/oomkitd.sock");
-	snprintf(cfg->metrics, sizeof(cfg->metrics), "/var/lib/oomkit/oomkit.prom");
 }
 
 int config_parse_string(const char *text, const char *source, struct config *ret, char *errors,
 			size_t errors_len)
 {
-	struct config *cfg = malloc(sizeof(*cfg));
+	struct config *cfg = calloc(1, sizeof(*cfg));
 	struct parse_state *st = calloc(1, sizeof(*st));
 	int r = 0;
 
@@ -757,7 +764,6 @@ int config_parse_string(const char *text, const char *source, struct config *ret
 		free(st);
 		return -ENOMEM;
 	}
-	config_defaults(cfg);
 	snprintf(cfg->source, sizeof(cfg->source), "%s", source);
 	st->cfg = cfg;
 	st->source = source;
@@ -766,21 +772,17 @@ int config_parse_string(const char *text, const char *source, struct config *ret
 	st->errors_len = errors_len;
 	if (errors && errors_len)
 		errors[0] = '\0';
+	apply_defaults(st, SECTION_DAEMON, cfg);
 
 	int line = ini_parse_stream(read_line, st, on_key, st);
 	if (line > 0 && st->n_errors == 0)
 		add_error(st, (unsigned)line, NULL, "syntax error");
 	else if (line < 0)
 		add_error(st, 0, NULL, "out of memory");
-	st->section[0] = '\0';
-	finish_jobs(st);
+	end_section(st);
 
-	if (st->n_errors == 0 && cfg->n_jobs > 0 && cfg->n_jobs < st->jobs_cap) {
-		struct config_job *jobs = realloc(cfg->jobs, cfg->n_jobs * sizeof(*jobs));
-		if (jobs)
-			cfg->jobs = jobs;
-	}
 	if (st->n_errors == 0) {
+		trim_jobs(st);
 		*ret = *cfg;
 	} else {
 		r = st->out_of_memory ? -ENOMEM : -EINVAL;
@@ -791,14 +793,9 @@ int config_parse_string(const char *text, const char *source, struct config *ret
 	return r;
 }
 
-void config_free(struct config *cfg)
-{
-	free(cfg->jobs);
-	cfg->jobs = NULL;
-	cfg->n_jobs = 0;
-}
-
-int config_load(const char *path, struct config *ret, char *errors, size_t errors_len)
+/* Reads a whole regular file of at most CONFIG_FILE_MAX bytes into a
+ * NUL-terminated *ret_text; the message says why not. */
+static int read_file(const char *path, char **ret_text, char *errors, size_t errors_len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat stbuf;
@@ -845,9 +842,8 @@ int config_load(const char *path, struct config *ret, char *errors, size_t error
 		goto fail;
 	}
 	close(fd);
-	r = config_parse_string(text, path, ret, errors, errors_len);
-	free(text);
-	return r;
+	*ret_text = text;
+	return 0;
 
 fail:
 	if (errors && errors_len)
@@ -857,6 +853,57 @@ fail:
 		close(fd);
 	free(text);
 	return r;
+}
+
+int config_resolve_machine(struct config *cfg, const char *memory_root, char *errors, size_t errors_len)
+{
+	struct parse_state st = {
+	    .source = cfg->source, .errors = errors, .errors_len = errors_len, .section = "oomkitd"};
+	const char *machine = cfg->machine;
+	size_t n = strlen(memory_root);
+	char rel[CONFIG_PATH_MAX];
+
+	if (errors && errors_len)
+		errors[0] = '\0';
+	if (strncmp(machine, memory_root, n) != 0 || machine[n] != '/' || !machine[n + 1]) {
+		add_error(&st, cfg->machine_line, "machine", "'%s' is not below the memory cgroup mount %s",
+			  machine, memory_root);
+		return -EINVAL;
+	}
+	snprintf(rel, sizeof(rel), "%s", machine + n + 1);
+	while (strlen(rel) > 0 && rel[strlen(rel) - 1] == '/')
+		rel[strlen(rel) - 1] = '\0';
+	memcpy(cfg->machine_rel, rel, sizeof(rel));
+	return 0;
+}
+
+int config_read(const char *path, const char *memory_root, struct config *ret, char *errors,
+		size_t errors_len)
+{
+	struct config cfg;
+	char *text = NULL;
+	int r;
+
+	if (path && (r = read_file(path, &text, errors, errors_len)) < 0)
+		return r;
+	r = config_parse_string(text ? text : builtin_text, path ? path : BUILTIN_SOURCE, &cfg, errors,
+				errors_len);
+	free(text);
+	if (r < 0)
+		return r;
+	if (memory_root && (r = config_resolve_machine(&cfg, memory_root, errors, errors_len)) < 0) {
+		config_free(&cfg);
+		return r;
+	}
+	*ret = cfg;
+	return 0;
+}
+
+void config_free(struct config *cfg)
+{
+	free(cfg->jobs);
+	cfg->jobs = NULL;
+	cfg->n_jobs = 0;
 }
 
 const struct config_job *config_find_job(const struct config *cfg, const char *name)

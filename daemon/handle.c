@@ -438,7 +438,7 @@ static int act(struct daemon *d, int job, const struct policy_input *in, const s
 			snprintf(result, len, "grow failed: %s", strerror(-r));
 			return r;
 		}
-		config_format_size(dec->new_limit_bytes, sz, sizeof(sz));
+		value_format_size(dec->new_limit_bytes, sz, sizeof(sz));
 		snprintf(result, len, "limit raised to %s", sz);
 		set_last(last, "grew to %s", sz);
 		d->jobs[job].grows++;

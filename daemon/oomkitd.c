@@ -53,7 +53,11 @@ static void log_errors(const char *errors)
 	}
 }
 
-static int load_config(const char *path, struct config **ret)
+/* Every configuration the daemon takes goes through config_read(), so start,
+ * reload, --check and --release accept and refuse the same files.  Before
+ * liboomkit has started the memory mount is not known (memory_root NULL);
+ * setup_machine() resolves the machine then. */
+static int load_config(const char *path, const char *memory_root, struct config **ret)
 {
 	struct config *cfg = malloc(sizeof(*cfg));
 	char errors[CONFIG_ERRORS_MAX];
@@ -61,8 +65,7 @@ static int load_config(const char *path, struct config **ret)
 
 	if (!cfg)
 		return -ENOMEM;
-	r = path ? config_load(path, cfg, errors, sizeof(errors))
-		 : config_parse_string(config_builtin, "(built-in)", cfg, errors, sizeof(errors));
+	r = config_read(path, memory_root, cfg, errors, sizeof(errors));
 	if (r < 0) {
 		log_errors(errors);
 		free(cfg);
@@ -72,18 +75,14 @@ static int load_config(const char *path, struct config **ret)
 	return 0;
 }
 
-/* The machine as a path relative to the memory root. */
-static int machine_rel(struct daemon *d, const char *machine, char *out, size_t len)
+static int resolve_machine(struct daemon *d)
 {
-	const char *root = oomkit_memory_root(d->ctx);
-	size_t n = strlen(root);
+	char errors[CONFIG_ERRORS_MAX];
+	int r = config_resolve_machine(d->cfg, oomkit_memory_root(d->ctx), errors, sizeof(errors));
 
-	if (strncmp(machine, root, n) != 0 || machine[n] != '/' || !machine[n + 1])
-		return -EINVAL;
-	snprintf(out, len, "%s", machine + n + 1);
-	while (strlen(out) > 0 && out[strlen(out) - 1] == '/')
-		out[strlen(out) - 1] = '\0';
-	return 0;
+	if (r < 0)
+		log_errors(errors);
+	return r;
 }
 
 /* ------------------------------------------------------------ jobs */
@@ -166,7 +165,7 @@ static void setup_job(struct daemon *d, struct job_state *j)
 			log_err("%s: cannot create %s: %s", j->name, j->rel, strerror(-r));
 			return;
 		}
-		config_format_size(c->limit_bytes, a, sizeof(a));
+		value_format_size(c->limit_bytes, a, sizeof(a));
 		log_info("%s: created %s, limit %s, priority %u", j->name, j->rel, a, c->priority);
 	} else if (oomkit_cgroup_memory(d->ctx, j->rel, &m) >= 0) {
 		int n = oomkit_cgroup_pids(d->ctx, j->rel, true, d->pids, DAEMON_MAX_PIDS);
@@ -175,7 +174,7 @@ static void setup_job(struct daemon *d, struct job_state *j)
 								     : m.limit_bytes;
 		if (want != m.limit_bytes && !d->dry_run && (r = oomkit_set_limit(d->ctx, j->rel, want)) < 0)
 			log_warning("%s: cannot set the limit: %s", j->name, strerror(-r));
-		config_format_size(want, a, sizeof(a));
+		value_format_size(want, a, sizeof(a));
 		log_info("%s: adopted %s with %d processes, limit %s", j->name, j->rel, n < 0 ? 0 : n, a);
 	}
 	if (c->has_owner && !d->dry_run)
@@ -245,7 +244,7 @@ static void reload_job(struct daemon *d, struct job_state *j, const struct confi
 int daemon_reload(struct daemon *d)
 {
 	struct config *n, *old = d->cfg;
-	int r = load_config(d->config_path, &n);
+	int r = load_config(d->config_path, oomkit_memory_root(d->ctx), &n);
 
 	if (r < 0) {
 		log_err("reload: %s has errors; the running configuration stays",
@@ -316,11 +315,9 @@ static int setup_machine(struct daemon *d)
 	const struct config *cfg = d->cfg;
 	int r;
 
-	if (machine_rel(d, cfg->machine, d->machine.rel, sizeof(d->machine.rel)) < 0) {
-		log_err("machine %s is not below the memory cgroup mount %s", cfg->machine,
-			oomkit_memory_root(d->ctx));
-		return -EINVAL;
-	}
+	if ((r = resolve_machine(d)) < 0)
+		return r;
+	snprintf(d->machine.rel, sizeof(d->machine.rel), "%s", cfg->machine_rel);
 	if (!d->dry_run) {
 		r = oomkit_cgroup_create(d->ctx, d->machine.rel, cfg->machine_limit_bytes);
 		if (r < 0) {
@@ -680,16 +677,51 @@ static int release_all(struct daemon *d)
 		return r;
 	}
 	w.ctx = d->ctx;
-	r = machine_rel(d, d->cfg->machine, w.path, sizeof(w.path));
-	if (r < 0)
-		log_err("machine %s is not below %s", d->cfg->machine, oomkit_memory_root(d->ctx));
-	else if (oomkit_cgroup_exists(d->ctx, w.path) == 1)
+	r = resolve_machine(d);
+	snprintf(w.path, sizeof(w.path), "%s", d->cfg->machine_rel);
+	if (r == 0 && oomkit_cgroup_exists(d->ctx, w.path) == 1)
 		(void)release_tree(&w);
 	log_notice("released: the kernel OOM killer is back in %u cgroups%s", w.released,
 		   w.failed ? " (some failed)" : "");
 	oomkit_free(d->ctx);
 	d->ctx = NULL;
 	return r < 0 || w.failed ? -EIO : 0;
+}
+
+/* --check: the configuration as start would take it, the machine resolved
+ * against this machine's memory mount (a context without a guardian only
+ * finds the mount; nothing is created or changed). */
+static int check_config(const char *path)
+{
+	struct oomkit_options opts;
+	oomkit_ctx *ctx = NULL;
+	struct config *cfg = malloc(sizeof(*cfg));
+	char errors[CONFIG_ERRORS_MAX];
+	int r;
+
+	if (!cfg)
+		return -ENOMEM;
+	oomkit_options_init(&opts);
+	opts.guardian = false;
+	opts.protect = false;
+	opts.max_cgroups = 1;
+	if (oomkit_new(&opts, &ctx) < 0)
+		ctx = NULL;
+	r = config_read(path, ctx ? oomkit_memory_root(ctx) : NULL, cfg, errors, sizeof(errors));
+	oomkit_free(ctx);
+	if (r < 0) {
+		fputs(errors, stderr);
+		free(cfg);
+		return r;
+	}
+	if (!ctx)
+		fprintf(stderr,
+			"%s: no memory cgroup mount here: the machine path is not checked against it\n",
+			cfg->source);
+	printf("%s: ok, %u job%s\n", cfg->source, cfg->n_jobs, cfg->n_jobs == 1 ? "" : "s");
+	config_free(cfg);
+	free(cfg);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -740,25 +772,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (check) {
-		struct config *cfg = malloc(sizeof(*cfg));
-		char errors[CONFIG_ERRORS_MAX];
-		r = !cfg ? -ENOMEM
-		    : d->config_path
-			? config_load(d->config_path, cfg, errors, sizeof(errors))
-			: config_parse_string(config_builtin, "(built-in)", cfg, errors, sizeof(errors));
-		if (r < 0) {
-			fputs(errors, stderr);
-			free(cfg);
-			return 1;
-		}
-		printf("%s: ok, %u job%s\n", d->config_path ? d->config_path : "(built-in)", cfg->n_jobs,
-		       cfg->n_jobs == 1 ? "" : "s");
-		config_free(cfg);
-		free(cfg);
-		return 0;
-	}
-	if (load_config(d->config_path, &d->cfg) < 0)
+	if (check)
+		return check_config(d->config_path) < 0 ? 1 : 0;
+	if (load_config(d->config_path, NULL, &d->cfg) < 0)
 		return 1;
 	if (release)
 		return release_all(d) < 0 ? 1 : 0;

@@ -18,6 +18,35 @@
 #include <string.h>
 
 #include "oomkit.h"
+#include "value.h"
+
+static const char *const policy_names[POLICY__COUNT] = {
+    [POLICY_GROW] = "grow",
+    [POLICY_KILL_LOWEST] = "kill-lowest",
+    [POLICY_KILL_NEWEST] = "kill-newest",
+    [POLICY_KILL_LARGEST] = "kill-largest",
+    [POLICY_KILL_OVER_EXPECTED] = "kill-over-expected",
+    [POLICY_REPORT] = "report",
+    [POLICY_PROMPT] = "prompt",
+    [POLICY_KERNEL] = "kernel",
+};
+
+const char *policy_kind_name(enum policy_kind kind)
+{
+	if ((unsigned)kind >= POLICY__COUNT)
+		return NULL;
+	return policy_names[kind];
+}
+
+int policy_kind_from_name(const char *name, enum policy_kind *ret_kind)
+{
+	for (unsigned k = 0; k < POLICY__COUNT; k++)
+		if (strcmp(name, policy_names[k]) == 0) {
+			*ret_kind = (enum policy_kind)k;
+			return 0;
+		}
+	return -EINVAL;
+}
 
 const char *policy_action_name(enum policy_action action)
 {
@@ -49,7 +78,7 @@ bool policy_protected(const struct policy_input *in, const struct policy_proc *p
 		return false;
 	const struct policy_group *g = &in->groups[proc->group];
 	for (unsigned i = 0; i < g->n_protect; i++)
-		if (strncmp(g->protect[i], proc->comm, CONFIG_COMM_MAX) == 0)
+		if (strncmp(g->protect[i], proc->comm, POLICY_COMM_MAX) == 0)
 			return true;
 	return false;
 }
@@ -159,7 +188,7 @@ static bool do_grow(const struct policy_input *in, struct policy_decision *d, ch
 	}
 	const struct policy_group *job = &in->groups[in->scope_group];
 	if (job->limit_bytes >= job->limit_max_bytes) {
-		config_format_size(job->limit_max_bytes, a, sizeof(a));
+		value_format_size(job->limit_max_bytes, a, sizeof(a));
 		snprintf(note, len, "job %s is at its limit_max %s", job->name, a);
 		return false;
 	}
@@ -176,11 +205,11 @@ static bool do_grow(const struct policy_input *in, struct policy_decision *d, ch
 	}
 	d->action = ACTION_GROW;
 	d->new_limit_bytes = target;
-	config_format_size(job->limit_bytes, a, sizeof(a));
-	config_format_size(target, b, sizeof(b));
+	value_format_size(job->limit_bytes, a, sizeof(a));
+	value_format_size(target, b, sizeof(b));
 	fmt_bytes(room, c, sizeof(c));
 	char m[32];
-	config_format_size(job->limit_max_bytes, m, sizeof(m));
+	value_format_size(job->limit_max_bytes, m, sizeof(m));
 	snprintf(d->reason, sizeof(d->reason),
 		 "job %s grows from %s to %s (limit_max %s, %s of the machine left for it)", job->name, a, b,
 		 m, c);
@@ -314,7 +343,7 @@ static bool do_kill_over_expected(const struct policy_input *in, struct policy_d
 		return false;
 	}
 	const struct policy_group *g = &in->groups[best];
-	config_format_size(g->expect_bytes, e, sizeof(e));
+	value_format_size(g->expect_bytes, e, sizeof(e));
 	snprintf(why, sizeof(why), "job %s uses %" PRIu64 "%% of its expected %s, the most above expectation",
 		 g->name, (uint64_t)((unsigned __int128)g->usage_bytes * 100 / g->expect_bytes), e);
 	choose(in, victim, d, why);

@@ -13,10 +13,41 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config.h"
-
 #define POLICY_REASON_MAX 256
 #define POLICY_TRAIL_MAX 512
+#define POLICY_MAX_CHAIN 8
+#define POLICY_COMM_MAX 16 /* process names as the kernel keeps them (15 + NUL) */
+
+/* The policies a chain is made of. */
+enum policy_kind {
+	POLICY_GROW = 0,
+	POLICY_KILL_LOWEST,
+	POLICY_KILL_NEWEST,
+	POLICY_KILL_LARGEST,
+	POLICY_KILL_OVER_EXPECTED,
+	POLICY_REPORT,
+	POLICY_PROMPT,
+	POLICY_KERNEL,
+	POLICY__COUNT,
+};
+
+/* The steps tried, in order, for one scope's OOMs. */
+struct policy_chain {
+	enum policy_kind steps[POLICY_MAX_CHAIN];
+	unsigned n_steps;
+};
+
+/* What a job loses when a policy picks one of its processes. */
+enum kill_scope {
+	KILL_PROCESS = 0,
+	KILL_JOB = 1,
+};
+
+/* "kill-lowest" for POLICY_KILL_LOWEST; NULL for an unknown kind. */
+const char *policy_kind_name(enum policy_kind kind);
+
+/* The kind named name ("kill-lowest"); -EINVAL if there is none. */
+int policy_kind_from_name(const char *name, enum policy_kind *ret_kind);
 
 /* A job at machine level.  Inside a job's own OOM only that job is in scope. */
 struct policy_group {
@@ -27,7 +58,7 @@ struct policy_group {
 	uint64_t limit_max_bytes;
 	uint64_t expect_bytes; /* 0: unknown */
 	enum kill_scope kill;
-	const char (*protect)[CONFIG_COMM_MAX];
+	const char (*protect)[POLICY_COMM_MAX];
 	unsigned n_protect;
 };
 

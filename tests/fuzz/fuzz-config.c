@@ -34,13 +34,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	FUZZ_CHECK(r == 0);
 	FUZZ_CHECK(cfg.n_jobs <= CONFIG_MAX_JOBS);
-	FUZZ_CHECK(cfg.chain.n_steps <= CONFIG_MAX_CHAIN);
+	FUZZ_CHECK(cfg.chain.n_steps <= POLICY_MAX_CHAIN);
 	for (unsigned i = 0; i < cfg.n_jobs; i++) {
 		const struct config_job *job = &cfg.jobs[i];
 
 		FUZZ_CHECK(FUZZ_TERMINATED(job->name));
 		FUZZ_CHECK(job->priority <= 1000);
-		FUZZ_CHECK(job->chain.n_steps <= CONFIG_MAX_CHAIN);
+		FUZZ_CHECK(job->chain.n_steps <= POLICY_MAX_CHAIN);
 		FUZZ_CHECK(job->n_protect <= CONFIG_MAX_PROTECT);
 		if (job->limit_bytes != UINT64_MAX && job->limit_max_bytes != UINT64_MAX)
 			FUZZ_CHECK(job->limit_bytes <= job->limit_max_bytes);

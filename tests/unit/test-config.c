@@ -44,7 +44,13 @@ static void drop(struct config *cfg)
 static void test_builtin(void **state)
 {
 	(void)state;
-	struct config *cfg = parse_ok(config_builtin);
+	struct config *cfg = malloc(sizeof(*cfg));
+	char errors[CONFIG_ERRORS_MAX];
+
+	assert_non_null(cfg);
+	if (config_read(NULL, NULL, cfg, errors, sizeof(errors)) != 0)
+		fail_msg("the built-in configuration has errors:\n%s", errors);
+	assert_string_equal(cfg->source, "(built-in)");
 	char chain[128];
 
 	assert_string_equal(cfg->machine, "/sys/fs/cgroup/memory/oomkit");
@@ -161,61 +167,101 @@ static void test_good_jobs(void **state)
 
 struct bad_case {
 	const char *text;
-	const char *error; /* must appear in the error text */
+	const char *errors; /* the whole error text, exactly */
 };
 
+#define E "oomkitd.conf:"
+#define RANGE_SIZE "(a number with K, M, G or T, or max)"
+
 static const struct bad_case bad_cases[] = {
-    {"[oomkitd]\nmachine = /a\n\n[job web]\nlimit = abc\n",
-     "oomkitd.conf:5: [job web] limit: bad size 'abc'"},
-    {"[oomkitd]\nbogus = 1\n", "oomkitd.conf:2: [oomkitd] bogus: unknown key"},
-    {"[job a]\nbogus = 1\n", "oomkitd.conf:2: [job a] bogus: unknown key"},
-    {"[jobs]\nx = 1\n", "oomkitd.conf:1: [jobs]: unknown section"},
-    {"[job a]\n[job a]\n", "oomkitd.conf:2: [job a]: duplicate job (first at line 1)"},
-    {"[oomkitd]\n[oomkitd]\n", "oomkitd.conf:2: [oomkitd]: section given twice"},
-    {"[job a]\nlimit = 2G\nlimit_max = 1G\n", "oomkitd.conf:2: [job a] limit: 2G is above limit_max 1G"},
-    {"[job a]\nlimit_max = 1G\n", "[job a] limit: max is above limit_max 1G"},
-    {"[job a]\npriority = 1001\n", "oomkitd.conf:2: [job a] priority: '1001' is not a priority"},
-    {"[job a]\npriority = -1\n", "[job a] priority: '-1' is not a priority"},
-    {"[job a]\npriority = 5x\n", "[job a] priority: '5x' is not a priority"},
-    {"[job a]\npolicy = report, kill-oldest\n",
-     "oomkitd.conf:2: [job a] policy: unknown policy 'kill-oldest'"},
-    {"[job a]\npolicy = report,,kernel\n", "[job a] policy: empty policy name"},
-    {"[job a]\npolicy =\n", "[job a] policy: empty policy name"},
-    {"[oomkitd]\npolicy = grow, kernel\n", "[oomkitd] policy: grow applies to jobs"},
-    {"[job a]\nkill = everything\n", "[job a] kill: 'everything' is neither process nor job"},
-    {"[job a]\nlimit = 1M\nlimit = 2M\n", "oomkitd.conf:3: [job a] limit: given twice"},
-    {"[job a]\nprotect = averyveryverylongname\n", "[job a] protect: 'averyveryverylongname' is longer"},
-    {"[job a]\nowner = no-such-user-here\n", "[job a] owner: unknown user 'no-such-user-here'"},
-    {"[job a/b]\n", "oomkitd.conf:1: [job a/b]: bad job name"},
-    {"[job ..]\n", "[job ..]: bad job name"},
-    {"[job ]\n", "[job ]: bad job name"},
-    {"machine = /x\n", "oomkitd.conf:1: machine: key outside a section"},
-    {"[oomkitd]\nmachine = relative/path\n", "[oomkitd] machine: 'relative/path' is not an absolute path"},
-    {"[oomkitd]\nreport_dir = /a/../b\n", "[oomkitd] report_dir: '/a/../b' contains '..'"},
-    {"[oomkitd]\ndelay = 2\n", "oomkitd.conf:2: [oomkitd] delay: bad duration '2'"},
-    {"[oomkitd]\ndelay = 2m\n", "[oomkitd] delay: bad duration '2m'"},
-    {"[oomkitd]\ndelay = 5ms\n", "[oomkitd] delay: '5ms' out of range"},
-    {"[oomkitd]\nreserve = max\n", "[oomkitd] reserve: bad size 'max'"},
-    {"[oomkitd]\nmachine_limit = 99999999999999999999G\n", "[oomkitd] machine_limit: bad size"},
-    {"[oomkitd]\nmachine_limit = 17179869184G\n", "[oomkitd] machine_limit: bad size"},
-    {"[oomkitd]\nreadonly_status = maybe\n", "[oomkitd] readonly_status: bad boolean 'maybe'"},
-    {"[oomkitd]\nreport_max_count = lots\n", "[oomkitd] report_max_count: bad count 'lots'"},
-    {"[oomkitd]\nmetrics_interval = 30\n", "oomkitd.conf:2: [oomkitd] metrics_interval: bad duration '30'"},
-    {"[oomkitd]\nmetrics_interval = 10m\n", "[oomkitd] metrics_interval: bad duration '10m'"},
-    {"[oomkitd]\nmetrics_interval = 999ms\n", "[oomkitd] metrics_interval: '999ms' out of range"},
-    {"[oomkitd]\nmetrics_interval = 86401s\n", "[oomkitd] metrics_interval: '86401s' out of range"},
-    {"[oomkitd]\nmetrics_interval = 1s\nmetrics_interval = 2s\n",
-     "oomkitd.conf:3: [oomkitd] metrics_interval: given twice"},
-    {"[oomkitd]\nsocket = /run/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.sock\n",
-     "[oomkitd] socket: path too long"},
-    {"[job a]\nlimit = 1M\n  limit_max = 2M\n", "oomkitd.conf:3: [job a]: indented line"},
-    {"[job a\n", "oomkitd.conf:1: section header without ']'"},
-    {"[job a]\njust words\n", "oomkitd.conf:2: [job a]: syntax error"},
+    /* Syntax of the file. */
+    {"[oomkitd]\nbogus = 1\n", E "2: [oomkitd] bogus: unknown key\n"},
+    {"[job a]\nbogus = 1\n", E "2: [job a] bogus: unknown key\n"},
+    {"[job a]\nmachine = /x\n", E "2: [job a] machine: unknown key\n"},
+    {"[jobs]\nx = 1\n", E "1: [jobs]: unknown section (expected [oomkitd] or [job NAME])\n"},
+    {"[job a]\n[job a]\n", E "2: [job a]: duplicate job (first at line 1)\n"},
+    {"[oomkitd]\n[oomkitd]\n", E "2: [oomkitd]: section given twice\n"},
+    {"machine = /x\n", E "1: machine: key outside a section\n"},
+    {"[job a]\nlimit = 1M\n  limit_max = 2M\n",
+     E "3: [job a]: indented line (continuation lines are not supported)\n"},
+    {"[job a\n", E "1: section header without ']'\n"},
+    {"[job a]\njust words\n", E "2: [job a]: syntax error: expected 'key = value'\n"},
     {"[oomkitd]\nmachine = "
      "/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
-     "oomkitd.conf:2: [oomkitd]: line too long"},
+     E "2: [oomkitd]: line too long (at most 190 characters)\n"},
+    {"[job a]\nlimit = 1M\nlimit = 2M\n", E "3: [job a] limit: given twice\n"},
+    {"[oomkitd]\nmetrics_interval = 1s\nmetrics_interval = 2s\n",
+     E "3: [oomkitd] metrics_interval: given twice\n"},
+    /* Job names. */
+    {"[job a/b]\n", E "1: [job a/b]: bad job name 'a/b' (letters, digits, '-', '_', '.'; at most 63)\n"},
+    {"[job ..]\n", E "1: [job ..]: bad job name '..' (letters, digits, '-', '_', '.'; at most 63)\n"},
+    {"[job ]\n", E "1: [job ]: bad job name '' (letters, digits, '-', '_', '.'; at most 63)\n"},
+    {"[job -a]\n", E "1: [job -a]: bad job name '-a' (letters, digits, '-', '_', '.'; at most 63)\n"},
+    /* Sizes. */
+    {"[oomkitd]\nmachine = /a\n\n[job web]\nlimit = abc\n",
+     E "5: [job web] limit: bad size 'abc' " RANGE_SIZE "\n"},
+    {"[oomkitd]\nreserve = max\n", E "2: [oomkitd] reserve: bad size 'max' (a number with K, M, G or T)\n"},
+    {"[oomkitd]\nmachine_limit = 99999999999999999999G\n",
+     E "2: [oomkitd] machine_limit: bad size '99999999999999999999G' " RANGE_SIZE "\n"},
+    {"[oomkitd]\nmachine_limit = 17179869184G\n",
+     E "2: [oomkitd] machine_limit: bad size '17179869184G' " RANGE_SIZE "\n"},
+    {"[job a]\nlimit = 2G\nlimit_max = 1G\n", E "2: [job a] limit: 2G is above limit_max 1G\n"},
+    {"[job a]\nlimit_max = 1G\n", E "2: [job a] limit_max: 1G is below the limit (max unless set)\n"},
+    {"[job a]\nexpect = max\n", E "2: [job a] expect: bad size 'max' (a number with K, M, G or T)\n"},
+    /* Numbers. */
+    {"[job a]\npriority = 1001\n", E "2: [job a] priority: '1001' out of range (0 to 1000)\n"},
+    {"[job a]\npriority = 99999999999999999999\n",
+     E "2: [job a] priority: '99999999999999999999' out of range (0 to 1000)\n"},
+    {"[job a]\npriority = -1\n", E "2: [job a] priority: bad number '-1' (0 to 1000)\n"},
+    {"[job a]\npriority = 5x\n", E "2: [job a] priority: bad number '5x' (0 to 1000)\n"},
+    {"[job a]\npriority = 0x10\n", E "2: [job a] priority: bad number '0x10' (0 to 1000)\n"},
+    {"[oomkitd]\nreport_max_count = lots\n",
+     E "2: [oomkitd] report_max_count: bad number 'lots' (0 to 1000000)\n"},
+    {"[oomkitd]\nreport_max_count = 1000001\n",
+     E "2: [oomkitd] report_max_count: '1000001' out of range (0 to 1000000)\n"},
+    /* Durations. */
+    {"[oomkitd]\ndelay = 2\n",
+     E "2: [oomkitd] delay: bad duration '2' (a number with ms or s: 10ms to 600s)\n"},
+    {"[oomkitd]\ndelay = 2m\n",
+     E "2: [oomkitd] delay: bad duration '2m' (a number with ms or s: 10ms to 600s)\n"},
+    {"[oomkitd]\ndelay = 5ms\n", E "2: [oomkitd] delay: '5ms' out of range (10ms to 600s)\n"},
+    {"[oomkitd]\ndelay = 601s\n", E "2: [oomkitd] delay: '601s' out of range (10ms to 600s)\n"},
+    {"[oomkitd]\ndelay = 0\n", E "2: [oomkitd] delay: '0' out of range (10ms to 600s)\n"},
+    {"[oomkitd]\nmetrics_interval = 30\n",
+     E "2: [oomkitd] metrics_interval: bad duration '30' (a number with ms or s: 0, or 1s to 86400s)\n"},
+    {"[oomkitd]\nmetrics_interval = 10m\n",
+     E "2: [oomkitd] metrics_interval: bad duration '10m' (a number with ms or s: 0, or 1s to 86400s)\n"},
+    {"[oomkitd]\nmetrics_interval = 999ms\n",
+     E "2: [oomkitd] metrics_interval: '999ms' out of range (0, or 1s to 86400s)\n"},
+    {"[oomkitd]\nmetrics_interval = 86401s\n",
+     E "2: [oomkitd] metrics_interval: '86401s' out of range (0, or 1s to 86400s)\n"},
+    /* Chains, enumerations, lists, users. */
+    {"[job a]\npolicy = report, kill-oldest\n", E "2: [job a] policy: unknown policy 'kill-oldest'\n"},
+    {"[job a]\npolicy = report,,kernel\n", E "2: [job a] policy: empty policy name in 'report,,kernel'\n"},
+    {"[job a]\npolicy =\n", E "2: [job a] policy: empty policy name in ''\n"},
+    {"[job a]\npolicy = report, kernel,\n", E "2: [job a] policy: empty policy name in 'report, kernel,'\n"},
+    {"[job a]\npolicy = report, report, report, report, report, report, report, report, kernel\n",
+     E "2: [job a] policy: too many policies (at most 8)\n"},
+    {"[oomkitd]\npolicy = grow, kernel\n",
+     E "2: [oomkitd] policy: grow applies to jobs, not to the machine\n"},
+    {"[job a]\nkill = everything\n", E "2: [job a] kill: 'everything' is neither process nor job\n"},
+    {"[job a]\nprotect = averyveryverylongname\n",
+     E "2: [job a] protect: 'averyveryverylongname' is longer than a process name (15 characters)\n"},
+    {"[job a]\nprotect = a, , b\n", E "2: [job a] protect: empty name in 'a, , b'\n"},
+    {"[job a]\nprotect = a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q\n",
+     E "2: [job a] protect: too many names (at most 16)\n"},
+    {"[job a]\nowner = no-such-user-here\n", E "2: [job a] owner: unknown user 'no-such-user-here'\n"},
+    {"[oomkitd]\nreadonly_status = maybe\n",
+     E "2: [oomkitd] readonly_status: bad boolean 'maybe' (yes or no)\n"},
+    /* Paths. */
+    {"[oomkitd]\nmachine = relative/path\n",
+     E "2: [oomkitd] machine: 'relative/path' is not an absolute path\n"},
+    {"[oomkitd]\nreport_dir = /a/../b\n", E "2: [oomkitd] report_dir: '/a/../b' contains '..'\n"},
+    {"[oomkitd]\nsocket = /run/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.sock\n",
+     E "2: [oomkitd] socket: path too long (at most 107 characters)\n"},
+    {"[oomkitd]\nsocket =\n", E "2: [oomkitd] socket: '' is not an absolute path\n"},
 };
 
 static void test_bad(void **state)
@@ -233,8 +279,9 @@ static void test_bad(void **state)
 		r = config_parse_string(bad_cases[i].text, "oomkitd.conf", cfg, errors, sizeof(errors));
 		if (r != -EINVAL)
 			fail_msg("case %zu accepted:\n%s", i, bad_cases[i].text);
-		if (!strstr(errors, bad_cases[i].error))
-			fail_msg("case %zu: wanted '%s', got:\n%s", i, bad_cases[i].error, errors);
+		if (strcmp(errors, bad_cases[i].errors) != 0)
+			fail_msg("case %zu:\n%s\nwanted:\n%sgot:\n%s", i, bad_cases[i].text,
+				 bad_cases[i].errors, errors);
 		/* Nothing of a bad configuration reaches the caller. */
 		assert_memory_equal(cfg, &cfg_before, sizeof(cfg_before));
 		free(cfg);
@@ -286,15 +333,15 @@ static void test_load_file(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "[job x]\nlimit = 3M\n", 19), 19);
 	close(fd);
-	assert_int_equal(config_load(path, cfg, errors, sizeof(errors)), 0);
+	assert_int_equal(config_read(path, NULL, cfg, errors, sizeof(errors)), 0);
 	assert_int_equal(cfg->jobs[0].limit_bytes, 3 * MiB);
 	assert_string_equal(cfg->source, path);
 	unlink(path);
 
-	assert_int_equal(config_load(path, cfg, errors, sizeof(errors)), -ENOENT);
+	assert_int_equal(config_read(path, NULL, cfg, errors, sizeof(errors)), -ENOENT);
 	assert_non_null(strstr(errors, path));
 	assert_non_null(strstr(errors, "cannot read"));
-	assert_int_equal(config_load("/tmp", cfg, errors, sizeof(errors)), -EINVAL);
+	assert_int_equal(config_read("/tmp", NULL, cfg, errors, sizeof(errors)), -EINVAL);
 	config_free(cfg);
 	free(cfg);
 }
@@ -330,15 +377,15 @@ static void test_sizes(void **state)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint64_t v = 42;
-		int r = config_parse_size(cases[i].s, false, &v);
+		int r = value_parse_size(cases[i].s, false, &v);
 		if (r != cases[i].r)
 			fail_msg("'%s': r=%d, wanted %d", cases[i].s, r, cases[i].r);
 		assert_int_equal(v, cases[i].r == 0 ? cases[i].v : 42);
 	}
 	uint64_t v;
-	assert_int_equal(config_parse_size("max", true, &v), 0);
+	assert_int_equal(value_parse_size("max", true, &v), 0);
 	assert_int_equal(v, OOMKIT_UNLIMITED);
-	assert_int_equal(config_parse_size("max", false, &v), -EINVAL);
+	assert_int_equal(value_parse_size("max", false, &v), -EINVAL);
 }
 
 static void test_durations(void **state)
@@ -357,7 +404,7 @@ static void test_durations(void **state)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint64_t v = 42;
-		int r = config_parse_duration(cases[i].s, &v);
+		int r = value_parse_duration(cases[i].s, &v);
 		if (r != cases[i].r)
 			fail_msg("'%s': r=%d, wanted %d", cases[i].s, r, cases[i].r);
 		assert_int_equal(v, cases[i].r == 0 ? cases[i].v : 42);
@@ -456,30 +503,109 @@ static void test_format(void **state)
 	(void)state;
 	char buf[32];
 
-	config_format_size(512 * MiB, buf, sizeof(buf));
+	value_format_size(512 * MiB, buf, sizeof(buf));
 	assert_string_equal(buf, "512M");
-	config_format_size(1536 * 1024, buf, sizeof(buf));
+	value_format_size(1536 * 1024, buf, sizeof(buf));
 	assert_string_equal(buf, "1536K");
-	config_format_size(1000, buf, sizeof(buf));
+	value_format_size(1000, buf, sizeof(buf));
 	assert_string_equal(buf, "1000");
-	config_format_size(0, buf, sizeof(buf));
+	value_format_size(0, buf, sizeof(buf));
 	assert_string_equal(buf, "0");
-	config_format_size(OOMKIT_UNLIMITED, buf, sizeof(buf));
+	value_format_size(OOMKIT_UNLIMITED, buf, sizeof(buf));
 	assert_string_equal(buf, "max");
 	assert_null(policy_kind_name(POLICY__COUNT));
 	assert_string_equal(policy_kind_name(POLICY_KILL_OVER_EXPECTED), "kill-over-expected");
 }
 
+/* Every field of a configuration but its name and its lines: what two files
+ * that mean the same must agree on. */
+static void assert_same_meaning(const struct config *a, const struct config *b)
+{
+	struct config x = *a, y = *b;
+
+	memset(x.source, 0, sizeof(x.source));
+	memset(y.source, 0, sizeof(y.source));
+	x.machine_line = y.machine_line = 0;
+	assert_int_equal(x.n_jobs, 0);
+	assert_int_equal(y.n_jobs, 0);
+	assert_memory_equal(&x, &y, sizeof(x));
+}
+
+/* units/oomkitd.conf, the file installed as /etc/oomkit/oomkitd.conf, says
+ * that it holds the built-in defaults: it must mean exactly what no file
+ * means, so that the defaults cannot drift apart again. */
+static void test_sample_file(void **state)
+{
+	(void)state;
+	const char *root = getenv("OOMKIT_SOURCE_ROOT");
+	struct config *sample = malloc(sizeof(*sample)), *builtin = malloc(sizeof(*builtin));
+	char path[1024], errors[CONFIG_ERRORS_MAX];
+
+	if (!root)
+		skip();
+	assert_non_null(sample);
+	assert_non_null(builtin);
+	snprintf(path, sizeof(path), "%s/units/oomkitd.conf", root);
+	if (config_read(path, NULL, sample, errors, sizeof(errors)) != 0)
+		fail_msg("%s", errors);
+	assert_int_equal(config_read(NULL, NULL, builtin, errors, sizeof(errors)), 0);
+	assert_same_meaning(sample, builtin);
+	drop(sample);
+	drop(builtin);
+}
+
+/* Each default written out in the file's syntax means the same as leaving
+ * the key out: the defaults go through the parsers that read the file. */
+static void test_defaults_spelled_out(void **state)
+{
+	(void)state;
+	struct config *spelled = parse_ok("[oomkitd]\n"
+					  "machine = /sys/fs/cgroup/memory/oomkit\n"
+					  "machine_limit = max\n"
+					  "policy = report, kill-lowest, kernel\n"
+					  "delay = 2s\n"
+					  "reserve = 16M\n"
+					  "report_dir = /var/lib/oomkit/reports\n"
+					  "report_max_count = 100\n"
+					  "report_max_bytes = 64M\n"
+					  "socket = /run/oomkit/oomkitd.sock\n"
+					  "metrics = /var/lib/oomkit/oomkit.prom\n"
+					  "readonly_status = no\n"
+					  "metrics_interval = 0\n");
+	struct config *none = parse_ok("");
+	struct config *job = parse_ok("[job a]\npriority = 500\nlimit = max\nlimit_max = max\nexpect = 0\n"
+				      "policy = report, kernel\nkill = process\n");
+	struct config *bare = parse_ok("[job a]\n");
+
+	assert_same_meaning(spelled, none);
+	assert_int_equal(job->n_jobs, 1);
+	assert_int_equal(bare->n_jobs, 1);
+	job->jobs[0].line = bare->jobs[0].line = 0;
+	assert_memory_equal(&job->jobs[0], &bare->jobs[0], sizeof(job->jobs[0]));
+	drop(spelled);
+	drop(none);
+	drop(job);
+	drop(bare);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_builtin),    cmocka_unit_test(test_issue_example),
-	    cmocka_unit_test(test_good_jobs),  cmocka_unit_test(test_bad),
-	    cmocka_unit_test(test_all_errors), cmocka_unit_test(test_load_file),
-	    cmocka_unit_test(test_no_cascade), cmocka_unit_test(test_sizes),
-	    cmocka_unit_test(test_durations),  cmocka_unit_test(test_metrics_interval),
-	    cmocka_unit_test(test_many_jobs),  cmocka_unit_test(test_too_many_jobs),
+	    cmocka_unit_test(test_builtin),
+	    cmocka_unit_test(test_issue_example),
+	    cmocka_unit_test(test_good_jobs),
+	    cmocka_unit_test(test_bad),
+	    cmocka_unit_test(test_all_errors),
+	    cmocka_unit_test(test_load_file),
+	    cmocka_unit_test(test_no_cascade),
+	    cmocka_unit_test(test_sizes),
+	    cmocka_unit_test(test_durations),
+	    cmocka_unit_test(test_metrics_interval),
+	    cmocka_unit_test(test_many_jobs),
+	    cmocka_unit_test(test_too_many_jobs),
 	    cmocka_unit_test(test_format),
+	    cmocka_unit_test(test_sample_file),
+	    cmocka_unit_test(test_defaults_spelled_out),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

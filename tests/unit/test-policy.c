@@ -21,7 +21,7 @@
 
 enum { WEB = 0, BATCH = 1, PLAYER = 2 };
 
-static const char protect_web[][CONFIG_COMM_MAX] = {"sshd", "postgres"};
+static const char protect_web[][POLICY_COMM_MAX] = {"sshd", "postgres"};
 
 /* The demo's machine: web is important and large, batch is small and least
  * important, player is in between and the newest. */

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * value.h - the value syntaxes people write and read: sizes ("512M", "max")
+ * and durations ("250ms", "2s").  The configuration parses them, and the
+ * decisions and messages format them the same way, so a limit reads back in
+ * a log line exactly as it is written in the file.  Pure functions: no I/O,
+ * no allocation, no dependency on the rest of the daemon.
+ */
+#ifndef OOMKITD_VALUE_H
+#define OOMKITD_VALUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A number of bytes with an optional K, M, G or T (powers of 1024; "MB" and
+ * "MiB" mean the same); with allow_max, "max" (or "none") is UINT64_MAX.
+ * Returns 0, -EINVAL (syntax) or -ERANGE (overflow); *ret_bytes only on 0. */
+int value_parse_size(const char *s, bool allow_max, uint64_t *ret_bytes);
+
+/* A number followed by ms or s; a bare 0 needs no unit.  0, -EINVAL or -ERANGE. */
+int value_parse_duration(const char *s, uint64_t *ret_ms);
+
+/* A decimal number without sign or suffix, at most max.  0, -EINVAL or -ERANGE. */
+int value_parse_uint(const char *s, uint64_t max, uint64_t *ret);
+
+/* The largest exact suffix: "512M", "1536K", "1000"; UINT64_MAX is "max". */
+void value_format_size(uint64_t bytes, char *buf, size_t len);
+
+/* "2s" for whole seconds, else "250ms"; 0 is "0". */
+void value_format_duration(uint64_t ms, char *buf, size_t len);
+
+#endif
