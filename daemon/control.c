@@ -339,16 +339,11 @@ static void cmd_reports(struct daemon *d, struct client *c)
 	out(c, ".\n");
 }
 
-static void cmd_report(struct daemon *d, struct client *c, const char *arg)
+static void cmd_report(struct daemon *d, struct client *c, unsigned id)
 {
 	char buf[8192], *line_start;
-	unsigned id;
 	bool at_line_start = true;
 
-	if (!arg || sscanf(arg, "%u", &id) != 1) {
-		error(c, "usage: report ID");
-		return;
-	}
 	int fd = reports_open_existing(d, id);
 	if (fd < 0) {
 		error(c, "no report %u", id);
@@ -379,11 +374,11 @@ static void cmd_run(struct daemon *d, struct client *c, const char *job_name)
 {
 	int k;
 
-	for (k = 0; job_name && k < (int)d->n_jobs; k++)
+	for (k = 0; k < (int)d->n_jobs; k++)
 		if (d->jobs[k].name[0] && strcmp(d->jobs[k].name, job_name) == 0)
 			break;
-	if (!job_name || k == (int)d->n_jobs) {
-		error(c, "no job %s", job_name ? job_name : "given");
+	if (k == (int)d->n_jobs) {
+		error(c, "no job %s", job_name);
 		return;
 	}
 	const struct config_job *cj = d->jobs[k].cfg;
@@ -428,54 +423,82 @@ static bool may_read(const struct daemon *d, const struct client *c)
 	return c->uid == 0 || d->cfg->readonly_status;
 }
 
-static void command(struct daemon *d, int i, char *line)
+static void cmd_answer(struct daemon *d, struct client *c, const struct protocol_answer *a)
+{
+	char msg[256];
+	int r = handle_prompt_answer(d, a, msg, sizeof(msg));
+
+	if (r < 0)
+		error(c, "%s", msg);
+	else
+		out(c, "ok\n%s\n.\n", msg);
+}
+
+static void cmd_reload(struct daemon *d, struct client *c)
+{
+	if (daemon_reload(d) < 0)
+		error(c, "reload failed; the old configuration stays (see the log)");
+	else
+		out(c, "ok\n.\n");
+}
+
+/* A request the parser refused: the verb's usage, or what is wrong. */
+static void refused(struct client *c, const char *line, size_t len, int r)
+{
+	char shown[PROTOCOL_REQUEST_MAX];
+
+	if (r == -EINVAL) {
+		error(c, "usage: %s", protocol_usage(protocol_verb_of(line, len)));
+		return;
+	}
+	protocol_escape(line, len, shown, 120);
+	if (r == -EOPNOTSUPP)
+		error(c, "unknown command '%s'", shown);
+	else
+		error(c, "malformed request '%s'", shown);
+}
+
+static void command(struct daemon *d, int i, const char *line, size_t len)
 {
 	struct client *c = &d->clients[i];
-	struct protocol_cmd cmd;
-	char *arg = NULL;
-	char msg[256];
+	struct protocol_request req;
+	int r = protocol_parse_request(line, len, &req);
 
-	(void)protocol_parse(line, strlen(line), &cmd); /* line comes from strlen: no inner NUL */
-	if (cmd.arg) {
-		line[cmd.name_len] = '\0';
-		arg = line + cmd.name_len + 1;
+	if (r < 0) {
+		refused(c, line, len, r);
+		return;
 	}
-	if (cmd.verb == PROTOCOL_STATUS || cmd.verb == PROTOCOL_PS || cmd.verb == PROTOCOL_REPORTS ||
-	    cmd.verb == PROTOCOL_REPORT) {
+	switch (req.verb) {
+	case PROTOCOL_STATUS:
+	case PROTOCOL_PS:
+	case PROTOCOL_REPORTS:
+	case PROTOCOL_REPORT:
 		if (!may_read(d, c))
 			error(c, "permission denied: only root may read status (see readonly_status)");
-		else if (cmd.verb == PROTOCOL_STATUS)
+		else if (req.verb == PROTOCOL_STATUS)
 			cmd_status(d, c);
-		else if (cmd.verb == PROTOCOL_PS)
-			cmd_ps(d, c, arg);
-		else if (cmd.verb == PROTOCOL_REPORTS)
+		else if (req.verb == PROTOCOL_PS)
+			cmd_ps(d, c, req.job[0] ? req.job : NULL);
+		else if (req.verb == PROTOCOL_REPORTS)
 			cmd_reports(d, c);
 		else
-			cmd_report(d, c, arg);
-	} else if (cmd.verb == PROTOCOL_RUN) {
-		cmd_run(d, c, arg);
-	} else if (c->uid != 0 && (cmd.verb == PROTOCOL_PROMPT || cmd.verb == PROTOCOL_ANSWER ||
-				   cmd.verb == PROTOCOL_RELOAD)) {
-		error(c, "permission denied: only root may %s", line);
-	} else if (cmd.verb == PROTOCOL_PROMPT) {
+			cmd_report(d, c, req.id);
+		return;
+	case PROTOCOL_RUN:
+		cmd_run(d, c, req.job);
+		return;
+	default:
+		break;
+	}
+	if (c->uid != 0) {
+		error(c, "permission denied: only root may %s", protocol_verb_name(req.verb));
+	} else if (req.verb == PROTOCOL_PROMPT) {
 		c->prompt = true;
 		out(c, "ok\n.\n");
-	} else if (cmd.verb == PROTOCOL_ANSWER) {
-		char full[600];
-		snprintf(full, sizeof(full), "answer %s", arg ? arg : "");
-		int r = handle_prompt_answer(d, full, msg, sizeof(msg));
-		if (r < 0)
-			error(c, "%s", msg);
-		else
-			out(c, "ok\n%s\n.\n", msg);
-	} else if (cmd.verb == PROTOCOL_RELOAD) {
-		int r = daemon_reload(d);
-		if (r < 0)
-			error(c, "reload failed; the old configuration stays (see the log)");
-		else
-			out(c, "ok\n.\n");
+	} else if (req.verb == PROTOCOL_ANSWER) {
+		cmd_answer(d, c, &req.answer);
 	} else {
-		error(c, "unknown command '%s'", line);
+		cmd_reload(d, c);
 	}
 }
 
@@ -501,9 +524,7 @@ void control_client_event(struct daemon *d, int i, uint32_t events)
 	char *nl;
 	while (c->fd >= 0 && (nl = strchr(c->in, '\n'))) {
 		*nl = '\0';
-		if (nl > c->in && nl[-1] == '\r')
-			nl[-1] = '\0';
-		command(d, i, c->in);
+		command(d, i, c->in, (size_t)(nl - c->in));
 		size_t used = (size_t)(nl + 1 - c->in);
 		memmove(c->in, nl + 1, c->in_len - used + 1);
 		c->in_len -= used;

@@ -792,21 +792,17 @@ void handle_timers(struct daemon *d, uint64_t now)
 	}
 }
 
-/* "answer ID kill PID" | "answer ID grow" | "answer ID kernel" */
-int handle_prompt_answer(struct daemon *d, const char *line, char *msg, size_t msg_len)
+int handle_prompt_answer(struct daemon *d, const struct protocol_answer *ans, char *msg, size_t msg_len)
 {
 	static pid_t protected_pids[2];
-	struct protocol_answer ans;
+	unsigned id = ans->id;
+	int pid = ans->pid;
+	char answer[64];
 
-	if (protocol_parse_answer(line, &ans) < 0) {
-		snprintf(msg, msg_len, "usage: answer ID kill PID | grow | kernel");
+	if (protocol_format_answer(ans, answer, sizeof(answer)) < 0) {
+		snprintf(msg, msg_len, "usage: %s", protocol_usage(PROTOCOL_ANSWER));
 		return -EINVAL;
 	}
-	unsigned id = ans.id;
-	const char *what = ans.what;
-	int pid = ans.pid;
-	int n = ans.n_fields;
-
 	if (!d->prompt.active || id != d->prompt.report_id) {
 		snprintf(msg, msg_len, "no question %u is waiting", id);
 		return -ENOENT;
@@ -818,7 +814,7 @@ int handle_prompt_answer(struct daemon *d, const char *line, char *msg, size_t m
 	char result[160];
 	const char *rel = job < 0 ? d->machine.rel : d->jobs[job].rel;
 
-	if (strcmp(what, "kernel") == 0) {
+	if (ans->choice == PROTOCOL_CHOICE_KERNEL) {
 		oomkit_watch *watch = job < 0 ? d->machine.watch : d->jobs[job].watch;
 		int r = oomkit_hand_to_kernel(d->ctx, watch);
 		finish_prompt(d, "kernel", NULL, NULL,
@@ -832,7 +828,7 @@ int handle_prompt_answer(struct daemon *d, const char *line, char *msg, size_t m
 		snprintf(msg, msg_len, "cannot read the processes");
 		return -EIO;
 	}
-	if (strcmp(what, "kill") == 0 && n == 3) {
+	if (ans->choice == PROTOCOL_CHOICE_KILL) {
 		unsigned i;
 		for (i = 0; i < d->n_prompt_procs; i++)
 			if (d->prompt_procs[i].pid == pid)
@@ -853,7 +849,7 @@ int handle_prompt_answer(struct daemon *d, const char *line, char *msg, size_t m
 			return -ESRCH;
 		}
 		snprintf(dec.reason, sizeof(dec.reason), "a person chose process %d", pid);
-	} else if (strcmp(what, "grow") == 0 && job >= 0) {
+	} else if (ans->choice == PROTOCOL_CHOICE_GROW && job >= 0) {
 		in.chain = &grow_chain;
 		in.first_step = 0;
 		if (policy_decide(&in, &dec) < 0 || dec.action != ACTION_GROW) {
@@ -866,7 +862,7 @@ int handle_prompt_answer(struct daemon *d, const char *line, char *msg, size_t m
 	}
 	int r = act(d, job, &in, &dec, result, sizeof(result));
 	uint64_t acted = now_ns(), freed = r == 0 ? wait_freed(d, rel) : 0;
-	finish_prompt(d, line + strlen("answer "), &in, &dec, result, acted, freed);
+	finish_prompt(d, answer, &in, &dec, result, acted, freed);
 	snprintf(msg, msg_len, "%s", result);
 	return r;
 }

@@ -19,6 +19,7 @@
 #include "notify.h"
 #include "oomkit.h"
 #include "policy.h"
+#include "protocol.h"
 
 #define DAEMON_MAX_PIDS 4096
 #define DAEMON_MAX_REPORTS 4096
@@ -152,7 +153,7 @@ enum oomkit_verdict handle_scope(struct daemon *d, int job, const struct oomkit_
 /* Called from the main loop: prompt deadlines and delegated jobs whose handler did not resolve. */
 void handle_timers(struct daemon *d, uint64_t now);
 /* A person's answer to the active prompt; 0 or -errno with a message. */
-int handle_prompt_answer(struct daemon *d, const char *line, char *msg, size_t msg_len);
+int handle_prompt_answer(struct daemon *d, const struct protocol_answer *answer, char *msg, size_t msg_len);
 /* Fills the policy snapshot of a scope; returns the number of processes or -errno. */
 int snapshot(struct daemon *d, int job, struct policy_input *in, pid_t *protected_pids);
 /* OOMs of a scope's own limit so far (job index, -1: machine), for a dry run. */

@@ -1,46 +1,279 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * protocol.h - the pure part of the control socket's line protocol: a line
- * received from a client split into its command and argument, and the
- * prompt's "answer ID WHAT [PID]" read into numbers.  No daemon state.
+ * protocol.h - the control socket's wire protocol, both directions, as
+ * structs: a request (one line from a client), a reply (a status line,
+ * records, a line holding only "."), a prompt (a question, its candidates
+ * and the answers it takes) and an answer.  Pure: no daemon state and no
+ * I/O, so oomkitd (control.c) and the command line (cli/) link the same
+ * code, and both directions are fuzzed (tests/fuzz/fuzz-protocol.c).
+ *
+ * Every field that can carry bytes from a process or a job owner (comm,
+ * cmdline, cgroup and job names, paths, reasons, messages) is escaped on
+ * the way out: printable ASCII and valid UTF-8 are kept; a backslash is
+ * written "\\", and a tab, newline, any other control byte, DEL or a byte
+ * that is not part of valid UTF-8 is written "\xNN".  An escaped field never
+ * holds a tab or a newline, so it cannot end a record, forge one, or end the
+ * frame.  The parser undoes the escaping and refuses anything that is not
+ * in this canonical form.  The grammar is in docs/protocol.md.
  */
 #ifndef OOMKITD_PROTOCOL_H
 #define OOMKITD_PROTOCOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A request line, its newline included. */
+#define PROTOCOL_REQUEST_MAX 512
+/* A job name in a request (config.h's CONFIG_NAME_MAX), its NUL included. */
+#define PROTOCOL_NAME_MAX 64
+/* The longest line a protocol_put_*() can write, its newline included: each
+ * string field is cut to a bound of its own before escaping (at most four
+ * bytes out per byte in), so every record fits. */
+#define PROTOCOL_RECORD_MAX 4096
+/* The most bytes of a report one "data" record carries. */
+#define PROTOCOL_DATA_CHUNK 512
+/* A frame splits into at most this many fields per record. */
+#define PROTOCOL_FIELDS_MAX 16
+
+/* ------------------------------------------------------------ escaping */
+
+/* Escapes src[0, len) into buf as described above; the output is cut at a
+ * whole escape so it always fits (NUL-terminated, cap > 0).  Returns the
+ * number of input bytes consumed. */
+size_t protocol_escape(const char *src, size_t len, char *buf, size_t cap);
+
+/* Undoes protocol_escape() in place (the text only shrinks).  -EBADMSG if s
+ * is not canonical: a raw control byte, DEL or invalid UTF-8, a "\" not
+ * followed by "\" or "xNN" (lower-case hex), or an escape that did not need
+ * to be one ("\x41", or an escaped NUL, which no field may hold). */
+int protocol_unescape(char *s);
+
+/* ------------------------------------------------------------ requests */
 
 enum protocol_verb {
 	PROTOCOL_UNKNOWN = 0,
-	PROTOCOL_STATUS,
-	PROTOCOL_PS,
-	PROTOCOL_REPORTS,
-	PROTOCOL_REPORT,
-	PROTOCOL_RUN,
-	PROTOCOL_PROMPT,
-	PROTOCOL_ANSWER,
-	PROTOCOL_RELOAD,
+	PROTOCOL_STATUS,  /* status */
+	PROTOCOL_PS,	  /* ps [JOB] */
+	PROTOCOL_REPORTS, /* reports */
+	PROTOCOL_REPORT,  /* report ID */
+	PROTOCOL_RUN,	  /* run JOB: move the requesting process into JOB */
+	PROTOCOL_PROMPT,  /* prompt: send this connection the questions for a person */
+	PROTOCOL_ANSWER,  /* answer ID kill PID | answer ID grow | answer ID kernel */
+	PROTOCOL_RELOAD,  /* reload */
+	PROTOCOL__VERBS,
 };
 
-struct protocol_cmd {
-	enum protocol_verb verb;
-	size_t name_len; /* the command is line[0, name_len) */
-	const char *arg; /* after the first blank, NUL-terminated as line is; NULL: none */
+enum protocol_choice {
+	PROTOCOL_CHOICE_KILL = 1u << 0,	  /* kill one of the candidates */
+	PROTOCOL_CHOICE_GROW = 1u << 1,	  /* raise the job's limit (jobs only) */
+	PROTOCOL_CHOICE_KERNEL = 1u << 2, /* hand the OOM to the kernel's killer now */
 };
-
-/* Splits line (len bytes, line[len] == '\0', no NUL before) at its first
- * space into command and argument.  Returns 0, or -EINVAL if line holds a
- * NUL before len; an unknown command is PROTOCOL_UNKNOWN, not an error. */
-int protocol_parse(const char *line, size_t len, struct protocol_cmd *ret);
 
 struct protocol_answer {
-	unsigned id;
-	char what[16]; /* "kill", "grow", "kernel" or anything else the client sent */
-	int pid;       /* 0 unless given */
-	int n_fields;  /* 2 or 3 */
+	unsigned id;		     /* the question's id (its report's) */
+	enum protocol_choice choice; /* exactly one */
+	pid_t pid;		     /* PROTOCOL_CHOICE_KILL: the candidate; else 0 */
 };
 
-/* Reads "answer ID WHAT [PID]" (the whole line).  Returns 0, or -EINVAL
- * when ID or WHAT is missing. */
-int protocol_parse_answer(const char *line, struct protocol_answer *ret);
+struct protocol_request {
+	enum protocol_verb verb;
+	char job[PROTOCOL_NAME_MAX]; /* ps (empty: the machine), run */
+	unsigned id;		     /* report */
+	struct protocol_answer answer;
+};
+
+/* The verb of a request line (up to its first space), PROTOCOL_UNKNOWN if none. */
+enum protocol_verb protocol_verb_of(const char *line, size_t len);
+
+/* The verb's name ("status"), NULL for PROTOCOL_UNKNOWN. */
+const char *protocol_verb_name(enum protocol_verb verb);
+
+/* How a verb is written, for an error message: "answer ID kill PID | ...". */
+const char *protocol_usage(enum protocol_verb verb);
+
+/* Reads one request line (without its newline; a trailing "\r" is allowed).
+ * Returns 0; -EOPNOTSUPP for an unknown verb; -EINVAL if the verb's
+ * arguments are missing, extra or malformed (protocol_verb_of() names the
+ * verb for the usage); -EBADMSG if the line holds a NUL or a control byte,
+ * or is longer than a request may be. */
+int protocol_parse_request(const char *line, size_t len, struct protocol_request *ret);
+
+/* Writes the request line, newline included, into buf.  Returns its length,
+ * -EINVAL if the request cannot be written (an empty or malformed job name,
+ * an answer without one choice), -ENOBUFS if buf is too small. */
+int protocol_format_request(const struct protocol_request *req, char *buf, size_t len);
+
+/* "ID kill PID" / "ID grow" / "ID kernel": an answer as the report records
+ * it.  Returns the length or -EINVAL / -ENOBUFS. */
+int protocol_format_answer(const struct protocol_answer *a, char *buf, size_t len);
+
+/* ------------------------------------------------------------ who may answer */
+
+/* What the daemon knows of a question when it decides who may see it and
+ * who may answer it. */
+struct protocol_asker {
+	bool job;	/* an OOM of a job's own limit; false: of the machine */
+	bool has_owner; /* the job names an owner uid */
+	uid_t owner;
+};
+
+/* Root sees and answers every question.  Another uid sees a question about a
+ * job it owns, or one with a candidate of its own, and among the candidates
+ * only its own processes; it may answer "kill" for one of its own processes,
+ * and "grow" or "kernel" only for a job it owns (the kernel's killer would
+ * choose among that job's processes only).  candidate_uid is the uid of the
+ * process an answer names, or of the candidate to show. */
+bool protocol_may_see(uid_t peer, const struct protocol_asker *q, uid_t candidate_uid);
+/* Whether a question goes to peer at all: has_own_candidate says whether one
+ * of its candidates is peer's (protocol_may_see() for any of them). */
+bool protocol_may_see_question(uid_t peer, const struct protocol_asker *q, bool has_own_candidate);
+/* 0 or -EPERM.  victim_uid: the chosen candidate's uid (kill only). */
+int protocol_may_answer(uid_t peer, const struct protocol_asker *q, const struct protocol_answer *a,
+			uid_t victim_uid);
+
+/* ------------------------------------------------------------ records */
+
+/* One record of each kind.  Formatting reads the strings; parsing points
+ * them into the frame's buffer.  A uint64_t that may be unlimited is
+ * UINT64_MAX, written "max". */
+struct protocol_machine {
+	const char *cgroup;
+	uint64_t usage_bytes, limit_bytes;
+	bool under_oom;
+	uint64_t ooms, kills;
+	const char *last_action;
+};
+
+struct protocol_job {
+	const char *name;
+	unsigned priority;
+	uint64_t usage_bytes, limit_bytes, limit_max_bytes, expect_bytes;
+	bool under_oom;
+	uint64_t ooms, kills;
+	unsigned processes;
+	bool has_owner;
+	uid_t owner;
+	const char *chain; /* "grow, kill-lowest, kernel" */
+	const char *last_action;
+};
+
+struct protocol_proc {
+	pid_t pid;
+	const char *job; /* "-": none */
+	uint64_t rss_bytes, swap_bytes;
+	int oom_score_adj;
+	uid_t uid;
+	const char *comm, *cmdline;
+};
+
+struct protocol_report {
+	unsigned id;
+	const char *scope;
+	uint64_t bytes;
+	int64_t time; /* seconds since the epoch */
+	const char *action;
+	pid_t victim_pid; /* 0: none */
+	const char *reason;
+};
+
+/* The first line of a prompt frame, then a candidate record per process,
+ * then the choices record. */
+struct protocol_question {
+	unsigned id;
+	const char *scope; /* "machine" or the job's name */
+	uint64_t timeout_ms;
+};
+
+struct protocol_candidate {
+	pid_t pid;
+	const char *job;
+	unsigned priority;
+	uint64_t rss_bytes;
+	const char *comm;
+	uid_t uid;
+};
+
+/* ------------------------------------------------------------ writing */
+
+/* The caller's output buffer.  Each protocol_put_*() appends one whole line
+ * or nothing (-ENOBUFS: it did not fit; free space and retry), so a reply
+ * can be produced in pieces as the peer reads it.  A line that could be
+ * taken for the end marker (starting with ".") is sent with one more ".". */
+struct protocol_buf {
+	char *data;
+	size_t len, cap;
+};
+
+int protocol_put_ok(struct protocol_buf *b);
+/* "error MESSAGE", the message escaped. */
+int protocol_put_error(struct protocol_buf *b, const char *message);
+/* A line holding only ".": the end of a frame. */
+int protocol_put_end(struct protocol_buf *b);
+/* One record of free text ("killed 42 (hog)"), the answer's verdict. */
+int protocol_put_text(struct protocol_buf *b, const char *text);
+int protocol_put_machine(struct protocol_buf *b, const struct protocol_machine *m);
+int protocol_put_job(struct protocol_buf *b, const struct protocol_job *j);
+int protocol_put_proc(struct protocol_buf *b, const struct protocol_proc *p);
+int protocol_put_report(struct protocol_buf *b, const struct protocol_report *r);
+/* Up to PROTOCOL_DATA_CHUNK bytes of a report; returns how many it took, or -ENOBUFS. */
+int protocol_put_data(struct protocol_buf *b, const char *bytes, size_t n);
+int protocol_put_question(struct protocol_buf *b, const struct protocol_question *q);
+int protocol_put_candidate(struct protocol_buf *b, const struct protocol_candidate *c);
+/* choices: a mask of enum protocol_choice. */
+int protocol_put_choices(struct protocol_buf *b, unsigned choices);
+
+/* ------------------------------------------------------------ reading */
+
+/* Where the first frame in buf ends: the offset just past its "." line, or
+ * 0 while it is incomplete. */
+size_t protocol_frame_end(const char *buf, size_t len);
+
+/* The lines of one frame (buf[0, protocol_frame_end())), split in place. */
+struct protocol_reader {
+	char *next, *end;
+};
+
+void protocol_reader_init(struct protocol_reader *r, char *frame, size_t frame_len);
+/* The next line, NUL-terminated, its dot-stuffing undone; NULL after the
+ * last line before the end marker. */
+char *protocol_next_line(struct protocol_reader *r);
+
+enum protocol_status_kind {
+	PROTOCOL_OK = 1,
+	PROTOCOL_ERROR,	   /* message set */
+	PROTOCOL_QUESTION, /* question set: the frame is a prompt */
+};
+
+struct protocol_status {
+	enum protocol_status_kind kind;
+	const char *message;
+	struct protocol_question question;
+};
+
+/* Reads a frame's first line (in place).  -EBADMSG if it is none of the three. */
+int protocol_parse_status(char *line, struct protocol_status *ret);
+
+/* A record split at its tabs, each field unescaped, in place. */
+struct protocol_record {
+	size_t n;
+	char *field[PROTOCOL_FIELDS_MAX];
+};
+
+/* -EBADMSG: a field not in canonical form, or more than PROTOCOL_FIELDS_MAX. */
+int protocol_parse_record(char *line, struct protocol_record *ret);
+
+/* Each reads one kind of record; -EBADMSG if r is not one, or malformed.
+ * Strings point into r's fields. */
+int protocol_parse_machine(const struct protocol_record *r, struct protocol_machine *ret);
+int protocol_parse_job(const struct protocol_record *r, struct protocol_job *ret);
+int protocol_parse_proc(const struct protocol_record *r, struct protocol_proc *ret);
+int protocol_parse_report(const struct protocol_record *r, struct protocol_report *ret);
+int protocol_parse_text(const struct protocol_record *r, const char **ret);
+/* The chunk: *ret points at it, *ret_len its length (it may hold any byte but NUL). */
+int protocol_parse_data(const struct protocol_record *r, const char **ret, size_t *ret_len);
+int protocol_parse_candidate(const struct protocol_record *r, struct protocol_candidate *ret);
+int protocol_parse_choices(const struct protocol_record *r, unsigned *ret);
 
 #endif
