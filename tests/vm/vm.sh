@@ -5,6 +5,8 @@
 # oomkit's test programs inside it, one after another.
 #
 #   vm.sh [OPTIONS] -- PROGRAM [ARGS...] [-- PROGRAM [ARGS...]]...
+#   vm.sh --fetch-kernel   prints the guest kernel's path (fetched once, as
+#                          below) for other guest tiers, and exits
 #
 #   --mode v2|v1     cgroup layout of the guest (default v2):
 #                      v2: cgroup2 at /sys/fs/cgroup with +memory in subtree_control,
@@ -418,6 +420,10 @@ verdict() {
 }
 
 main() {
+	if [[ ${1:-} == --fetch-kernel ]]; then
+		fetch_kernel
+		return
+	fi
 	parse_args "$@"
 	check_host
 	local kernel
