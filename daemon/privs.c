@@ -172,11 +172,15 @@ out:
 }
 
 /* Keeps what the process has of run_caps, and CAP_SYS_RESOURCE for setup;
- * a capability it lacks (a container may withhold some) cannot be added. */
+ * a capability it lacks (a container may withhold some) cannot be added.
+ * Without CAP_SETPCAP the bounding set cannot shrink, and need not: whoever
+ * withheld it bounded the process already (the unit's
+ * CapabilityBoundingSet=), so only the process's own sets are cut. */
 static int limit_caps(void)
 {
 	bool have[sizeof(run_caps) / sizeof(run_caps[0])];
 	bool have_resource = capng_have_capability(CAPNG_PERMITTED, CAP_SYS_RESOURCE);
+	bool can_bound = capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP);
 
 	for (size_t i = 0; i < sizeof(run_caps) / sizeof(run_caps[0]); i++)
 		have[i] = capng_have_capability(CAPNG_PERMITTED, run_caps[i]);
@@ -188,7 +192,7 @@ static int limit_caps(void)
 	/* Permitted but not in the bounding set: gone for good after setup. */
 	if (have_resource && capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_SYS_RESOURCE) < 0)
 		return -EINVAL;
-	return capng_apply(CAPNG_SELECT_ALL) < 0 ? -EPERM : 0;
+	return capng_apply(can_bound ? CAPNG_SELECT_ALL : CAPNG_SELECT_CAPS) < 0 ? -EPERM : 0;
 }
 
 int privs_restrict(bool seccomp)
