@@ -343,6 +343,25 @@ static int setup_machine(struct daemon *d)
 	return d->machine.watch ? 0 : -EIO;
 }
 
+/* Whether the daemon runs as a systemd service on cgroup v2, in its unit's
+ * own cgroup; that cgroup's path goes to cg.  There the unit is the reserve:
+ * systemd protects and bounds it (MemoryMin=, MemoryMax= in the unit) and
+ * tracks the service by it, so moving into a memcg of our own would take the
+ * daemon away from systemd.  ($INVOCATION_ID is set for every service run.)
+ * On v1 the memory hierarchy is not the one systemd tracks processes in. */
+static bool reserve_is_unit(struct daemon *d, char *cg, size_t len)
+{
+	const char *invocation = getenv("INVOCATION_ID");
+	static const char suffix[] = ".service";
+	size_t n;
+
+	if (!invocation || !*invocation || oomkit_backend(d->ctx) != OOMKIT_BACKEND_V2 ||
+	    oomkit_process_cgroup(d->ctx, getpid(), cg, len) < 0)
+		return false;
+	n = strlen(cg);
+	return n > sizeof(suffix) - 1 && strcmp(cg + n - (sizeof(suffix) - 1), suffix) == 0;
+}
+
 /* The daemon's own memcg sits beside the machine, never inside it. */
 static int enter_reserve(struct daemon *d)
 {
@@ -351,6 +370,10 @@ static int enter_reserve(struct daemon *d)
 
 	if (d->dry_run || d->cfg->reserve_bytes == 0)
 		return 0;
+	if (reserve_is_unit(d, rel, sizeof(rel))) {
+		log_info("running in %s: the unit's memory protection and limit are the reserve", rel);
+		return 0;
+	}
 	snprintf(rel, sizeof(rel), "%s-daemon", d->machine.rel);
 	r = oomkit_enter_reserve(d->ctx, rel, d->cfg->reserve_bytes);
 	if (r < 0)
