@@ -8,7 +8,7 @@ DEB_BUILD ?= build-deb
 # Everything the build, the tests (including the qemu guest tier and the
 # fuzzers) and the benchmarks need, as Debian packages.
 DEB_DEPS := meson ninja-build pkg-config gcc clang clang-format libclang-rt-14-dev libcmocka-dev libinih-dev libcap-ng-dev libseccomp-dev \
-	python3 qemu-system-x86 busybox-static cpio gzip gnuplot-nox earlyoom valgrind \
+	python3 qemu-system-x86 busybox-static cpio gzip mmdebstrap e2fsprogs gnuplot-nox earlyoom valgrind \
 	debhelper dpkg-dev lintian git
 
 .PHONY: all bootstrap build asan fuzz-build check demo demo-library bench install clean fuzz soak deb
