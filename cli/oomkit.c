@@ -652,8 +652,14 @@ static void show_question(struct reply *q)
 		if (strcmp(f[0], "candidate") == 0 && n >= 6)
 			printf("  kill %-7s  job %-12.12s prio %4s  %7s  %s\n", f[1], f[2], f[3],
 			       human(u64(f[4]), a, sizeof(a)), f[5]);
-		else if (strcmp(f[0], "choices") == 0 && n >= 2)
-			printf("answer: %s (or skip)\n", f[1]);
+		else if (strcmp(f[0], "choices") == 0 && n >= 2) {
+			/* One choice a field: "kill" takes a PID. */
+			printf("answer:");
+			for (size_t k = 1; k < n; k++)
+				printf("%s %s%s", k > 1 ? " |" : "", f[k],
+				       strcmp(f[k], "kill") == 0 ? " PID" : "");
+			printf(" (or skip)\n");
+		}
 	}
 }
 
@@ -664,9 +670,16 @@ static int answer(struct conn *c, unsigned id, const char *line)
 	struct reply r;
 
 	snprintf(req, sizeof(req), "answer %u %s\n", id, line);
-	if (send_line(c->fd, req) < 0 || read_reply(c, &r) < 0) {
-		fprintf(stderr, "oomkit: oomkitd closed the connection\n");
-		return EXIT_UNREACHABLE;
+	if (send_line(c->fd, req) < 0)
+		goto closed;
+	/* Frames of the prompt stream ("done" for this answer, another "oom")
+	 * may come before the reply: a reply starts with "ok" or "error". */
+	for (;;) {
+		if (read_reply(c, &r) < 0)
+			goto closed;
+		if (r.ok || strncmp(r.first, "error ", 6) == 0)
+			break;
+		reply_free(&r);
 	}
 	if (r.ok)
 		printf("done: %s\n", r.n_lines ? r.lines[0] : "");
@@ -676,6 +689,9 @@ static int answer(struct conn *c, unsigned id, const char *line)
 	int rc = r.ok ? 0 : EXIT_REFUSED;
 	reply_free(&r);
 	return rc;
+closed:
+	fprintf(stderr, "oomkit: oomkitd closed the connection\n");
+	return EXIT_UNREACHABLE;
 }
 
 static int cmd_prompt(bool once)

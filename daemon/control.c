@@ -9,14 +9,29 @@
  * Who may do what is decided from the peer's credentials (SO_PEERCRED):
  * root may do everything; anyone may read status/ps/reports when
  * readonly_status is set; a job's owner may run processes in that job.
+ * Anyone may listen for prompts ("prompt"); who is asked what, and who may
+ * answer, is protocol.c's rule (protocol_may_see(), protocol_may_answer()):
+ * a non-root peer is asked only about an OOM of a job it owns or with a
+ * candidate of its own, sees only its own candidates, and may kill one of
+ * them, grow or hand to the kernel only a job it owns, or answer "chain"
+ * (let the system decide: once everyone asked has, or has gone away, the
+ * chain goes on at once).  Root's answers are not limited.
  *
  *   status | ps [JOB] | reports | report ID | run JOB | prompt |
- *   answer ID kill PID | answer ID grow | answer ID kernel | reload
+ *   answer ID kill PID | answer ID grow | answer ID kernel | answer ID chain | reload
+ *
+ * A prompt connection receives, besides its replies, frames of its own
+ * (protocol.h): a question ("oom", candidates, choices), and after the OOM
+ * is handled a "done" frame: to everyone asked about it (so they stop
+ * asking the person), with the victim and result records only to root, the
+ * victim's uid and the job's owner, who are also told about OOMs that
+ * concern them and asked no one.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,12 +96,26 @@ int control_listen(struct daemon *d)
 	return 0;
 }
 
+static bool anyone_asked(const struct daemon *d)
+{
+	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
+		if (d->clients[i].fd >= 0 && d->clients[i].asked)
+			return true;
+	return false;
+}
+
 static void drop(struct daemon *d, int i)
 {
 	struct client *c = &d->clients[i];
 
 	if (c->fd < 0)
 		return;
+	/* A person who went away cannot answer: when no one asked is left, the chain goes on. */
+	if (c->asked) {
+		c->asked = false;
+		if (!anyone_asked(d))
+			handle_prompt_declined(d);
+	}
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	free(c->out);
@@ -398,40 +427,187 @@ static void cmd_run(struct daemon *d, struct client *c, const char *job_name)
 bool control_has_prompt_client(const struct daemon *d)
 {
 	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
-		if (d->clients[i].fd >= 0 && d->clients[i].prompt)
+		if (d->clients[i].fd >= 0 && d->clients[i].prompt && prompt_concerns(d, d->clients[i].uid))
 			return true;
 	return false;
 }
 
-int control_broadcast_prompt(struct daemon *d, const char *text)
+/* Prompt and outcome frames are written with protocol.c, a record at a
+ * time, through this buffer into the client's output. */
+static char frame_buf[8 * PROTOCOL_RECORD_MAX];
+
+static struct protocol_buf *frame_room(struct client *c, struct protocol_buf *b)
+{
+	if (b->cap - b->len < PROTOCOL_RECORD_MAX) {
+		out_raw(c, b->data, b->len);
+		b->len = 0;
+	}
+	return b;
+}
+
+static void frame_end(struct client *c, struct protocol_buf *b)
+{
+	(void)protocol_put_end(frame_room(c, b));
+	out_raw(c, b->data, b->len);
+	b->len = 0;
+}
+
+static void send_prompt(struct daemon *d, struct client *c)
+{
+	struct protocol_buf b = {.data = frame_buf, .cap = sizeof(frame_buf)};
+	struct protocol_question q = {.id = d->prompt.report_id,
+				      .scope = d->prompt.job < 0 ? "machine" : d->jobs[d->prompt.job].name,
+				      .timeout_ms = d->prompt.timeout_ms};
+	struct protocol_answer grow = {.id = q.id, .choice = PROTOCOL_CHOICE_GROW};
+	struct protocol_answer kernel = {.id = q.id, .choice = PROTOCOL_CHOICE_KERNEL};
+	unsigned choices = PROTOCOL_CHOICE_KILL | PROTOCOL_CHOICE_CHAIN;
+
+	(void)protocol_put_question(frame_room(c, &b), &q);
+	for (unsigned i = 0; i < d->n_prompt_procs; i++) {
+		const struct prompt_candidate *p = &d->prompt_procs[i];
+		struct protocol_candidate pc = {.pid = p->proc.pid,
+						.job = p->job_name,
+						.priority = p->priority,
+						.rss_bytes = p->proc.rss_bytes,
+						.comm = p->proc.comm,
+						.uid = p->proc.uid};
+		if (prompt_shows(d, p, c->uid))
+			(void)protocol_put_candidate(frame_room(c, &b), &pc);
+	}
+	if (d->prompt.can_grow && protocol_may_answer(c->uid, &d->prompt.asker, &grow, 0) == 0)
+		choices |= PROTOCOL_CHOICE_GROW;
+	if (protocol_may_answer(c->uid, &d->prompt.asker, &kernel, 0) == 0)
+		choices |= PROTOCOL_CHOICE_KERNEL;
+	(void)protocol_put_choices(frame_room(c, &b), choices);
+	frame_end(c, &b);
+}
+
+int control_send_prompt(struct daemon *d)
 {
 	int sent = 0;
 
 	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++) {
 		struct client *c = &d->clients[i];
-		if (c->fd < 0 || !c->prompt)
+		c->asked = false;
+		if (c->fd < 0 || !c->prompt || !prompt_concerns(d, c->uid))
 			continue;
-		out_raw(c, text, strlen(text));
+		send_prompt(d, c);
+		c->asked = true;
 		flush(d, i);
 		sent++;
 	}
 	return sent;
 }
 
-static bool may_read(const struct daemon *d, const struct client *c)
+/* Whether client c is told the details of outcome o. */
+static bool outcome_concerns(const struct outcome *o, const struct client *c)
 {
-	return c->uid == 0 || d->cfg->readonly_status;
+	return c->uid == 0 || (o->has_victim && o->victim_uid == c->uid) ||
+	       (o->has_owner && o->owner == c->uid);
+}
+
+static void send_outcome(struct client *c, const struct outcome *o, bool details)
+{
+	struct protocol_buf b = {.data = frame_buf, .cap = sizeof(frame_buf)};
+	struct protocol_done done = {.id = o->report_id, .scope = o->scope, .action = o->action, .by = o->by};
+	struct protocol_victim v = {.pid = o->victim_pid,
+				    .job = o->victim_job,
+				    .bytes = o->victim_bytes,
+				    .comm = o->victim_comm,
+				    .uid = o->victim_uid};
+
+	(void)protocol_put_done(frame_room(c, &b), &done);
+	if (details && o->has_victim && o->victim_pid > 0)
+		(void)protocol_put_victim(frame_room(c, &b), &v);
+	if (details)
+		(void)protocol_put_text(frame_room(c, &b), o->result);
+	frame_end(c, &b);
+}
+
+void control_send_outcome(struct daemon *d, const struct outcome *o)
+{
+	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++) {
+		struct client *c = &d->clients[i];
+		bool details = c->fd >= 0 && c->prompt && outcome_concerns(o, c);
+		bool asked = c->asked;
+		c->asked = false;
+		if (!details && !asked)
+			continue;
+		send_outcome(c, o, details);
+		flush(d, i);
+	}
+}
+
+/* The name of uid from /etc/passwd, read here rather than through NSS: its
+ * modules are loaded libraries and sockets the daemon does not let in.
+ * Opened without blocking and only if a regular file; "uid N" otherwise. */
+static void user_name(uid_t uid, char *buf, size_t len)
+{
+	static char pw[65536];
+	struct stat st;
+	ssize_t n = -1;
+	int fd = open("/etc/passwd", O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+
+	snprintf(buf, len, "uid %u", (unsigned)uid);
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		n = pread(fd, pw, sizeof(pw) - 1, 0);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	pw[n] = '\0';
+	for (char *line = pw; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		char *nl = strchr(line, '\n');
+		if (!c2 || (nl && c2 > nl) || c1 - line >= (ptrdiff_t)len)
+			continue;
+		char *end;
+		unsigned long v = strtoul(c2 + 1, &end, 10);
+		if (end != c2 + 1 && *end == ':' && v == uid) {
+			snprintf(buf, len, "%.*s", (int)(c1 - line), line);
+			return;
+		}
+	}
+}
+
+static const char *client_user(struct client *c)
+{
+	if (!c->user[0])
+		user_name(c->uid, c->user, sizeof(c->user));
+	return c->user;
+}
+
+/* "answer ID chain": this client lets the system decide. */
+static void cmd_decline(struct daemon *d, struct client *c, const struct protocol_answer *a)
+{
+	if (!d->prompt.active || a->id != d->prompt.report_id || !c->asked) {
+		error(c, "no question %u is waiting", a->id);
+		return;
+	}
+	c->asked = false;
+	if (!anyone_asked(d))
+		handle_prompt_declined(d);
+	out(c, "ok\nthe system decides\n.\n");
 }
 
 static void cmd_answer(struct daemon *d, struct client *c, const struct protocol_answer *a)
 {
 	char msg[256];
-	int r = handle_prompt_answer(d, a, msg, sizeof(msg));
 
+	if (a->choice == PROTOCOL_CHOICE_CHAIN) {
+		cmd_decline(d, c, a);
+		return;
+	}
+	int r = handle_prompt_answer(d, a, c->uid, client_user(c), msg, sizeof(msg));
 	if (r < 0)
 		error(c, "%s", msg);
 	else
 		out(c, "ok\n%s\n.\n", msg);
+}
+
+static bool may_read(const struct daemon *d, const struct client *c)
+{
+	return c->uid == 0 || d->cfg->readonly_status;
 }
 
 static void cmd_reload(struct daemon *d, struct client *c)
@@ -490,10 +666,11 @@ static void command(struct daemon *d, int i, const char *line, size_t len)
 	default:
 		break;
 	}
-	if (c->uid != 0) {
+	if (c->uid != 0 && req.verb == PROTOCOL_RELOAD) {
 		error(c, "permission denied: only root may %s", protocol_verb_name(req.verb));
 	} else if (req.verb == PROTOCOL_PROMPT) {
 		c->prompt = true;
+		(void)client_user(c);
 		out(c, "ok\n.\n");
 	} else if (req.verb == PROTOCOL_ANSWER) {
 		cmd_answer(d, c, &req.answer);

@@ -220,6 +220,7 @@ int snapshot(struct daemon *d, int job, struct policy_input *in, pid_t *protecte
 		pp->group = jidx >= 0 ? group_job[jidx] : (int)n_groups - 1;
 		pp->rss_bytes = (p.rss_anon_kib + p.rss_file_kib + p.rss_shmem_kib) * 1024;
 		pp->oom_score_adj = p.oom_score_adj;
+		pp->uid = p.uid;
 		memcpy(pp->comm, p.comm, sizeof(pp->comm));
 		pp->comm[sizeof(pp->comm) - 1] = '\0';
 		n_procs++;
@@ -463,52 +464,139 @@ static const char *scope_name(const struct daemon *d, int job)
 	return job < 0 ? "machine" : d->jobs[job].name;
 }
 
-static void start_prompt(struct daemon *d, int job, const struct policy_input *in,
-			 const struct policy_decision *dec, int fd, unsigned id, uint64_t event_ns)
+/* The owner of job slot j, if it has one. */
+static bool job_owner(const struct daemon *d, int j, uid_t *ret_owner)
 {
-	char *prompt_text = d->prompt_text;
-	const size_t text_max = DAEMON_PROMPT_TEXT_MAX;
-	size_t off = 0;
-	uint64_t timeout_ms = d->cfg->delay_ms / 2;
+	if (j < 0 || !d->jobs[j].cfg->has_owner)
+		return false;
+	*ret_owner = d->jobs[j].cfg->owner;
+	return true;
+}
+
+bool prompt_shows(const struct daemon *d, const struct prompt_candidate *c, uid_t uid)
+{
+	return protocol_may_see(uid, &d->prompt.asker, c->proc.uid);
+}
+
+bool prompt_concerns(const struct daemon *d, uid_t uid)
+{
+	bool own = false;
+
+	for (unsigned i = 0; i < d->n_prompt_procs && !own; i++)
+		own = prompt_shows(d, &d->prompt_procs[i], uid);
+	return protocol_may_see_question(uid, &d->prompt.asker, own);
+}
+
+/* Before the chain is decided: the processes a person could choose from (in
+ * scope, not protected), whose they are, and whether "grow" would work; so
+ * that whether a prompt concerns anyone listening is known.  Not while a
+ * prompt is active: its candidates are still being answered about. */
+static void prompt_prepare(struct daemon *d, int job, const struct policy_input *in)
+{
+	struct policy_chain grow_chain = {.steps = {POLICY_GROW}, .n_steps = 1};
+	struct policy_input grow_in = *in;
+	struct policy_decision dec;
 
 	d->n_prompt_procs = 0;
-	off += (size_t)snprintf(prompt_text + off, text_max - off, "oom\t%u\t%s\t%" PRIu64 "\n", id,
-				job < 0 ? "machine" : d->jobs[job].name, timeout_ms);
-	for (unsigned i = 0; i < in->n_procs && off < text_max - 256; i++) {
+	d->prompt.job = job;
+	d->prompt.asker.job = job >= 0;
+	d->prompt.asker.has_owner = job_owner(d, job, &d->prompt.asker.owner);
+	for (unsigned i = 0; i < in->n_procs; i++) {
 		const struct policy_proc *p = &in->procs[i];
 		if (in->scope == SCOPE_JOB && p->group != (int)in->scope_group)
 			continue;
 		if (policy_protected(in, p))
 			continue;
-		d->prompt_procs[d->n_prompt_procs++] = *p;
-		off += (size_t)snprintf(prompt_text + off, text_max - off,
-					"candidate\t%d\t%s\t%u\t%" PRIu64 "\t%s\n", (int)p->pid,
-					in->groups[p->group].name, in->groups[p->group].priority,
-					p->rss_bytes, p->comm);
+		struct prompt_candidate *c = &d->prompt_procs[d->n_prompt_procs++];
+		c->proc = *p;
+		c->job_name = in->groups[p->group].name;
+		c->priority = in->groups[p->group].priority;
 	}
-	snprintf(prompt_text + off, text_max - off, "%s.\n",
-		 job >= 0 ? "choices\tkill PID | grow | kernel\n" : "choices\tkill PID | kernel\n");
-	d->prompt = (struct prompt_state){.active = true,
-					  .report_id = id,
-					  .report_fd = fd,
-					  .job = job,
-					  .next_step = dec->step + 1,
-					  .event_ns = event_ns,
-					  .deadline_ns = now_ns() + timeout_ms * 1000000u};
-	int sent = control_broadcast_prompt(d, prompt_text);
-	log_notice("%s: asking %d connected prompt(s), %" PRIu64 " ms to answer",
-		   job < 0 ? "machine" : d->jobs[job].name, sent, timeout_ms);
+	grow_in.chain = &grow_chain;
+	grow_in.first_step = 0;
+	d->prompt.can_grow = job >= 0 && policy_decide(&grow_in, &dec) == 0 && dec.action == ACTION_GROW;
 }
 
-/* Ends the active prompt's report with what happened after it. */
-static void finish_prompt(struct daemon *d, const char *answer, const struct policy_input *in,
-			  const struct policy_decision *dec, const char *result, uint64_t acted_ns,
-			  uint64_t freed_ns)
+static void start_prompt(struct daemon *d, int job, const struct policy_decision *dec, int fd, unsigned id,
+			 uint64_t event_ns)
+{
+	uint64_t timeout_ms = d->cfg->delay_ms / 2;
+
+	d->prompt.active = true;
+	d->prompt.declined = false;
+	d->prompt.report_id = id;
+	d->prompt.report_fd = fd;
+	d->prompt.next_step = dec->step + 1;
+	d->prompt.event_ns = event_ns;
+	d->prompt.timeout_ms = timeout_ms;
+	d->prompt.deadline_ns = now_ns() + timeout_ms * 1000000u;
+	int sent = control_send_prompt(d);
+	log_notice("%s: asking %d connected prompt(s), %" PRIu64 " ms to answer", scope_name(d, job), sent,
+		   timeout_ms);
+}
+
+/* The victim of a kill, as the outcome tells it. */
+static void outcome_victim(const struct daemon *d, const struct policy_input *in,
+			   const struct policy_decision *dec, struct outcome *o)
+{
+	if (dec->action != ACTION_KILL && dec->action != ACTION_KILL_JOB)
+		return;
+	for (unsigned k = 0; k < in->n_procs; k++) {
+		const struct policy_proc *p = &in->procs[k];
+		if (p->pid != dec->victim_pid)
+			continue;
+		o->has_victim = true;
+		o->victim_pid = p->pid;
+		o->victim_uid = p->uid;
+		o->victim_bytes = p->rss_bytes;
+		o->victim_comm = p->comm;
+	}
+	if (dec->victim_group < 0 || (unsigned)dec->victim_group >= in->n_groups)
+		return;
+	o->victim_job = in->groups[dec->victim_group].name;
+	if (dec->action == ACTION_KILL_JOB) {
+		o->victim_bytes = in->groups[dec->victim_group].usage_bytes;
+		o->victim_comm = o->victim_job;
+	}
+	if (!o->has_owner)
+		o->has_owner = job_owner(d, job_of_group(d, dec->victim_group), &o->owner);
+}
+
+/* Tells the prompt clients concerned what was done about OOM id. */
+static void tell_outcome(struct daemon *d, unsigned id, int job, const struct policy_input *in,
+			 const struct policy_decision *dec, const char *action, const char *by,
+			 const char *result)
+{
+	struct outcome o = {.report_id = id,
+			    .scope = scope_name(d, job),
+			    .action = action,
+			    .by = by,
+			    .result = result,
+			    .victim_comm = "",
+			    .victim_job = ""};
+
+	o.has_owner = job_owner(d, job, &o.owner);
+	if (dec && in)
+		outcome_victim(d, in, dec, &o);
+	control_send_outcome(d, &o);
+}
+
+/* Ends the active prompt's report with what happened after it; user: who
+ * answered (NULL: nobody). */
+static void finish_prompt(struct daemon *d, const char *answer, uid_t uid, const char *user,
+			  const struct policy_input *in, const struct policy_decision *dec,
+			  const char *result, uint64_t acted_ns, uint64_t freed_ns)
 {
 	struct jw w = {.fd = d->prompt.report_fd, .buf = d->jsonbuf, .cap = d->jsonbuf_len};
+	char by[64];
 
 	jw_raw(&w, ",\"prompt_answer\":", 17);
 	jw_str(&w, answer);
+	if (user) {
+		jw_printf(&w, ",\"answered_by\":{\"uid\":%u,\"user\":", (unsigned)uid);
+		jw_str(&w, user);
+		jw_raw(&w, "}", 1);
+	}
 	if (dec) {
 		jw_raw(&w, ",\"followup\":", 12);
 		write_decision(&w, in, dec);
@@ -517,6 +605,12 @@ static void finish_prompt(struct daemon *d, const char *answer, const struct pol
 	reports_done(d, d->prompt.report_id, scope_name(d, d->prompt.job), d->prompt.report_fd, w.err);
 	d->prompt.active = false;
 	d->prompt.report_fd = -1;
+	snprintf(by, sizeof(by), "%s%s", user ? "user " : "nobody", user ? user : "");
+	tell_outcome(d, d->prompt.report_id, d->prompt.job, in, dec,
+		     dec			     ? policy_action_name(dec->action)
+		     : strcmp(answer, "kernel") == 0 ? "kernel"
+						     : "none",
+		     by, result);
 	metrics_changed(d);
 }
 
@@ -540,6 +634,8 @@ enum oomkit_verdict handle_scope(struct daemon *d, int job, const struct oomkit_
 		return OOMKIT_KERNEL;
 	}
 	in.first_step = first_step;
+	if (!d->prompt.active)
+		prompt_prepare(d, job, &in);
 	in.prompt_available = !d->prompt.active && control_has_prompt_client(d);
 	if (policy_decide(&in, &dec) < 0)
 		return OOMKIT_KERNEL;
@@ -559,7 +655,7 @@ enum oomkit_verdict handle_scope(struct daemon *d, int job, const struct oomkit_
 			reports_done(d, id, scope_name(d, job), fd, w.err);
 			fd = -1;
 		}
-		start_prompt(d, job, &in, &dec, fd, id, ev->time_ns);
+		start_prompt(d, job, &dec, fd, id, ev->time_ns);
 		metrics_changed(d);
 		return OOMKIT_WAIT;
 	}
@@ -595,6 +691,11 @@ enum oomkit_verdict handle_scope(struct daemon *d, int job, const struct oomkit_
 	d->last_handling_ns = acted - ev->time_ns;
 	d->handling_ns_sum += d->last_handling_ns;
 	log_at(r < 0 ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO, "%s: %s", scope_name(d, job), result);
+	if (!d->dry_run && dec.action != ACTION_NONE) {
+		char by[64];
+		snprintf(by, sizeof(by), "policy %s", policy_kind_name(dec.policy));
+		tell_outcome(d, id, job, &in, &dec, policy_action_name(dec.action), by, result);
+	}
 	metrics_changed(d);
 	/* An action that could not be carried out: the rest of the chain gets its turn. */
 	if (r < 0 && dec.step + 1 < in.chain->n_steps)
@@ -761,9 +862,15 @@ static void prompt_timeout(struct daemon *d)
 	unsigned next = d->prompt.next_step;
 
 	synth_event(d, job, watch, &ev, d->prompt.event_ns);
-	finish_prompt(d, "none", NULL, NULL,
-		      ev.under_oom ? "no answer; the chain goes on" : "no answer; resolved meanwhile",
-		      now_ns(), 0);
+	if (d->prompt.declined)
+		finish_prompt(d, "declined", 0, NULL, NULL, NULL,
+			      ev.under_oom ? "everyone asked let the system decide; the chain goes on"
+					   : "everyone asked let the system decide; resolved meanwhile",
+			      now_ns(), 0);
+	else
+		finish_prompt(d, "none", 0, NULL, NULL, NULL,
+			      ev.under_oom ? "no answer; the chain goes on" : "no answer; resolved meanwhile",
+			      now_ns(), 0);
 	/* Outside the library's handler, a "kernel" verdict must be handed over explicitly. */
 	if (ev.under_oom && handle_scope(d, job, &ev, next) == OOMKIT_KERNEL)
 		(void)oomkit_hand_to_kernel(d->ctx, watch);
@@ -792,77 +899,131 @@ void handle_timers(struct daemon *d, uint64_t now)
 	}
 }
 
-int handle_prompt_answer(struct daemon *d, const struct protocol_answer *ans, char *msg, size_t msg_len)
+/* Fills dec with the kill of candidate pid, as far as uid may choose it. */
+static int prompt_kill(struct daemon *d, const struct policy_input *in, const struct protocol_answer *a,
+		       uid_t uid, const char *user, struct policy_decision *dec, char *msg, size_t msg_len)
+{
+	unsigned i;
+	pid_t pid = a->pid;
+
+	for (i = 0; i < d->n_prompt_procs; i++)
+		if (d->prompt_procs[i].proc.pid == pid && prompt_shows(d, &d->prompt_procs[i], uid))
+			break;
+	if (i == d->n_prompt_procs) {
+		snprintf(msg, msg_len, "%d is not one of the candidates", (int)pid);
+		return -EINVAL;
+	}
+	if (protocol_may_answer(uid, &d->prompt.asker, a, d->prompt_procs[i].proc.uid) < 0) {
+		snprintf(msg, msg_len, "permission denied: process %d is not yours", (int)pid);
+		return -EPERM;
+	}
+	dec->action = ACTION_KILL;
+	dec->policy = POLICY_PROMPT;
+	dec->victim_pid = pid;
+	dec->victim_start_time = d->prompt_procs[i].proc.start_time;
+	for (unsigned k = 0; k < in->n_procs; k++)
+		if (in->procs[k].pid == pid)
+			dec->victim_group = in->procs[k].group;
+	if (dec->victim_group < 0) {
+		snprintf(msg, msg_len, "%d is gone", (int)pid);
+		return -ESRCH;
+	}
+	snprintf(dec->reason, sizeof(dec->reason), "chosen by the user %s: process %d (%s)", user, (int)pid,
+		 d->prompt_procs[i].proc.comm);
+	return 0;
+}
+
+static int prompt_kernel(struct daemon *d, uid_t uid, const char *user, char *msg, size_t msg_len)
+{
+	int job = d->prompt.job;
+	oomkit_watch *watch = job < 0 ? d->machine.watch : d->jobs[job].watch;
+	int r = oomkit_hand_to_kernel(d->ctx, watch);
+
+	finish_prompt(d, "kernel", uid, user, NULL, NULL,
+		      r == 0 ? "handed to the kernel OOM killer"
+			     : "left to the kernel OOM killer after the delay",
+		      now_ns(), 0);
+	snprintf(msg, msg_len, "the kernel decides");
+	return 0;
+}
+
+static int prompt_grow(struct policy_input *in, const char *user, struct policy_decision *dec, char *msg,
+		       size_t msg_len)
+{
+	/* Static: in keeps pointing at it after the return. */
+	static const struct policy_chain grow_chain = {.steps = {POLICY_GROW}, .n_steps = 1};
+
+	in->chain = &grow_chain;
+	in->first_step = 0;
+	if (policy_decide(in, dec) < 0 || dec->action != ACTION_GROW) {
+		snprintf(msg, msg_len, "cannot grow: %s", dec->trail);
+		return -ENOSPC;
+	}
+	size_t n = strlen(dec->reason);
+	snprintf(dec->reason + n, sizeof(dec->reason) - n, "; chosen by the user %s", user);
+	return 0;
+}
+
+int handle_prompt_answer(struct daemon *d, const struct protocol_answer *ans, uid_t uid, const char *user,
+			 char *msg, size_t msg_len)
 {
 	static pid_t protected_pids[2];
-	unsigned id = ans->id;
-	int pid = ans->pid;
 	char answer[64];
 
-	if (protocol_format_answer(ans, answer, sizeof(answer)) < 0) {
+	if (protocol_format_answer(ans, answer, sizeof(answer)) < 0 || ans->choice == PROTOCOL_CHOICE_CHAIN) {
 		snprintf(msg, msg_len, "usage: %s", protocol_usage(PROTOCOL_ANSWER));
 		return -EINVAL;
 	}
-	if (!d->prompt.active || id != d->prompt.report_id) {
-		snprintf(msg, msg_len, "no question %u is waiting", id);
+	if (!d->prompt.active || ans->id != d->prompt.report_id) {
+		snprintf(msg, msg_len, "no question %u is waiting", ans->id);
 		return -ENOENT;
 	}
+	if (!prompt_concerns(d, uid)) {
+		snprintf(msg, msg_len, "permission denied: question %u does not concern uid %u", ans->id,
+			 (unsigned)uid);
+		return -EPERM;
+	}
+	if (ans->choice != PROTOCOL_CHOICE_KILL && protocol_may_answer(uid, &d->prompt.asker, ans, 0) < 0) {
+		snprintf(msg, msg_len, "permission denied: only root or the job's owner may %s it",
+			 ans->choice == PROTOCOL_CHOICE_GROW ? "grow" : "hand to the kernel");
+		return -EPERM;
+	}
+	if (ans->choice == PROTOCOL_CHOICE_KERNEL)
+		return prompt_kernel(d, uid, user, msg, msg_len);
+
 	int job = d->prompt.job;
 	struct policy_input in;
 	struct policy_decision dec = {.victim_group = -1};
-	struct policy_chain grow_chain = {.steps = {POLICY_GROW}, .n_steps = 1};
 	char result[160];
 	const char *rel = job < 0 ? d->machine.rel : d->jobs[job].rel;
+	int r;
 
-	if (ans->choice == PROTOCOL_CHOICE_KERNEL) {
-		oomkit_watch *watch = job < 0 ? d->machine.watch : d->jobs[job].watch;
-		int r = oomkit_hand_to_kernel(d->ctx, watch);
-		finish_prompt(d, "kernel", NULL, NULL,
-			      r == 0 ? "handed to the kernel OOM killer"
-				     : "left to the kernel OOM killer after the delay",
-			      now_ns(), 0);
-		snprintf(msg, msg_len, "the kernel decides");
-		return 0;
-	}
 	if (snapshot(d, job, &in, protected_pids) < 0) {
 		snprintf(msg, msg_len, "cannot read the processes");
 		return -EIO;
 	}
-	if (ans->choice == PROTOCOL_CHOICE_KILL) {
-		unsigned i;
-		for (i = 0; i < d->n_prompt_procs; i++)
-			if (d->prompt_procs[i].pid == pid)
-				break;
-		if (i == d->n_prompt_procs) {
-			snprintf(msg, msg_len, "%d is not one of the candidates", pid);
-			return -EINVAL;
-		}
-		dec.action = ACTION_KILL;
-		dec.policy = POLICY_PROMPT;
-		dec.victim_pid = pid;
-		dec.victim_start_time = d->prompt_procs[i].start_time;
-		for (unsigned k = 0; k < in.n_procs; k++)
-			if (in.procs[k].pid == pid)
-				dec.victim_group = in.procs[k].group;
-		if (dec.victim_group < 0) {
-			snprintf(msg, msg_len, "%d is gone", pid);
-			return -ESRCH;
-		}
-		snprintf(dec.reason, sizeof(dec.reason), "a person chose process %d", pid);
-	} else if (ans->choice == PROTOCOL_CHOICE_GROW && job >= 0) {
-		in.chain = &grow_chain;
-		in.first_step = 0;
-		if (policy_decide(&in, &dec) < 0 || dec.action != ACTION_GROW) {
-			snprintf(msg, msg_len, "cannot grow: %s", dec.trail);
-			return -ENOSPC;
-		}
-	} else {
-		snprintf(msg, msg_len, "answer kill PID%s or kernel", job >= 0 ? ", grow" : "");
-		return -EINVAL;
+	if (ans->choice == PROTOCOL_CHOICE_KILL)
+		r = prompt_kill(d, &in, ans, uid, user, &dec, msg, msg_len);
+	else if (ans->choice == PROTOCOL_CHOICE_GROW && job >= 0)
+		r = prompt_grow(&in, user, &dec, msg, msg_len);
+	else {
+		snprintf(msg, msg_len, "answer kill PID%s, kernel or chain", job >= 0 ? ", grow" : "");
+		r = -EINVAL;
 	}
-	int r = act(d, job, &in, &dec, result, sizeof(result));
+	if (r < 0)
+		return r;
+	r = act(d, job, &in, &dec, result, sizeof(result));
 	uint64_t acted = now_ns(), freed = r == 0 ? wait_freed(d, rel) : 0;
-	finish_prompt(d, answer, &in, &dec, result, acted, freed);
+	finish_prompt(d, answer, uid, user, &in, &dec, result, acted, freed);
 	snprintf(msg, msg_len, "%s", result);
 	return r;
+}
+
+void handle_prompt_declined(struct daemon *d)
+{
+	if (!d->prompt.active)
+		return;
+	/* The timer turns the loop: the chain goes on outside the client's callback. */
+	d->prompt.declined = true;
+	d->prompt.deadline_ns = now_ns();
 }

@@ -428,14 +428,13 @@ static int alloc_buffers(struct daemon *d)
 	d->pids = calloc(DAEMON_MAX_PIDS, sizeof(*d->pids));
 	d->procs = calloc(DAEMON_MAX_PIDS, sizeof(*d->procs));
 	d->prompt_procs = calloc(DAEMON_MAX_PIDS, sizeof(*d->prompt_procs));
-	d->prompt_text = calloc(1, DAEMON_PROMPT_TEXT_MAX);
 	d->reports = calloc(DAEMON_MAX_REPORTS, sizeof(*d->reports));
 	d->jsonbuf_len = JSONBUF_LEN;
 	d->jsonbuf = calloc(1, d->jsonbuf_len);
 	d->metricsbuf_len = METRICSBUF_LEN;
 	d->metricsbuf = calloc(1, d->metricsbuf_len);
 	return d->jobs && d->groups && d->group_of_job && d->pids && d->procs && d->prompt_procs &&
-		       d->prompt_text && d->reports && d->jsonbuf && d->metricsbuf
+		       d->reports && d->jsonbuf && d->metricsbuf
 		   ? 0
 		   : -ENOMEM;
 }
@@ -833,7 +832,6 @@ int main(int argc, char **argv)
 	free(d->pids);
 	free(d->procs);
 	free(d->prompt_procs);
-	free(d->prompt_text);
 	free(d->reports);
 	free(d->jsonbuf);
 	free(d->metricsbuf);

@@ -26,7 +26,6 @@
 #define DAEMON_MAX_CLIENTS 32
 #define DAEMON_LAST_ACTION_MAX 160
 #define DAEMON_REL_MAX 512
-#define DAEMON_PROMPT_TEXT_MAX (64 * 1024)
 
 /* One job: a configured child memcg of the machine. */
 struct job_state {
@@ -65,22 +64,56 @@ struct report_entry {
 	char scope[CONFIG_NAME_MAX]; /* "machine" or the job's name */
 };
 
-/* A prompt waiting for a person's answer. */
+/* A prompt waiting for a person's answer.  The scope's owner and the
+ * candidates are prepared before the chain is decided (prompt_prepare()), so
+ * that a prompt step is taken only if someone it concerns is listening. */
 struct prompt_state {
 	bool active;
 	unsigned report_id;
-	int report_fd;	    /* the report stays open until the outcome is known */
-	int job;	    /* -1: the machine */
-	unsigned next_step; /* where the chain resumes without an answer */
+	int report_fd;		     /* the report stays open until the outcome is known */
+	int job;		     /* -1: the machine */
+	struct protocol_asker asker; /* who may see and answer it (protocol.c) */
+	bool can_grow;		     /* a job's OOM and the machine has room: "grow" is offered */
+	bool declined;		     /* everyone asked said "let the system decide" */
+	unsigned next_step;	     /* where the chain resumes without an answer */
 	uint64_t event_ns;
 	uint64_t deadline_ns;
+	uint64_t timeout_ms;
+};
+
+/* A process offered to a person (its uid says to whom: protocol_may_see()). */
+struct prompt_candidate {
+	struct policy_proc proc;
+	const char *job_name; /* a job slot's name, or "(other)" */
+	unsigned priority;
+};
+
+/* What happened to an OOM, told to the prompt clients it concerns (root, the
+ * victim's uid, the owner of the job) and, without details, to everyone who
+ * was asked about it. */
+struct outcome {
+	unsigned report_id;
+	const char *scope;  /* "machine" or the job's name */
+	const char *action; /* policy_action_name(), or "none" */
+	const char *by;	    /* "user NAME", "policy NAME", "nobody" */
+	const char *result;
+	bool has_victim;
+	pid_t victim_pid;
+	uid_t victim_uid;
+	uint64_t victim_bytes;
+	const char *victim_comm; /* the process's comm, or the job's name for kill-job */
+	const char *victim_job;
+	bool has_owner; /* the owner of the scope's or the victim's job */
+	uid_t owner;
 };
 
 struct client {
 	int fd;
 	uid_t uid;
 	pid_t pid;
-	bool prompt; /* listens for prompts */
+	bool prompt;   /* listens for prompts */
+	bool asked;    /* was sent the active prompt and has not declined it */
+	char user[32]; /* its uid's name, looked up when it first listens or answers */
 	char in[512];
 	size_t in_len;
 	char *out;
@@ -127,9 +160,8 @@ struct daemon {
 	int listen_fd;
 	struct client clients[DAEMON_MAX_CLIENTS];
 	struct prompt_state prompt;
-	struct policy_proc *prompt_procs; /* DAEMON_MAX_PIDS: the candidates offered */
+	struct prompt_candidate *prompt_procs; /* DAEMON_MAX_PIDS: the candidates offered */
 	unsigned n_prompt_procs;
-	char *prompt_text; /* DAEMON_PROMPT_TEXT_MAX: the question sent */
 
 	int epfd;
 	int timerfd;
@@ -152,8 +184,16 @@ enum oomkit_verdict handle_scope(struct daemon *d, int job, const struct oomkit_
 				 unsigned first_step);
 /* Called from the main loop: prompt deadlines and delegated jobs whose handler did not resolve. */
 void handle_timers(struct daemon *d, uint64_t now);
-/* A person's answer to the active prompt; 0 or -errno with a message. */
-int handle_prompt_answer(struct daemon *d, const struct protocol_answer *answer, char *msg, size_t msg_len);
+/* A person's answer to the active prompt, from a peer of uid (user: its
+ * name); 0 or -errno with a message.  Non-root peers may answer only a prompt
+ * that concerns them, and only for their own processes and jobs. */
+int handle_prompt_answer(struct daemon *d, const struct protocol_answer *answer, uid_t uid, const char *user,
+			 char *msg, size_t msg_len);
+/* Everyone asked declined the active prompt: the chain goes on now. */
+void handle_prompt_declined(struct daemon *d);
+/* Whether the active (or prepared) prompt concerns uid / shows it candidate c. */
+bool prompt_concerns(const struct daemon *d, uid_t uid);
+bool prompt_shows(const struct daemon *d, const struct prompt_candidate *c, uid_t uid);
 /* Fills the policy snapshot of a scope; returns the number of processes or -errno. */
 int snapshot(struct daemon *d, int job, struct policy_input *in, pid_t *protected_pids);
 /* OOMs of a scope's own limit so far (job index, -1: machine), for a dry run. */
@@ -183,9 +223,13 @@ int control_listen(struct daemon *d);
 void control_accept(struct daemon *d);
 void control_client_event(struct daemon *d, int index, uint32_t events);
 void control_close_all(struct daemon *d);
-/* Sends the active prompt to every prompt client; returns how many got it. */
-int control_broadcast_prompt(struct daemon *d, const char *text);
+/* Sends the active prompt to every prompt client it concerns, each seeing
+ * only what it may (prompt_shows()); returns how many were asked. */
+int control_send_prompt(struct daemon *d);
+/* Whether a prompt client that the prepared prompt concerns is connected. */
 bool control_has_prompt_client(const struct daemon *d);
+/* Tells the prompt clients concerned what happened; clears every "asked". */
+void control_send_outcome(struct daemon *d, const struct outcome *o);
 /* Epoll tags: listen socket and clients. */
 #define TAG_LISTEN 1u
 #define TAG_CLIENT 2u

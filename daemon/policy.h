@@ -68,6 +68,7 @@ struct policy_proc {
 	int group;	     /* index into the groups; -1: none */
 	uint64_t rss_bytes;
 	int oom_score_adj;
+	uid_t uid; /* real uid: whose process it is, for whom a prompt may show it */
 	char comm[16];
 };
 

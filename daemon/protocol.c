@@ -260,7 +260,7 @@ static const char *const verb_usage[PROTOCOL__VERBS] = {
     [PROTOCOL_REPORT] = "report ID",
     [PROTOCOL_RUN] = "run JOB",
     [PROTOCOL_PROMPT] = "prompt",
-    [PROTOCOL_ANSWER] = "answer ID kill PID | answer ID grow | answer ID kernel",
+    [PROTOCOL_ANSWER] = "answer ID kill PID | answer ID grow | answer ID kernel | answer ID chain",
     [PROTOCOL_RELOAD] = "reload",
 };
 
@@ -334,6 +334,8 @@ static int parse_answer_words(char **w, int n, struct protocol_answer *a)
 		a->choice = PROTOCOL_CHOICE_GROW;
 	else if (strcmp(w[2], "kernel") == 0)
 		a->choice = PROTOCOL_CHOICE_KERNEL;
+	else if (strcmp(w[2], "chain") == 0)
+		a->choice = PROTOCOL_CHOICE_CHAIN;
 	else
 		return -EINVAL;
 	return 0;
@@ -392,8 +394,12 @@ int protocol_format_answer(const struct protocol_answer *a, char *buf, size_t le
 
 	if (a->choice == PROTOCOL_CHOICE_KILL && a->pid > 0)
 		n = snprintf(buf, len, "%u kill %d", a->id, (int)a->pid);
-	else if (a->choice == PROTOCOL_CHOICE_GROW || a->choice == PROTOCOL_CHOICE_KERNEL)
-		n = snprintf(buf, len, "%u %s", a->id, a->choice == PROTOCOL_CHOICE_GROW ? "grow" : "kernel");
+	else if (a->choice == PROTOCOL_CHOICE_GROW || a->choice == PROTOCOL_CHOICE_KERNEL ||
+		 a->choice == PROTOCOL_CHOICE_CHAIN)
+		n = snprintf(buf, len, "%u %s", a->id,
+			     a->choice == PROTOCOL_CHOICE_GROW	   ? "grow"
+			     : a->choice == PROTOCOL_CHOICE_KERNEL ? "kernel"
+								   : "chain");
 	else
 		return -EINVAL;
 	return n < 0 ? -EINVAL : (size_t)n >= len ? -ENOBUFS : n;
@@ -440,7 +446,7 @@ int protocol_may_answer(uid_t peer, const struct protocol_asker *q, const struct
 {
 	bool owns = q->job && q->has_owner && q->owner == peer;
 
-	if (peer == 0)
+	if (peer == 0 || a->choice == PROTOCOL_CHOICE_CHAIN)
 		return 0;
 	if (a->choice == PROTOCOL_CHOICE_KILL)
 		return victim_uid == peer ? 0 : -EPERM;
@@ -691,6 +697,33 @@ int protocol_put_choices(struct protocol_buf *b, unsigned choices)
 		l_str(&l, "grow", CUT_WORD);
 	if (choices & PROTOCOL_CHOICE_KERNEL)
 		l_str(&l, "kernel", CUT_WORD);
+	if (choices & PROTOCOL_CHOICE_CHAIN)
+		l_str(&l, "chain", CUT_WORD);
+	return put(b, &l);
+}
+
+int protocol_put_done(struct protocol_buf *b, const struct protocol_done *o)
+{
+	struct line l = {.len = 0};
+
+	l_str(&l, "done", CUT_WORD);
+	l_u64(&l, o->id);
+	l_str(&l, o->scope, CUT_NAME);
+	l_str(&l, o->action, CUT_WORD);
+	l_str(&l, o->by, CUT_NAME);
+	return put(b, &l);
+}
+
+int protocol_put_victim(struct protocol_buf *b, const struct protocol_victim *v)
+{
+	struct line l = {.len = 0};
+
+	l_str(&l, "victim", CUT_WORD);
+	l_i64(&l, v->pid);
+	l_str(&l, v->job, CUT_NAME);
+	l_u64(&l, v->bytes);
+	l_str(&l, v->comm, CUT_NAME);
+	l_u64(&l, v->uid);
 	return put(b, &l);
 }
 
@@ -769,6 +802,19 @@ static int parse_question(const struct protocol_record *r, struct protocol_quest
 	return 0;
 }
 
+static int parse_done(const struct protocol_record *r, struct protocol_done *ret)
+{
+	struct protocol_done o = {0};
+
+	if (!is(r, "done", 5) || parse_uint(r->field[1], UINT_MAX, &o.id) < 0)
+		return -EBADMSG;
+	o.scope = r->field[2];
+	o.action = r->field[3];
+	o.by = r->field[4];
+	*ret = o;
+	return 0;
+}
+
 int protocol_parse_status(char *line, struct protocol_status *ret)
 {
 	struct protocol_status st = {0};
@@ -781,6 +827,10 @@ int protocol_parse_status(char *line, struct protocol_status *ret)
 			return -EBADMSG;
 		st.kind = PROTOCOL_ERROR;
 		st.message = line + 6;
+	} else if (strncmp(line, "done\t", 5) == 0) {
+		if (protocol_parse_record(line, &rec) < 0 || parse_done(&rec, &st.done) < 0)
+			return -EBADMSG;
+		st.kind = PROTOCOL_DONE;
 	} else {
 		if (protocol_parse_record(line, &rec) < 0 || parse_question(&rec, &st.question) < 0)
 			return -EBADMSG;
@@ -913,8 +963,25 @@ int protocol_parse_choices(const struct protocol_record *r, unsigned *ret)
 			mask |= PROTOCOL_CHOICE_GROW;
 		else if (strcmp(r->field[i], "kernel") == 0)
 			mask |= PROTOCOL_CHOICE_KERNEL;
+		else if (strcmp(r->field[i], "chain") == 0)
+			mask |= PROTOCOL_CHOICE_CHAIN;
 		/* An unknown choice (a later version's) is left out. */
 	}
 	*ret = mask;
+	return 0;
+}
+
+int protocol_parse_victim(const struct protocol_record *r, struct protocol_victim *ret)
+{
+	struct protocol_victim v = {0};
+	unsigned uid = 0;
+
+	if (!is(r, "victim", 6) || parse_pid(r->field[1], &v.pid) < 0 ||
+	    parse_size(r->field[3], &v.bytes) < 0 || parse_uint(r->field[5], UINT_MAX - 1, &uid) < 0)
+		return -EBADMSG;
+	v.job = r->field[2];
+	v.comm = r->field[4];
+	v.uid = uid;
+	*ret = v;
 	return 0;
 }

@@ -60,7 +60,7 @@ enum protocol_verb {
 	PROTOCOL_REPORT,  /* report ID */
 	PROTOCOL_RUN,	  /* run JOB: move the requesting process into JOB */
 	PROTOCOL_PROMPT,  /* prompt: send this connection the questions for a person */
-	PROTOCOL_ANSWER,  /* answer ID kill PID | answer ID grow | answer ID kernel */
+	PROTOCOL_ANSWER,  /* answer ID kill PID | answer ID grow | answer ID kernel | answer ID chain */
 	PROTOCOL_RELOAD,  /* reload */
 	PROTOCOL__VERBS,
 };
@@ -69,6 +69,7 @@ enum protocol_choice {
 	PROTOCOL_CHOICE_KILL = 1u << 0,	  /* kill one of the candidates */
 	PROTOCOL_CHOICE_GROW = 1u << 1,	  /* raise the job's limit (jobs only) */
 	PROTOCOL_CHOICE_KERNEL = 1u << 2, /* hand the OOM to the kernel's killer now */
+	PROTOCOL_CHOICE_CHAIN = 1u << 3,  /* let the system decide: this peer declines to choose */
 };
 
 struct protocol_answer {
@@ -105,7 +106,7 @@ int protocol_parse_request(const char *line, size_t len, struct protocol_request
  * an answer without one choice), -ENOBUFS if buf is too small. */
 int protocol_format_request(const struct protocol_request *req, char *buf, size_t len);
 
-/* "ID kill PID" / "ID grow" / "ID kernel": an answer as the report records
+/* "ID kill PID" / "ID grow" / "ID kernel" / "ID chain": an answer as the report records
  * it.  Returns the length or -EINVAL / -ENOBUFS. */
 int protocol_format_answer(const struct protocol_answer *a, char *buf, size_t len);
 
@@ -129,7 +130,8 @@ bool protocol_may_see(uid_t peer, const struct protocol_asker *q, uid_t candidat
 /* Whether a question goes to peer at all: has_own_candidate says whether one
  * of its candidates is peer's (protocol_may_see() for any of them). */
 bool protocol_may_see_question(uid_t peer, const struct protocol_asker *q, bool has_own_candidate);
-/* 0 or -EPERM.  victim_uid: the chosen candidate's uid (kill only). */
+/* 0 or -EPERM.  victim_uid: the chosen candidate's uid (kill only).  Anyone
+ * who may see a question may decline it ("chain"). */
 int protocol_may_answer(uid_t peer, const struct protocol_asker *q, const struct protocol_answer *a,
 			uid_t victim_uid);
 
@@ -195,6 +197,24 @@ struct protocol_candidate {
 	uid_t uid;
 };
 
+/* What was done about OOM id, sent to the prompt connections it concerns: a
+ * frame of its own, "done" first, then (to those who may see the details)
+ * the victim record and a text record with the result. */
+struct protocol_done {
+	unsigned id;
+	const char *scope;  /* "machine" or the job's name */
+	const char *action; /* "kill", "kill-job", "grow", "kernel", "none" */
+	const char *by;	    /* "user NAME", "policy NAME", "nobody" */
+};
+
+struct protocol_victim {
+	pid_t pid;
+	const char *job; /* its job, "(other)" for none */
+	uint64_t bytes;	 /* its memory (a whole job's for kill-job) */
+	const char *comm;
+	uid_t uid;
+};
+
 /* ------------------------------------------------------------ writing */
 
 /* The caller's output buffer.  Each protocol_put_*() appends one whole line
@@ -223,6 +243,8 @@ int protocol_put_question(struct protocol_buf *b, const struct protocol_question
 int protocol_put_candidate(struct protocol_buf *b, const struct protocol_candidate *c);
 /* choices: a mask of enum protocol_choice. */
 int protocol_put_choices(struct protocol_buf *b, unsigned choices);
+int protocol_put_done(struct protocol_buf *b, const struct protocol_done *o);
+int protocol_put_victim(struct protocol_buf *b, const struct protocol_victim *v);
 
 /* ------------------------------------------------------------ reading */
 
@@ -244,15 +266,17 @@ enum protocol_status_kind {
 	PROTOCOL_OK = 1,
 	PROTOCOL_ERROR,	   /* message set */
 	PROTOCOL_QUESTION, /* question set: the frame is a prompt */
+	PROTOCOL_DONE,	   /* done set: what was done about an OOM */
 };
 
 struct protocol_status {
 	enum protocol_status_kind kind;
 	const char *message;
 	struct protocol_question question;
+	struct protocol_done done;
 };
 
-/* Reads a frame's first line (in place).  -EBADMSG if it is none of the three. */
+/* Reads a frame's first line (in place).  -EBADMSG if it is none of the four. */
 int protocol_parse_status(char *line, struct protocol_status *ret);
 
 /* A record split at its tabs, each field unescaped, in place. */
@@ -275,5 +299,6 @@ int protocol_parse_text(const struct protocol_record *r, const char **ret);
 int protocol_parse_data(const struct protocol_record *r, const char **ret, size_t *ret_len);
 int protocol_parse_candidate(const struct protocol_record *r, struct protocol_candidate *ret);
 int protocol_parse_choices(const struct protocol_record *r, unsigned *ret);
+int protocol_parse_victim(const struct protocol_record *r, struct protocol_victim *ret);
 
 #endif

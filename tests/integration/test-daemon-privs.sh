@@ -8,8 +8,9 @@
 # and that guardian still hands a held memcg to the kernel when the daemon
 # is SIGKILLed; the kernel logs no refused call of either (when dmesg is
 # readable).  --no-seccomp runs without the filter.  Non-root peers of the
-# control socket may not answer a prompt or reload (status, prompt and run
-# are in test-cli).
+# control socket may not reload, and find no prompt of another's to answer
+# (status, prompt and run are in test-cli; prompts of two users in
+# test-agent).
 . "$(dirname "$0")/daemon-lib.sh"
 require_kernel
 setup privs
@@ -96,7 +97,7 @@ guardian=$(guardian_of "$DPID")
 check "new guardian: seccomp filter" test "$(status_of "$guardian" Seccomp)" = 2
 check "new guardian: the run-time set" test "$(status_of "$guardian" CapEff)" = "$(hex $run)"
 
-# Control socket: a non-root peer may not answer a prompt or reload.
+# Control socket: a non-root peer may not reload.
 # A python that uid 65534 may run (a per-user installation may not be).
 for PY in /usr/bin/python3 "$(command -v python3)"; do
 	as_nobody "$PY" -c pass 2>/dev/null && break
@@ -110,7 +111,10 @@ s.connect(sys.argv[1])
 s.sendall(sys.argv[2].encode() + b"\n")
 print(s.makefile().readline().rstrip("\n"))' "$SOCK" "$1"
 }
-check "non-root answer: refused" test "$(ask_as_nobody "answer 1 kernel")" = "error permission denied: only root may answer"
+# A non-root peer may answer only a prompt that concerns it (test-agent.sh);
+# with none waiting, there is nothing to answer.
+check "non-root answer: nothing waiting" test "$(ask_as_nobody "answer 1 kernel")" = "error no question 1 is waiting"
+check "non-root prompt: accepted" test "$(ask_as_nobody "prompt")" = "ok"
 check "non-root reload: refused" test "$(ask_as_nobody "reload")" = "error permission denied: only root may reload"
 
 # The restarted guardian, under the filter, still releases a held memcg when
