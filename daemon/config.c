@@ -244,28 +244,72 @@ static int parse_bool(struct parse_state *st, const struct key *k, const char *v
 	return -EINVAL;
 }
 
+/* Normalises an absolute path into out: repeated slashes collapse and a
+ * trailing one goes, so that a path has one spelling, the one every check and
+ * every message uses.  Refuses what names another place than it seems to: a
+ * relative path, "." and ".." components, control characters.  0, -EINVAL or
+ * -ENAMETOOLONG, with the reason in why. */
+static int normalize_path(const char *in, char *out, size_t len, char *why, size_t why_len)
+{
+	size_t o = 0;
+
+	if (in[0] != '/') {
+		snprintf(why, why_len, "'%s' is not an absolute path", in);
+		return -EINVAL;
+	}
+	for (const char *p = in; *p;) {
+		size_t n;
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (n == 0)
+			break;
+		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.')) {
+			snprintf(why, why_len, "'%s' has a '%.*s' component", in, (int)n, p);
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f) {
+				snprintf(why, why_len, "the path has a control character (byte 0x%02x)",
+					 (unsigned char)p[i]);
+				return -EINVAL;
+			}
+		if (o + 1 + n >= len) {
+			snprintf(why, why_len, "path too long (at most %zu characters)", len - 1);
+			return -ENAMETOOLONG;
+		}
+		out[o++] = '/';
+		memcpy(out + o, p, n);
+		o += n;
+		p += n;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+	return 0;
+}
+
+/* A path of at most k->max characters (0: as many as the field holds), normalised. */
 static int parse_path(struct parse_state *st, const struct key *k, const char *value, void *field)
 {
-	char *out = field;
-	size_t len = strlen(value);
+	size_t room = k->max ? (size_t)k->max + 1 : k->size;
+	char path[CONFIG_PATH_MAX], why[CONFIG_PATH_MAX + 64];
+	int r;
 
 	if (value[0] == '\0' && (k->flags & KEY_EMPTY)) {
-		out[0] = '\0';
+		*(char *)field = '\0';
 		return 0;
 	}
-	if (value[0] != '/') {
-		add_error(st, st->line, k->name, "'%s' is not an absolute path", value);
-		return -EINVAL;
+	r = normalize_path(value, path, room < sizeof(path) ? room : sizeof(path), why, sizeof(why));
+	if (r == 0 && strcmp(path, "/") == 0) {
+		snprintf(why, sizeof(why), "'%s' is the root directory", value);
+		r = -EINVAL;
 	}
-	if (strstr(value, "/../") || (len >= 3 && strcmp(value + len - 3, "/..") == 0)) {
-		add_error(st, st->line, k->name, "'%s' contains '..'", value);
-		return -EINVAL;
+	if (r < 0) {
+		add_error(st, st->line, k->name, "%s", why);
+		return r;
 	}
-	if (len >= k->size) {
-		add_error(st, st->line, k->name, "path too long (at most %zu characters)", k->size - 1);
-		return -ENAMETOOLONG;
-	}
-	memcpy(out, value, len + 1);
+	memcpy(field, path, strlen(path) + 1);
 	return 0;
 }
 
@@ -451,8 +495,12 @@ static int parse_owner(struct parse_state *st, const struct key *k, const char *
 #define UNBOUNDED UINT64_MAX
 
 static const struct key keys[] = {
-    DAEMON("machine", parse_path, machine, 0, 0, 0, "/sys/fs/cgroup/memory/oomkit"),
-    DAEMON("machine_limit", parse_size, machine_limit_bytes, 0, UNBOUNDED, KEY_MAX, "max"),
+    /* At most 400 characters, so that the machine's path relative to the
+     * mount, with "/" and a job's name or "-daemon" after it, always fits. */
+    DAEMON("machine", parse_path, machine, 0, 400, 0, "/sys/fs/cgroup/memory/oomkit"),
+    /* Limits below these leave no room to run anything: a typo ("1" for
+     * "1G") is an error rather than a machine or job that OOMs at once. */
+    DAEMON("machine_limit", parse_size, machine_limit_bytes, 16 * MiB, UNBOUNDED, KEY_MAX, "max"),
     DAEMON("policy", parse_chain, chain, 0, 0, KEY_NO_GROW, "report, kill-lowest, kernel"),
     DAEMON("delay", parse_duration, delay_ms, 10, 600000, 0, "2s"),
     DAEMON("reserve", parse_size, reserve_bytes, 0, UNBOUNDED, 0, "16M"),
@@ -467,9 +515,9 @@ static const struct key keys[] = {
     DAEMON("metrics_interval", parse_duration, metrics_interval_ms, 1000, 86400000, KEY_ZERO, "0"),
 
     JOB("priority", parse_count, priority, 0, 1000, 0, "500"),
-    JOB("limit", parse_size, limit_bytes, 0, UNBOUNDED, KEY_MAX, "max"),
+    JOB("limit", parse_size, limit_bytes, 1 * MiB, UNBOUNDED, KEY_MAX, "max"),
     /* Its default is the limit: finish_job(). */
-    JOB("limit_max", parse_size, limit_max_bytes, 0, UNBOUNDED, KEY_MAX, NULL),
+    JOB("limit_max", parse_size, limit_max_bytes, 1 * MiB, UNBOUNDED, KEY_MAX, NULL),
     JOB("expect", parse_size, expect_bytes, 0, UNBOUNDED, 0, NULL),
     JOB("policy", parse_chain, chain, 0, 0, 0, "report, kernel"),
     JOB("kill", parse_kill, kill, 0, 0, 0, "process"),
@@ -507,6 +555,23 @@ static void apply_defaults(struct parse_state *st, enum section_kind section, vo
 }
 
 /* ------------------------------------------------------------ sections */
+
+/* Names a job cannot have: what the daemon calls the machine in reports,
+ * metrics and logs, and the control files of a cgroup directory, which the
+ * job's memcg would have to be created beside. */
+static const char *reserved_job_name(const char *name)
+{
+	static const char *const files[] = {"tasks", "notify_on_release", "release_agent"};
+
+	if (strcmp(name, "machine") == 0)
+		return "the daemon's name for the machine in reports and metrics";
+	if (strncmp(name, "cgroup.", 7) == 0 || strncmp(name, "memory.", 7) == 0)
+		return "the prefix of cgroup control files";
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (strcmp(name, files[i]) == 0)
+			return "a cgroup control file";
+	return NULL;
+}
 
 static bool valid_job_name(const char *name)
 {
@@ -585,10 +650,16 @@ static void begin_job(struct parse_state *st, const char *job_name)
 {
 	struct config *cfg = st->cfg;
 
+	const char *reserved;
+
 	if (!valid_job_name(job_name)) {
 		add_error(st, st->line, NULL,
 			  "bad job name '%s' (letters, digits, '-', '_', '.'; at most %d)", job_name,
 			  CONFIG_NAME_MAX - 1);
+		return;
+	}
+	if ((reserved = reserved_job_name(job_name))) {
+		add_error(st, st->line, NULL, "the job name '%s' is reserved (%s)", job_name, reserved);
 		return;
 	}
 	for (unsigned i = 0; i < cfg->n_jobs; i++)
@@ -641,8 +712,19 @@ static void check_line(struct parse_state *st, const char *line, size_t len)
 {
 	const char *s = line;
 
-	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+	if (len > 0 && line[len - 1] == '\n')
 		len--;
+	if (len > 0 && line[len - 1] == '\r')
+		len--;
+	/* libinih ends lines at LF only: a file with CR line ends would be one
+	 * line, every key after the first silently part of a value. */
+	if (memchr(line, '\r', len)) {
+		add_error(st, st->line, NULL,
+			  "carriage return inside a line (lines end with LF or CR LF, not CR alone)");
+		if (line[0] == '[')
+			end_section(st); /* a section of unknown name: its keys are skipped */
+		return;
+	}
 	if (len > LINE_MAX_LEN) {
 		add_error(st, st->line, NULL, "line too long (at most %d characters)", LINE_MAX_LEN);
 		return;
@@ -665,6 +747,11 @@ static void check_line(struct parse_state *st, const char *line, size_t len)
 		}
 		snprintf(name, sizeof(name), "%.*s", (int)(close - s - 1), s + 1);
 		begin_section(st, name);
+		/* libinih ignores the rest of a header line: "[job a] priority = 1"
+		 * would lose its key without a word. */
+		const char *rest = skip_ws(close + 1);
+		if ((size_t)(rest - line) < len && *rest != ';' && *rest != '#')
+			add_error(st, st->line, NULL, "text after ']' (a key goes on a line of its own)");
 		return;
 	}
 	if (!memchr(s, '=', len) && !memchr(s, ':', len))
@@ -793,44 +880,39 @@ int config_parse_string(const char *text, const char *source, struct config *ret
 	return r;
 }
 
-/* Reads a whole regular file of at most CONFIG_FILE_MAX bytes into a
- * NUL-terminated *ret_text; the message says why not. */
-static int read_file(const char *path, char **ret_text, char *errors, size_t errors_len)
+static const char *file_type(mode_t mode)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat stbuf;
-	char *text = NULL;
-	size_t off = 0;
-	int r;
+	switch (mode & S_IFMT) {
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFDIR:
+		return "a directory";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	}
+	return "not a file";
+}
 
-	if (fd < 0) {
-		r = -errno;
-		goto fail;
-	}
-	if (fstat(fd, &stbuf) < 0) {
-		r = -errno;
-		goto fail;
-	}
-	if (!S_ISREG(stbuf.st_mode)) {
-		r = -EINVAL;
-		goto fail;
-	}
-	if (stbuf.st_size > CONFIG_FILE_MAX) {
-		r = -EFBIG;
-		goto fail;
-	}
-	text = malloc((size_t)stbuf.st_size + 1);
-	if (!text) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	while (off < (size_t)stbuf.st_size) {
-		ssize_t n = read(fd, text + off, (size_t)stbuf.st_size - off);
+/* Reads the whole of fd, a regular file of size bytes, into a fresh buffer. */
+static int read_all(int fd, size_t size, char **ret_text)
+{
+	char *text = malloc(size + 1);
+	size_t off = 0;
+
+	if (!text)
+		return -ENOMEM;
+	while (off < size) {
+		ssize_t n = read(fd, text + off, size - off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			r = -errno;
-			goto fail;
+			int r = -errno;
+			free(text);
+			return r;
 		}
 		if (n == 0)
 			break;
@@ -838,20 +920,46 @@ static int read_file(const char *path, char **ret_text, char *errors, size_t err
 	}
 	text[off] = '\0';
 	if (strlen(text) != off) {
-		r = -EILSEQ;
-		goto fail;
+		free(text);
+		return -EILSEQ;
 	}
-	close(fd);
 	*ret_text = text;
 	return 0;
+}
 
-fail:
-	if (errors && errors_len)
-		snprintf(errors, errors_len, "%s: cannot read: %s\n", path,
-			 r == -EILSEQ ? "contains a NUL byte" : strerror(-r));
+/* Reads a regular file of at most CONFIG_FILE_MAX bytes into a
+ * NUL-terminated *ret_text; the message says why not.  The daemon reads it
+ * on SIGHUP from its only thread, so nothing here may block: O_NONBLOCK makes
+ * opening a FIFO return at once (to be refused), and O_NOCTTY keeps a
+ * terminal from becoming the daemon's.  Links are followed: the file is
+ * root's to place, and /etc is full of links into package trees. */
+static int read_file(const char *path, char **ret_text, char *errors, size_t errors_len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat stbuf;
+	const char *why = NULL;
+	int r = 0;
+
+	if (fd < 0 || fstat(fd, &stbuf) < 0)
+		r = -errno;
+	else if (!S_ISREG(stbuf.st_mode))
+		r = -EINVAL, why = file_type(stbuf.st_mode);
+	else if (stbuf.st_size > CONFIG_FILE_MAX)
+		r = -EFBIG;
+	else
+		r = read_all(fd, (size_t)stbuf.st_size, ret_text);
 	if (fd >= 0)
 		close(fd);
-	free(text);
+	if (r < 0 && errors && errors_len) {
+		if (why)
+			snprintf(errors, errors_len, "%s: cannot read: not a regular file (%s)\n", path, why);
+		else if (r == -EFBIG)
+			snprintf(errors, errors_len, "%s: cannot read: larger than %d bytes\n", path,
+				 CONFIG_FILE_MAX);
+		else
+			snprintf(errors, errors_len, "%s: cannot read: %s\n", path,
+				 r == -EILSEQ ? "contains a NUL byte" : strerror(-r));
+	}
 	return r;
 }
 
@@ -859,21 +967,32 @@ int config_resolve_machine(struct config *cfg, const char *memory_root, char *er
 {
 	struct parse_state st = {
 	    .source = cfg->source, .errors = errors, .errors_len = errors_len, .section = "oomkitd"};
-	const char *machine = cfg->machine;
-	size_t n = strlen(memory_root);
-	char rel[CONFIG_PATH_MAX];
+	char root[CONFIG_PATH_MAX], why[CONFIG_PATH_MAX + 64];
+	const char *rel;
+	size_t n;
 
 	if (errors && errors_len)
 		errors[0] = '\0';
-	if (strncmp(machine, memory_root, n) != 0 || machine[n] != '/' || !machine[n + 1]) {
-		add_error(&st, cfg->machine_line, "machine", "'%s' is not below the memory cgroup mount %s",
-			  machine, memory_root);
+	if (normalize_path(memory_root, root, sizeof(root), why, sizeof(why)) < 0) {
+		st.section[0] = '\0';
+		add_error(&st, 0, NULL, "the memory cgroup mount: %s", why);
 		return -EINVAL;
 	}
-	snprintf(rel, sizeof(rel), "%s", machine + n + 1);
-	while (strlen(rel) > 0 && rel[strlen(rel) - 1] == '/')
-		rel[strlen(rel) - 1] = '\0';
-	memcpy(cfg->machine_rel, rel, sizeof(rel));
+	/* cfg->machine is normalised too, so one comparison of strings is exact. */
+	n = strcmp(root, "/") == 0 ? 0 : strlen(root);
+	rel = cfg->machine + n;
+	if (strcmp(cfg->machine, root) == 0) {
+		add_error(&st, cfg->machine_line, "machine",
+			  "'%s' is the memory cgroup mount itself; the machine must be a cgroup below it",
+			  root);
+		return -EINVAL;
+	}
+	if (strncmp(cfg->machine, root, n) != 0 || rel[0] != '/') {
+		add_error(&st, cfg->machine_line, "machine", "'%s' is not below the memory cgroup mount %s",
+			  cfg->machine, root);
+		return -EINVAL;
+	}
+	snprintf(cfg->machine_rel, sizeof(cfg->machine_rel), "%s", rel + 1);
 	return 0;
 }
 

@@ -1,12 +1,88 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Fuzzes oomkitd's configuration parser on arbitrary text.  Either it accepts
- * the text and every number is within its documented range, or it rejects it
- * with a non-empty, terminated error text.
+ * the text and every value is within its documented range, every path in its
+ * normal form and the machine resolves below the mount or is refused, or it
+ * rejects it with a non-empty, terminated error text whose every line names
+ * the file.
  */
 #include "fuzz.h"
 
 #include "config.h"
+
+#define SOURCE "fuzz.conf"
+#define MEMORY_ROOT "/sys/fs/cgroup/memory"
+
+/* Absolute, no empty, "." or ".." component, no trailing slash but "/". */
+static bool normal_path(const char *p)
+{
+	size_t len = strlen(p);
+
+	if (p[0] != '/' || strstr(p, "//") || strstr(p, "/./") || strstr(p, "/../"))
+		return false;
+	if (len > 1 && p[len - 1] == '/')
+		return false;
+	if ((len >= 2 && strcmp(p + len - 2, "/.") == 0) || (len >= 3 && strcmp(p + len - 3, "/..") == 0))
+		return false;
+	for (const char *c = p; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return false;
+	return true;
+}
+
+static bool errors_well_formed(const char *errors)
+{
+	for (const char *line = errors; *line;) {
+		const char *nl = strchr(line, '\n');
+		if (!nl || strncmp(line, SOURCE, strlen(SOURCE)) != 0)
+			return false;
+		line = nl + 1;
+	}
+	return true;
+}
+
+static bool limit_ok(uint64_t bytes, uint64_t min)
+{
+	return bytes == UINT64_MAX || bytes >= min;
+}
+
+static void check_job(const struct config_job *job)
+{
+	FUZZ_CHECK(FUZZ_TERMINATED(job->name));
+	FUZZ_CHECK(strcmp(job->name, "machine") != 0);
+	FUZZ_CHECK(job->priority <= 1000);
+	FUZZ_CHECK(job->chain.n_steps <= POLICY_MAX_CHAIN);
+	FUZZ_CHECK(job->n_protect <= CONFIG_MAX_PROTECT);
+	FUZZ_CHECK(limit_ok(job->limit_bytes, 1 << 20));
+	FUZZ_CHECK(limit_ok(job->limit_max_bytes, 1 << 20));
+	FUZZ_CHECK(job->limit_bytes <= job->limit_max_bytes);
+}
+
+static void check_accepted(struct config *cfg)
+{
+	static char errors[CONFIG_ERRORS_MAX];
+
+	FUZZ_CHECK(cfg->n_jobs <= CONFIG_MAX_JOBS);
+	FUZZ_CHECK(cfg->chain.n_steps <= POLICY_MAX_CHAIN);
+	FUZZ_CHECK(limit_ok(cfg->machine_limit_bytes, 16 << 20));
+	FUZZ_CHECK(cfg->delay_ms >= 10 && cfg->delay_ms <= 600000);
+	FUZZ_CHECK(normal_path(cfg->machine) && strcmp(cfg->machine, "/") != 0);
+	FUZZ_CHECK(normal_path(cfg->report_dir) && normal_path(cfg->socket));
+	FUZZ_CHECK(cfg->metrics[0] == '\0' || normal_path(cfg->metrics));
+	for (unsigned i = 0; i < cfg->n_jobs; i++)
+		check_job(&cfg->jobs[i]);
+
+	/* Resolved against a mount, the machine is strictly below it. */
+	int r = config_resolve_machine(cfg, MEMORY_ROOT, errors, sizeof(errors));
+	if (r == 0) {
+		FUZZ_CHECK(strncmp(cfg->machine, MEMORY_ROOT "/", strlen(MEMORY_ROOT) + 1) == 0);
+		FUZZ_CHECK(cfg->machine_rel[0] != '\0' && cfg->machine_rel[0] != '/');
+		FUZZ_CHECK(strcmp(cfg->machine + strlen(MEMORY_ROOT) + 1, cfg->machine_rel) == 0);
+	} else {
+		FUZZ_CHECK(r == -EINVAL);
+		FUZZ_CHECK(errors[0] != '\0' && errors_well_formed(errors));
+	}
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -24,27 +100,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size] = '\0';
 	memset(errors, 0, sizeof(errors));
 
-	r = config_parse_string(text, "fuzz.conf", &cfg, errors, sizeof(errors));
+	r = config_parse_string(text, SOURCE, &cfg, errors, sizeof(errors));
 	free(text);
 	if (r < 0) {
 		FUZZ_CHECK(r == -EINVAL || r == -ENOMEM);
 		FUZZ_CHECK(memchr(errors, '\0', sizeof(errors)) != NULL);
 		FUZZ_CHECK(r == -ENOMEM || errors[0] != '\0');
+		/* A full buffer cuts the last line; every complete one names the file. */
+		if (strlen(errors) < sizeof(errors) - 1)
+			FUZZ_CHECK(r == -ENOMEM || errors_well_formed(errors));
 		return 0;
 	}
 	FUZZ_CHECK(r == 0);
-	FUZZ_CHECK(cfg.n_jobs <= CONFIG_MAX_JOBS);
-	FUZZ_CHECK(cfg.chain.n_steps <= POLICY_MAX_CHAIN);
-	for (unsigned i = 0; i < cfg.n_jobs; i++) {
-		const struct config_job *job = &cfg.jobs[i];
-
-		FUZZ_CHECK(FUZZ_TERMINATED(job->name));
-		FUZZ_CHECK(job->priority <= 1000);
-		FUZZ_CHECK(job->chain.n_steps <= POLICY_MAX_CHAIN);
-		FUZZ_CHECK(job->n_protect <= CONFIG_MAX_PROTECT);
-		if (job->limit_bytes != UINT64_MAX && job->limit_max_bytes != UINT64_MAX)
-			FUZZ_CHECK(job->limit_bytes <= job->limit_max_bytes);
-	}
+	check_accepted(&cfg);
 	config_free(&cfg);
 	return 0;
 }

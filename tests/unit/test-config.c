@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -145,7 +146,12 @@ static void test_good_jobs(void **state)
 	    {"[job a]\nlimit = 100M\n", 100 * MiB, 100 * MiB, 500, KILL_PROCESS},
 	    {"[job a]\nlimit=64MiB\nlimit_max=128MB\n", 64 * MiB, 128 * MiB, 500, KILL_PROCESS},
 	    {"[job a]\nlimit = 1048576\n", 1 * MiB, 1 * MiB, 500, KILL_PROCESS},
-	    {"[job a]\nlimit = 4k\nlimit_max = max\n", 4096, OOMKIT_UNLIMITED, 500, KILL_PROCESS},
+	    {"[job a]\nlimit = 1024k\nlimit_max = max\n", 1 * MiB, OOMKIT_UNLIMITED, 500, KILL_PROCESS},
+	    {"[job a]\nlimit = 1M\nlimit_max = 1M\n", 1 * MiB, 1 * MiB, 500, KILL_PROCESS},
+	    {"[job machines]\n[job a]\n", OOMKIT_UNLIMITED, OOMKIT_UNLIMITED, 500, KILL_PROCESS},
+	    {"[job a] ; a comment after the header\n", OOMKIT_UNLIMITED, OOMKIT_UNLIMITED, 500, KILL_PROCESS},
+	    {"[job a]\t\t# another\npriority = 3\n", OOMKIT_UNLIMITED, OOMKIT_UNLIMITED, 3, KILL_PROCESS},
+	    {"[job a]   \r\npriority = 4\r\n", OOMKIT_UNLIMITED, OOMKIT_UNLIMITED, 4, KILL_PROCESS},
 	    {"[job a]\npriority = 0\nkill = job\n", OOMKIT_UNLIMITED, OOMKIT_UNLIMITED, 0, KILL_JOB},
 	    {"[job a]\npriority = 1000\n", OOMKIT_UNLIMITED, OOMKIT_UNLIMITED, 1000, KILL_PROCESS},
 	    {"; comment\n# comment\n\n[job a]\r\npriority: 7\r\n", OOMKIT_UNLIMITED, OOMKIT_UNLIMITED, 7,
@@ -155,7 +161,9 @@ static void test_good_jobs(void **state)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct config *cfg = parse_ok(cases[i].text);
-		assert_int_equal(cfg->n_jobs, 1);
+		assert_in_range(cfg->n_jobs, 1, 2);
+		if (cfg->n_jobs == 2)
+			cfg->jobs[0] = cfg->jobs[1];
 		assert_string_equal(cfg->jobs[0].name, "a");
 		assert_int_equal(cfg->jobs[0].limit_bytes, cases[i].limit);
 		assert_int_equal(cfg->jobs[0].limit_max_bytes, cases[i].limit_max);
@@ -257,7 +265,59 @@ static const struct bad_case bad_cases[] = {
     /* Paths. */
     {"[oomkitd]\nmachine = relative/path\n",
      E "2: [oomkitd] machine: 'relative/path' is not an absolute path\n"},
-    {"[oomkitd]\nreport_dir = /a/../b\n", E "2: [oomkitd] report_dir: '/a/../b' contains '..'\n"},
+    {"[oomkitd]\nreport_dir = /a/../b\n", E "2: [oomkitd] report_dir: '/a/../b' has a '..' component\n"},
+    {"[oomkitd]\nmachine = /\n", E "2: [oomkitd] machine: '/' is the root directory\n"},
+    {"[oomkitd]\nmachine = ///\n", E "2: [oomkitd] machine: '///' is the root directory\n"},
+    {"[oomkitd]\nmachine = /sys/fs/cgroup/memory/.\n",
+     E "2: [oomkitd] machine: '/sys/fs/cgroup/memory/.' has a '.' component\n"},
+    {"[oomkitd]\nmachine = /sys/fs/cgroup/memory/./oomkit\n",
+     E "2: [oomkitd] machine: '/sys/fs/cgroup/memory/./oomkit' has a '.' component\n"},
+    {"[oomkitd]\nmachine = /sys/fs/cgroup/memory/oomkit/..\n",
+     E "2: [oomkitd] machine: '/sys/fs/cgroup/memory/oomkit/..' has a '..' component\n"},
+    {"[oomkitd]\nmachine = /sys/fs/cgroup/memory/../memory\n",
+     E "2: [oomkitd] machine: '/sys/fs/cgroup/memory/../memory' has a '..' component\n"},
+    {"[oomkitd]\nmachine = sys/fs/cgroup/memory/oomkit\n",
+     E "2: [oomkitd] machine: 'sys/fs/cgroup/memory/oomkit' is not an absolute path\n"},
+    {"[oomkitd]\nmachine = ./oomkit\n", E "2: [oomkitd] machine: './oomkit' is not an absolute path\n"},
+    {"[oomkitd]\nmachine = /a\x01"
+     "b\n",
+     E "2: [oomkitd] machine: the path has a control character (byte 0x01)\n"},
+    {"[oomkitd]\nmetrics = /\n", E "2: [oomkitd] metrics: '/' is the root directory\n"},
+    {"[oomkitd]\nsocket = /run/./oomkitd.sock\n",
+     E "2: [oomkitd] socket: '/run/./oomkitd.sock' has a '.' component\n"},
+    /* Line ends and headers that libinih would read differently (issue 11). */
+    {"[oomkitd]\rdelay = 5s\r[job a]\rpriority = 1\r",
+     E "1: carriage return inside a line (lines end with LF or CR LF, not CR alone)\n"},
+    {"[job a]\npriority = 1\rlimit = 2M\n",
+     E "2: [job a]: carriage return inside a line (lines end with LF or CR LF, not CR alone)\n"},
+    {"[job a]\r\r\npriority = 1\n",
+     E "1: carriage return inside a line (lines end with LF or CR LF, not CR alone)\n"},
+    {"[job a] priority = 1\n", E "1: [job a]: text after ']' (a key goes on a line of its own)\n"},
+    {"[job a]]\n", E "1: [job a]: text after ']' (a key goes on a line of its own)\n"},
+    {"[oomkitd]x\n", E "1: [oomkitd]: text after ']' (a key goes on a line of its own)\n"},
+    /* Names the daemon uses itself (issue 11). */
+    {"[job machine]\n",
+     E "1: [job machine]: the job name 'machine' is reserved (the daemon's name for the machine in reports "
+       "and metrics)\n"},
+    {"[job memory.limit_in_bytes]\n",
+     E "1: [job memory.limit_in_bytes]: the job name 'memory.limit_in_bytes' is reserved (the prefix of "
+       "cgroup control files)\n"},
+    {"[job cgroup.procs]\n", E
+     "1: [job cgroup.procs]: the job name 'cgroup.procs' is reserved (the prefix of cgroup control files)\n"},
+    {"[job tasks]\n", E "1: [job tasks]: the job name 'tasks' is reserved (a cgroup control file)\n"},
+    {"[job notify_on_release]\n",
+     E "1: [job notify_on_release]: the job name 'notify_on_release' is reserved (a cgroup control file)\n"},
+    /* Limits too small to run anything (issue 11); 0 is not "unlimited". */
+    {"[job a]\nlimit = 0\n", E "2: [job a] limit: '0' out of range (at least 1M, or max)\n"},
+    {"[job a]\nlimit = 4k\n", E "2: [job a] limit: '4k' out of range (at least 1M, or max)\n"},
+    {"[job a]\nlimit = 1048575\n", E "2: [job a] limit: '1048575' out of range (at least 1M, or max)\n"},
+    {"[job a]\nlimit_max = 0\n", E "2: [job a] limit_max: '0' out of range (at least 1M, or max)\n"},
+    {"[oomkitd]\nmachine_limit = 1\n",
+     E "2: [oomkitd] machine_limit: '1' out of range (at least 16M, or max)\n"},
+    {"[oomkitd]\nmachine_limit = 0\n",
+     E "2: [oomkitd] machine_limit: '0' out of range (at least 16M, or max)\n"},
+    {"[oomkitd]\nmachine_limit = 16383K\n",
+     E "2: [oomkitd] machine_limit: '16383K' out of range (at least 16M, or max)\n"},
     {"[oomkitd]\nsocket = /run/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.sock\n",
      E "2: [oomkitd] socket: path too long (at most 107 characters)\n"},
@@ -344,6 +404,172 @@ static void test_load_file(void **state)
 	assert_int_equal(config_read("/tmp", NULL, cfg, errors, sizeof(errors)), -EINVAL);
 	config_free(cfg);
 	free(cfg);
+}
+
+/* Writes size bytes of the n bytes at text (repeated) to a fresh file;
+ * returns its path. */
+static char *temp_bytes(const char *text, size_t n, size_t size)
+{
+	static char path[64];
+	size_t off = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/oomkit-test-config-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	while (off < size) {
+		size_t k = size - off < n ? size - off : n;
+		assert_int_equal(write(fd, text, k), (ssize_t)k);
+		off += k;
+	}
+	close(fd);
+	return path;
+}
+
+static char *temp_file(const char *text, size_t size)
+{
+	return temp_bytes(text, strlen(text), size);
+}
+
+/* What config_read() refuses to read, each with its message; none of it may
+ * block (a FIFO without a writer would block an open() without O_NONBLOCK
+ * forever, and with it the daemon's loop on SIGHUP: issue 11). */
+static void test_read_refused(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/oomkit-test-config-dir-XXXXXX", fifo[64], want[256];
+	char errors[CONFIG_ERRORS_MAX], *path;
+	struct config cfg, before;
+
+	memset(&cfg, 0x5a, sizeof(cfg));
+	before = cfg;
+	assert_non_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/oomkitd.conf", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	alarm(10); /* a blocking open() fails the test instead of hanging it */
+	assert_int_equal(config_read(fifo, NULL, &cfg, errors, sizeof(errors)), -EINVAL);
+	alarm(0);
+	snprintf(want, sizeof(want), "%s: cannot read: not a regular file (a FIFO)\n", fifo);
+	assert_string_equal(errors, want);
+	unlink(fifo);
+
+	assert_int_equal(config_read(dir, NULL, &cfg, errors, sizeof(errors)), -EINVAL);
+	snprintf(want, sizeof(want), "%s: cannot read: not a regular file (a directory)\n", dir);
+	assert_string_equal(errors, want);
+	rmdir(dir);
+
+	assert_int_equal(config_read("/dev/null", NULL, &cfg, errors, sizeof(errors)), -EINVAL);
+	assert_string_equal(errors, "/dev/null: cannot read: not a regular file (a character device)\n");
+
+	assert_int_equal(config_read(dir, NULL, &cfg, errors, sizeof(errors)), -ENOENT);
+	snprintf(want, sizeof(want), "%s: cannot read: No such file or directory\n", dir);
+	assert_string_equal(errors, want);
+
+	path = temp_bytes("[job a]\n\0", 9, 9);
+	assert_int_equal(config_read(path, NULL, &cfg, errors, sizeof(errors)), -EILSEQ);
+	snprintf(want, sizeof(want), "%s: cannot read: contains a NUL byte\n", path);
+	assert_string_equal(errors, want);
+	unlink(path);
+
+	path = temp_file("; padding\n", 1024 * 1024 + 1);
+	assert_int_equal(config_read(path, NULL, &cfg, errors, sizeof(errors)), -EFBIG);
+	snprintf(want, sizeof(want), "%s: cannot read: larger than 1048576 bytes\n", path);
+	assert_string_equal(errors, want);
+	unlink(path);
+
+	/* Exactly the largest size is read. */
+	path = temp_file("; padding\n", 1024 * 1024);
+	assert_int_equal(config_read(path, NULL, &cfg, errors, sizeof(errors)), 0);
+	assert_int_equal(cfg.n_jobs, 0);
+	unlink(path);
+	memcpy(&cfg, &before, sizeof(cfg));
+
+	/* A file with an error leaves the caller's configuration as it was. */
+	path = temp_file("[job a]\nlimit = 0\n", 18);
+	assert_int_equal(config_read(path, NULL, &cfg, errors, sizeof(errors)), -EINVAL);
+	assert_memory_equal(&cfg, &before, sizeof(cfg));
+	unlink(path);
+}
+
+struct machine_case {
+	const char *memory_root;
+	const char *text; /* the [oomkitd] section's keys; "" keeps the default machine */
+	const char *rel;  /* NULL: refused with errors */
+	const char *errors;
+};
+
+/* The machine must be a cgroup strictly below the memory mount; the checks
+ * on its form are made while parsing, the one against the mount when it is
+ * known, and --check, start, reload and --release all get both (issue 11). */
+static void test_machine_paths(void **state)
+{
+	(void)state;
+	static const struct machine_case cases[] = {
+	    {"/sys/fs/cgroup/memory", "machine = /sys/fs/cgroup/memory/oomkit\n", "oomkit", NULL},
+	    {"/sys/fs/cgroup/memory", "", "oomkit", NULL},
+	    {"/sys/fs/cgroup/memory", "machine = /sys/fs/cgroup/memory//oomkit/\n", "oomkit", NULL},
+	    {"/sys/fs/cgroup/memory", "machine = //sys//fs/cgroup/memory/a/b//\n", "a/b", NULL},
+	    {"/sys/fs/cgroup/memory", "machine = /sys/fs/cgroup/memory/a.../.b\n", "a.../.b", NULL},
+	    {"/sys/fs/cgroup/memory/", "machine = /sys/fs/cgroup/memory/x\n", "x", NULL},
+	    {"/sys/fs/cgroup", "machine = /sys/fs/cgroup/memory/oomkit\n", "memory/oomkit", NULL},
+	    {"/", "machine = /x\n", "x", NULL},
+	    {"/sys/fs/cgroup/memory", "machine = /sys/fs/cgroup/memory\n", NULL,
+	     E "3: [oomkitd] machine: '/sys/fs/cgroup/memory' is the memory cgroup mount itself; the machine "
+	       "must be a cgroup below it\n"},
+	    {"/sys/fs/cgroup/memory", "machine = /sys/fs/cgroup/memory/\n", NULL,
+	     E "3: [oomkitd] machine: '/sys/fs/cgroup/memory' is the memory cgroup mount itself; the machine "
+	       "must be a cgroup below it\n"},
+	    {"/sys/fs/cgroup/memory", "machine = /sys/fs/cgroup/memory//\n", NULL,
+	     E "3: [oomkitd] machine: '/sys/fs/cgroup/memory' is the memory cgroup mount itself; the machine "
+	       "must be a cgroup below it\n"},
+	    {"/sys/fs/cgroup/memory/", "machine = /sys/fs/cgroup//memory\n", NULL,
+	     E "3: [oomkitd] machine: '/sys/fs/cgroup/memory' is the memory cgroup mount itself; the machine "
+	       "must be a cgroup below it\n"},
+	    {"/sys/fs/cgroup/memory", "machine = /sys/fs/cgroup/memoryx/oomkit\n", NULL,
+	     E "3: [oomkitd] machine: '/sys/fs/cgroup/memoryx/oomkit' is not below the memory cgroup mount "
+	       "/sys/fs/cgroup/memory\n"},
+	    {"/sys/fs/cgroup/memory", "machine = /sys/fs/cgroup\n", NULL,
+	     E "3: [oomkitd] machine: '/sys/fs/cgroup' is not below the memory cgroup mount "
+	       "/sys/fs/cgroup/memory\n"},
+	    {"/sys/fs/cgroup/memory", "machine = /tmp/oomkit\n", NULL,
+	     E "3: [oomkitd] machine: '/tmp/oomkit' is not below the memory cgroup mount "
+	       "/sys/fs/cgroup/memory\n"},
+	    {"/cgroup", "", NULL,
+	     E " [oomkitd] machine: '/sys/fs/cgroup/memory/oomkit' is not below the memory cgroup mount "
+	       "/cgroup\n"},
+	    {"relative", "", NULL, E " the memory cgroup mount: 'relative' is not an absolute path\n"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[256], errors[CONFIG_ERRORS_MAX], *path;
+		struct config cfg, before;
+		int r;
+
+		memset(&cfg, 0x5a, sizeof(cfg));
+		before = cfg;
+		snprintf(text, sizeof(text), "; machine paths\n[oomkitd]\n%s", cases[i].text);
+		path = temp_file(text, strlen(text));
+		r = config_read(path, cases[i].memory_root, &cfg, errors, sizeof(errors));
+		unlink(path);
+		/* The expected messages name the file oomkitd.conf. */
+		char *p = strstr(errors, path);
+		if (p) {
+			memmove(p + strlen("oomkitd.conf"), p + strlen(path), strlen(p + strlen(path)) + 1);
+			memcpy(p, "oomkitd.conf", strlen("oomkitd.conf"));
+		}
+		if (cases[i].rel) {
+			if (r != 0)
+				fail_msg("case %zu refused:\n%s", i, errors);
+			assert_string_equal(cfg.machine_rel, cases[i].rel);
+			config_free(&cfg);
+			continue;
+		}
+		if (r != -EINVAL)
+			fail_msg("case %zu: %s accepted as %s", i, cases[i].text, cfg.machine_rel);
+		if (strcmp(errors, cases[i].errors) != 0)
+			fail_msg("case %zu:\nwanted:\n%sgot:\n%s", i, cases[i].errors, errors);
+		assert_memory_equal(&cfg, &before, sizeof(cfg));
+	}
 }
 
 static void test_sizes(void **state)
@@ -597,6 +823,8 @@ int main(void)
 	    cmocka_unit_test(test_bad),
 	    cmocka_unit_test(test_all_errors),
 	    cmocka_unit_test(test_load_file),
+	    cmocka_unit_test(test_read_refused),
+	    cmocka_unit_test(test_machine_paths),
 	    cmocka_unit_test(test_no_cascade),
 	    cmocka_unit_test(test_sizes),
 	    cmocka_unit_test(test_durations),
