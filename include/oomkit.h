@@ -225,8 +225,39 @@ int oomkit_cgroup_memory(oomkit_ctx *ctx, const char *cgroup, struct oomkit_cgro
 int oomkit_cgroup_stat(oomkit_ctx *ctx, const char *cgroup, const char *key, uint64_t *ret_value);
 
 /* Writes up to n pids of cgroup (and its descendants if recursive) into
- * pids; returns how many were written.  -ENOBUFS: more than n. */
+ * pids; returns how many were written.  -ENOBUFS: more than n (pids then
+ * holds the first n found; oomkit_cgroup_walk_pids() sees every one). */
 int oomkit_cgroup_pids(oomkit_ctx *ctx, const char *cgroup, bool recursive, pid_t *pids, size_t n);
+
+/* A process found by oomkit_cgroup_walk_pids().  The library owns it; it is
+ * valid during the callback only, and later versions may add fields at its
+ * end. */
+struct oomkit_pid_entry {
+	pid_t pid;
+	/* The cgroup it is listed in, relative to the root.  A job's owner can
+	 * nest cgroups without limit: a path of 4 KiB or more keeps only its
+	 * first whole components and cgroup_truncated is set.  It then names
+	 * an ancestor of the real cgroup, long enough that whether the process
+	 * lies inside a cgroup that can be named here stays exact. */
+	const char *cgroup;
+	bool cgroup_truncated;
+	unsigned depth; /* levels below the walked cgroup: 0 is the cgroup itself */
+};
+
+typedef int (*oomkit_pid_fn)(oomkit_ctx *ctx, const struct oomkit_pid_entry *entry, void *userdata);
+
+/* Walk flags. */
+#define OOMKIT_WALK_RECURSIVE 0x1u /* the descendants too, at any depth, parents first */
+
+/* Calls fn for every process of cgroup (and its descendants with
+ * OOMKIT_WALK_RECURSIVE), however many there are, however deep and long
+ * their paths: no file is opened by path and the state is on the stack
+ * (about 16 KiB, at most 33 directories open).  A cgroup removed meanwhile
+ * is skipped; a process may be listed twice if it moves during the walk.
+ * fn may call any helper, another walk included.  Returns the number of
+ * processes, or fn's value if it returned non-zero (the walk stops there). */
+int oomkit_cgroup_walk_pids(oomkit_ctx *ctx, const char *cgroup, unsigned flags, oomkit_pid_fn fn,
+			    void *userdata);
 
 /* Calls fn for every direct child cgroup name; stops early and returns fn's
  * value if it is non-zero.  Returns the number of children otherwise. */
@@ -259,8 +290,15 @@ int oomkit_cgroup_remove(oomkit_ctx *ctx, const char *cgroup);
 int oomkit_cgroup_delegate(oomkit_ctx *ctx, const char *cgroup, uid_t uid, gid_t gid);
 
 /* Writes the cgroup the process belongs to in the memory hierarchy into buf
- * (relative to the root). */
+ * (relative to the root).  -ENAMETOOLONG: its path does not fit in len, or
+ * is too long for the kernel to show whole (4 KiB): a job's owner can make
+ * such paths, so place the process with oomkit_process_in_cgroup() or the
+ * path oomkit_cgroup_walk_pids() found it at, never by skipping it. */
 int oomkit_process_cgroup(oomkit_ctx *ctx, pid_t pid, char *buf, size_t len);
+
+/* Whether the process is in cgroup or below it: 1 yes, 0 no, for a path of
+ * any length and depth.  -ESRCH: it is gone. */
+int oomkit_process_in_cgroup(oomkit_ctx *ctx, pid_t pid, const char *cgroup);
 
 /* -------------------------------------------- helpers: processes (no malloc) */
 

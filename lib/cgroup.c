@@ -21,17 +21,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Deepest cgroup tree oomkit walks; a deeper one gives -ELOOP. */
-#define WALK_MAX_DEPTH 32
-
-struct linux_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
 const char *oomkit__at(const char *rel)
 {
 	/* The root is "" internally; openat() wants ".". */
@@ -158,115 +147,15 @@ OOMKIT__EXPORT int oomkit_cgroup_exists(oomkit_ctx *ctx, const char *cgroup)
 	return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
 }
 
-/* --------------------------------------------------------- tree walk */
-
-typedef int (*dir_fn)(oomkit_ctx *ctx, int dirfd, const char *name, void *userdata);
-
-/* Calls fn for every subdirectory of dirfd.  The getdents buffer is on the
- * stack, which the reserve prefaults, so nothing allocates. */
-static int for_each_subdir(oomkit_ctx *ctx, int dirfd, dir_fn fn, void *userdata)
-{
-	char buf[2048] __attribute__((aligned(8)));
-	int count = 0;
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
-		if (n < 0) {
-			count = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		for (long off = 0; off < n;) {
-			struct linux_dirent64 *de = (struct linux_dirent64 *)(buf + off);
-			off += de->d_reclen;
-			if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 ||
-			    strcmp(de->d_name, "..") == 0)
-				continue;
-			int r = fn(ctx, dirfd, de->d_name, userdata);
-			if (r != 0) {
-				close(fd);
-				return r;
-			}
-			count++;
-		}
-	}
-	close(fd);
-	return count;
-}
-
-struct pids_walk {
-	pid_t *pids;
-	size_t n;
-	size_t count;
-	int depth;
-};
-
-static int collect_pids(oomkit_ctx *ctx, int dirfd, struct pids_walk *pw);
-
-static int collect_child(oomkit_ctx *ctx, int dirfd, const char *name, void *userdata)
-{
-	struct pids_walk *pw = userdata;
-	int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		/* A child removed while we walk is simply no longer there. */
-		return errno == ENOENT ? 0 : -errno;
-	if (pw->depth >= WALK_MAX_DEPTH) {
-		close(fd);
-		return -ELOOP;
-	}
-	pw->depth++;
-	int r = collect_pids(ctx, fd, pw);
-	pw->depth--;
-	close(fd);
-	return r == -ENOENT ? 0 : (r < 0 ? r : 0);
-}
-
-static int collect_pids(oomkit_ctx *ctx, int dirfd, struct pids_walk *pw)
-{
-	int n = oomkit__read_file_at(dirfd, "cgroup.procs", ctx->iobuf, OOMKIT__IOBUF_SIZE);
-	if (n < 0)
-		return n;
-	int r = oomkit__parse_pids(ctx->iobuf, (size_t)n, pw->pids + pw->count, pw->n - pw->count);
-	if (r < 0)
-		return r;
-	pw->count += (size_t)r;
-	if (pw->depth < 0)
-		return 0;
-	r = for_each_subdir(ctx, dirfd, collect_child, pw);
-	return r < 0 ? r : 0;
-}
-
-OOMKIT__EXPORT int oomkit_cgroup_pids(oomkit_ctx *ctx, const char *cgroup, bool recursive, pid_t *pids,
-				      size_t n)
-{
-	char rel[OOMKIT__PATH_MAX];
-	int r = relpath(ctx, cgroup, rel, sizeof(rel));
-	if (r < 0)
-		return r;
-	if (!pids && n)
-		return -EINVAL;
-	int fd = oomkit__cgroup_open(ctx, rel);
-	if (fd < 0)
-		return fd;
-	struct pids_walk pw = {.pids = pids, .n = n, .depth = recursive ? 0 : -1};
-	r = collect_pids(ctx, fd, &pw);
-	close(fd);
-	if (r < 0)
-		return r;
-	return pw.count > INT32_MAX ? -EOVERFLOW : (int)pw.count;
-}
+/* --------------------------------------------------------- children */
 
 struct children_walk {
 	int (*fn)(const char *name, void *userdata);
 	void *userdata;
 };
 
-static int call_child(oomkit_ctx *ctx, int dirfd, const char *name, void *userdata)
+static int call_child(int dirfd, const char *name, void *userdata)
 {
-	(void)ctx;
 	(void)dirfd;
 	struct children_walk *cw = userdata;
 	return cw->fn(name, cw->userdata);
@@ -285,7 +174,7 @@ OOMKIT__EXPORT int oomkit_cgroup_children(oomkit_ctx *ctx, const char *cgroup,
 	if (fd < 0)
 		return fd;
 	struct children_walk cw = {fn, userdata};
-	r = for_each_subdir(ctx, fd, call_child, &cw);
+	r = oomkit__for_each_subdir(fd, call_child, &cw);
 	close(fd);
 	return r;
 }

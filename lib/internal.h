@@ -112,17 +112,36 @@ int oomkit__parse_proc_status(const char *buf, size_t len, struct oomkit__proc_s
  * an absolute path or decodes to a NUL. */
 int oomkit__parse_mounts(const char *buf, size_t len, struct oomkit__mounts *ret);
 
+/* The kernel writes a /proc/PID/cgroup path into a PATH_MAX buffer and cuts a
+ * longer one there without a sign (seen on 6.18): a path of this many bytes,
+ * its leading '/' included, may be the start of a longer one. */
+#define OOMKIT__PROC_CGROUP_CUT (PATH_MAX - 1)
+
 /* Finds a process's cgroup in /proc/PID/cgroup contents: controller "memory"
  * matches a v1 line "N:...memory...:/path", NULL matches the v2 line "0::/path".
  * Writes the path without its leading '/' ("" for the root) and returns its
  * length. -ENOENT if absent; -EINVAL for a path that is not canonical ("..":
  * outside our cgroup namespace; "//", "." or a trailing '/'); -ENAMETOOLONG
- * if it does not fit. */
+ * if it does not fit, or if the kernel may have cut it. */
 int oomkit__parse_proc_cgroup(const char *buf, size_t len, const char *controller, char *out, size_t out_len);
 
+/* Whether the path of controller's line in /proc/PID/cgroup contents is rel
+ * (relative, canonical) or lies below it: 1 yes, 0 no (a path outside our
+ * cgroup namespace included).  Exact for a path of any length, one the
+ * kernel cut included, as long as rel is shorter than the cut.  -ENOENT if
+ * the line is absent, -EINVAL if it is malformed. */
+int oomkit__parse_proc_cgroup_under(const char *buf, size_t len, const char *controller, const char *rel);
+
 /* Parses newline-separated pids (cgroup.procs) into pids[0..n).  Returns the
- * count; -ENOBUFS if more than n; -EINVAL on a malformed line. */
+ * count; -ENOBUFS if more than n (pids[0..n) then holds the first n);
+ * -EINVAL on a malformed line. */
 int oomkit__parse_pids(const char *buf, size_t len, pid_t *pids, size_t n);
+
+/* Calls fn for each pid of newline-separated pids until fn returns non-zero.
+ * Returns 0, fn's value, or -EINVAL on a malformed line; *ret_count is the
+ * number of pids parsed either way. */
+int oomkit__parse_pids_each(const char *buf, size_t len, int (*fn)(pid_t pid, void *userdata), void *userdata,
+			    size_t *ret_count);
 
 /* Turns a NUL-separated /proc/PID/cmdline into a space-separated string,
  * truncated to out_len - 1 bytes; non-printable bytes become '?'. */
@@ -288,6 +307,37 @@ int oomkit__v2_hold(int dirfd, bool hold);
 /* Sets memory.max, and memory.high the same margin below it if held. */
 int oomkit__v2_set_limit(int dirfd, uint64_t limit_bytes);
 
+/* ------------------------------------------------------------- walk.c */
+
+/* Longest path a walk keeps for the cgroup it visits: longer ones keep their
+ * first components (see oomkit_pid_entry). */
+#define OOMKIT__WALK_PATH_MAX 4096
+
+/* A walk of a cgroup subtree, parents before children, at any depth. */
+struct oomkit__walk {
+	oomkit_ctx *ctx;
+	/* Called for each cgroup with its directory open (O_RDONLY); a
+	 * non-zero value stops the walk and is returned. */
+	int (*visit)(struct oomkit__walk *w, int dirfd);
+	bool recursive;
+	unsigned depth;	     /* of the visited cgroup below the start */
+	unsigned path_depth; /* of those levels, how many path holds */
+	size_t path_len;
+	char path[OOMKIT__WALK_PATH_MAX]; /* set to the start's relative path by the caller */
+};
+
+/* Walks start_fd's cgroup (and its descendants if w->recursive). */
+int oomkit__walk(struct oomkit__walk *w, int start_fd);
+
+/* Calls fn for the name of every subdirectory of dirfd; stops at fn's
+ * first non-zero value and returns it, else the number of subdirectories. */
+int oomkit__for_each_subdir(int dirfd, int (*fn)(int dirfd, const char *name, void *userdata),
+			    void *userdata);
+
+/* Calls fn for every pid in dirfd's cgroup.procs, read in chunks so that any
+ * number fits.  0, fn's first non-zero value, or -errno (-ENOENT: removed). */
+int oomkit__procs_each(int dirfd, int (*fn)(pid_t pid, void *userdata), void *userdata);
+
 /* -------------------------------------------------------------- psi.c */
 
 /* Registers a PSI trigger for a PRESSURE watch (the machine's for the root). */
@@ -304,6 +354,10 @@ int oomkit__proc_stat(oomkit_ctx *ctx, pid_t pid, struct oomkit__proc_stat *ret)
 /* Writes the process's cgroup in the hierarchy of controller (NULL: the
  * cgroup2 line) into buf, relative to that hierarchy's root. */
 int oomkit__proc_cgroup(oomkit_ctx *ctx, pid_t pid, const char *controller, char *buf, size_t len);
+
+/* Whether the process is in rel (relative, canonical) or below it, whatever
+ * the length of its path: 1 or 0. */
+int oomkit__process_in(oomkit_ctx *ctx, pid_t pid, const char *rel);
 
 /* ----------------------------------------------------------- loop.c */
 

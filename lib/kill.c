@@ -187,14 +187,8 @@ struct kill_run {
 	uint64_t end;		    /* deadline */
 	int signalled;		    /* processes sent SIGKILL */
 	size_t held;		    /* pidfds kept in ctx->pidbuf[0..held) */
+	bool can_wait;		    /* the processes can exit now (not frozen) */
 };
-
-/* Whether path is rel or lies below it. */
-static bool path_under(const char *path, const char *rel)
-{
-	size_t n = strlen(rel);
-	return strncmp(path, rel, n) == 0 && (path[n] == 0 || path[n] == '/');
-}
 
 /* Whether pid is this process or its guardian: killing, let alone freezing,
  * either would leave nobody to finish the job. */
@@ -203,28 +197,19 @@ static bool is_ours(const oomkit_ctx *ctx, pid_t pid)
 	return pid == getpid() || (ctx->guardian_pid > 0 && pid == ctx->guardian_pid);
 }
 
-static int check_not_ours(const oomkit_ctx *ctx, const pid_t *pids, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (is_ours(ctx, pids[i]))
-			return -ELOOP;
-	return 0;
-}
-
 /* Sends SIGKILL to pid if it is still in the cgroup being killed, checked
  * after its pidfd is held so that a reused pid is never hit.  Returns the
  * pidfd, -ESRCH if it is gone, -ESTALE if it has left the cgroup. */
 static int kill_member(struct kill_run *run, pid_t pid)
 {
-	char path[OOMKIT__PATH_MAX];
 	int r, pidfd = sys_pidfd_open(pid);
 
 	if (pidfd < 0)
 		return pidfd;
-	r = oomkit_process_cgroup(run->ctx, pid, path, sizeof(path));
-	if (r >= 0 && !path_under(path, run->rel))
+	r = oomkit__process_in(run->ctx, pid, run->rel);
+	if (r == 0)
 		r = -ESTALE;
-	if (r >= 0)
+	if (r > 0)
 		r = sys_pidfd_kill(pidfd);
 	if (r < 0) {
 		close(pidfd);
@@ -259,69 +244,85 @@ static void close_held(struct kill_run *run)
 
 /* Makes room for one more pidfd: waits for the held ones if their processes
  * can exit now, else lets them go unwatched. */
-static void make_room(struct kill_run *run, bool can_wait)
+static void make_room(struct kill_run *run)
 {
-	if (can_wait)
+	if (run->can_wait)
 		(void)wait_held(run);
 	else
 		close_held(run);
 }
 
-/* Kills ctx->pidbuf[0..n) and keeps their pidfds in the slots already
- * handled.  can_wait is false while the processes are frozen: they cannot
- * exit before the thaw. */
-static void kill_listed(struct kill_run *run, int n, bool can_wait)
+static size_t hold_max(const struct kill_run *run)
 {
-	pid_t *pids = run->ctx->pidbuf;
-
-	for (int i = 0; i < n; i++) {
-		int fd = kill_member(run, pids[i]);
-		if ((fd == -EMFILE || fd == -ENFILE) && run->held > 0) {
-			make_room(run, can_wait);
-			fd = kill_member(run, pids[i]);
-		}
-		if (fd < 0) {
-			if (fd != -ESRCH && fd != -ESTALE)
-				oomkit__log(run->ctx, OOMKIT_LOG_WARNING, "kill %d in %s: %s", (int)pids[i],
-					    run->rel, errname(-fd));
-			continue;
-		}
-		run->signalled++;
-		if (run->held >= HOLD_MAX)
-			make_room(run, can_wait);
-		/* Slot held <= i has been handled: it may take the pidfd. */
-		pids[run->held++] = fd;
-	}
+	return run->ctx->max_pids < HOLD_MAX ? run->ctx->max_pids : HOLD_MAX;
 }
 
-/* Lists the memcg (with descendants) into ctx->pidbuf. */
-static int list_memcg(struct kill_run *run)
+/* Kills one listed process and keeps its pidfd in ctx->pidbuf. */
+static int kill_one(pid_t pid, void *userdata)
 {
-	oomkit_ctx *ctx = run->ctx;
-	int n = oomkit_cgroup_pids(ctx, run->rel, true, ctx->pidbuf, ctx->max_pids);
-	if (n < 0)
-		return n;
-	int r = check_not_ours(ctx, ctx->pidbuf, n);
-	return r < 0 ? r : n;
+	struct kill_run *run = userdata;
+	int fd;
+
+	if (is_ours(run->ctx, pid))
+		return -ELOOP;
+	fd = kill_member(run, pid);
+	if ((fd == -EMFILE || fd == -ENFILE) && run->held > 0) {
+		make_room(run);
+		fd = kill_member(run, pid);
+	}
+	if (fd < 0) {
+		if (fd != -ESRCH && fd != -ESTALE)
+			oomkit__log(run->ctx, OOMKIT_LOG_WARNING, "kill %d in %s: %s", (int)pid, run->rel,
+				    errname(-fd));
+		return 0;
+	}
+	run->signalled++;
+	if (run->held >= hold_max(run))
+		make_room(run);
+	run->ctx->pidbuf[run->held++] = fd;
+	return 0;
+}
+
+static int kill_entry(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userdata)
+{
+	(void)ctx;
+	return kill_one(e->pid, userdata);
+}
+
+static int refuse_ours(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userdata)
+{
+	(void)userdata;
+	return is_ours(ctx, e->pid) ? -ELOOP : 0;
+}
+
+/* Counts the memcg's processes (with descendants); -ELOOP if one is ours. */
+static int count_memcg(struct kill_run *run)
+{
+	return oomkit_cgroup_walk_pids(run->ctx, run->rel, OOMKIT_WALK_RECURSIVE, refuse_ours, NULL);
 }
 
 /* Lists, kills and waits until the cgroup is empty: the whole method without
- * a freezer, and the sweep after one. */
+ * a freezer, and the sweep after one.  Each round kills what it lists as it
+ * goes, so a cgroup of any size is killed. */
 static int kill_rounds(struct kill_run *run)
 {
 	int before = run->signalled;
 
+	run->can_wait = true;
 	for (int round = 0; round < KILL_ROUNDS; round++) {
-		int n = list_memcg(run);
+		/* The first round always signals, even with a zero timeout. */
+		if (round > 0 && expired(run->end)) {
+			int n = count_memcg(run);
+			return n <= 0 ? n : -ETIMEDOUT;
+		}
+		int n = oomkit_cgroup_walk_pids(run->ctx, run->rel, OOMKIT_WALK_RECURSIVE, kill_entry, run);
 		if (n == 0 && round > 0)
 			oomkit__log(run->ctx, OOMKIT_LOG_INFO, "kill %s: %d signalled in %d rounds", run->rel,
 				    run->signalled - before, round);
-		if (n <= 0)
+		if (n <= 0) {
+			close_held(run);
 			return n;
-		/* The first round always signals, even with a zero timeout. */
-		if (round > 0 && expired(run->end))
-			return -ETIMEDOUT;
-		kill_listed(run, n, true);
+		}
 		(void)wait_held(run);
 	}
 	return -ETIMEDOUT;
@@ -368,15 +369,41 @@ static int freezer_create(oomkit_ctx *ctx, struct freezer *fz)
 }
 
 /* Whether pid sits in our freezer cgroup.  /proc shows paths from the
- * hierarchy's root, and freezer_root may be a cgroup below it. */
+ * hierarchy's root, and freezer_root may be a cgroup below it.  A freezer
+ * path too long to read is not ours, which is short. */
 static int in_freezer(struct kill_run *run, const struct freezer *fz, pid_t pid)
 {
 	char path[OOMKIT__PATH_MAX];
 	int r = oomkit__proc_cgroup(run->ctx, pid, "freezer", path, sizeof(path));
+	if (r == -ENAMETOOLONG)
+		return 0;
 	if (r < 0)
 		return r;
 	size_t n = strlen(path), k = strlen(fz->name);
 	return n >= k && strcmp(path + n - k, fz->name) == 0 && (n == k || path[n - k - 1] == '/');
+}
+
+struct gather {
+	struct kill_run *run;
+	const struct freezer *fz;
+	int moved;
+};
+
+/* Moves one task of the memcg into the freezer cgroup unless it is there. */
+static int gather_one(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userdata)
+{
+	struct gather *g = userdata;
+	char v[16];
+
+	if (is_ours(ctx, e->pid))
+		return -ELOOP;
+	int r = in_freezer(g->run, g->fz, e->pid);
+	if (r == 0) {
+		snprintf(v, sizeof(v), "%d", (int)e->pid);
+		r = oomkit__write_file_at(g->fz->fd, "cgroup.procs", v);
+		g->moved++;
+	}
+	return r < 0 && r != -ESRCH ? r : 0;
 }
 
 /* Moves every task of the memcg into the freezer cgroup, round after round,
@@ -384,24 +411,12 @@ static int in_freezer(struct kill_run *run, const struct freezer *fz, pid_t pid)
  * listed by the next round; tasks already inside can only fork inside. */
 static int freezer_gather(struct kill_run *run, const struct freezer *fz)
 {
-	char v[16];
-
 	for (int round = 0; round < MOVE_ROUNDS; round++) {
-		int moved = 0, n = list_memcg(run);
+		struct gather g = {run, fz, 0};
+		int n = oomkit_cgroup_walk_pids(run->ctx, run->rel, OOMKIT_WALK_RECURSIVE, gather_one, &g);
 		if (n < 0)
 			return n;
-		for (int i = 0; i < n; i++) {
-			pid_t pid = run->ctx->pidbuf[i];
-			int r = in_freezer(run, fz, pid);
-			if (r == 0) {
-				snprintf(v, sizeof(v), "%d", (int)pid);
-				r = oomkit__write_file_at(fz->fd, "cgroup.procs", v);
-				moved++;
-			}
-			if (r < 0 && r != -ESRCH)
-				return r;
-		}
-		if (moved == 0)
+		if (g.moved == 0)
 			return 0;
 		if (expired(run->end))
 			return -ETIMEDOUT;
@@ -430,18 +445,16 @@ static bool freezer_wait_frozen(struct kill_run *run, const struct freezer *fz)
 	}
 }
 
-/* Kills every task in the freezer cgroup while they cannot run. */
+/* Kills every task in the freezer cgroup while they cannot run.  Returns
+ * how many were listed. */
 static int freezer_kill(struct kill_run *run, const struct freezer *fz)
 {
-	oomkit_ctx *ctx = run->ctx;
-	int n = oomkit__read_file_at(fz->fd, "cgroup.procs", ctx->iobuf, OOMKIT__IOBUF_SIZE);
-	if (n < 0)
-		return n;
-	n = oomkit__parse_pids(ctx->iobuf, (size_t)n, ctx->pidbuf, ctx->max_pids);
-	if (n < 0)
-		return n;
-	kill_listed(run, n, false);
-	return n;
+	int r, before = run->signalled;
+
+	run->can_wait = false;
+	r = oomkit__procs_each(fz->fd, kill_one, run);
+	run->can_wait = true;
+	return r < 0 ? r : run->signalled - before;
 }
 
 /* Removes the freezer cgroup once its last task has left. */
@@ -524,8 +537,8 @@ static int wait_unpopulated(struct kill_run *run, int dirfd)
 /* cgroup.kill kills the whole subtree at once, forks included. */
 static int kill_v2(struct kill_run *run)
 {
-	int r, n = list_memcg(run);
-	if (n < 0 && n != -ENOBUFS)
+	int r, n = count_memcg(run);
+	if (n < 0)
 		return n;
 	int fd = oomkit__cgroup_open(run->ctx, run->rel);
 	if (fd < 0)
@@ -536,8 +549,7 @@ static int kill_v2(struct kill_run *run)
 	close(fd);
 	if (r < 0)
 		return r;
-	/* More than max_pids: report at least what fitted. */
-	run->signalled = n < 0 ? (int)run->ctx->max_pids : n;
+	run->signalled = n;
 	return 0;
 }
 
@@ -547,12 +559,10 @@ static int kill_v2(struct kill_run *run)
  * anything is frozen or signalled. */
 static int check_self_outside(struct kill_run *run)
 {
-	char path[OOMKIT__PATH_MAX];
 	pid_t self[2] = {getpid(), run->ctx->guardian_pid};
 
 	for (int i = 0; i < 2; i++)
-		if (self[i] > 0 && oomkit_process_cgroup(run->ctx, self[i], path, sizeof(path)) >= 0 &&
-		    path_under(path, run->rel))
+		if (self[i] > 0 && oomkit__process_in(run->ctx, self[i], run->rel) == 1)
 			return -ELOOP;
 	return 0;
 }

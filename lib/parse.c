@@ -619,9 +619,10 @@ static bool cgroup_line_matches(struct span id, struct span controllers, const c
 	return list_has(controllers, ',', controller);
 }
 
-int oomkit__parse_proc_cgroup(const char *buf, size_t len, const char *controller, char *out, size_t out_len)
+/* Finds the path of controller's line ("/..." as the kernel wrote it). */
+static int find_cgroup_line(const char *buf, size_t len, const char *controller, struct span *ret_path)
 {
-	struct span s = span_of(buf, len), line, id, controllers, path;
+	struct span s = span_of(buf, len), line, id, controllers;
 
 	if (controller && (!*controller || strpbrk(controller, ",:\n")))
 		return -EINVAL;
@@ -633,38 +634,102 @@ int oomkit__parse_proc_cgroup(const char *buf, size_t len, const char *controlle
 			return -EINVAL;
 		if (!cgroup_line_matches(id, controllers, controller))
 			continue;
-		path = line;
-		/* ".." appears for a cgroup outside our cgroup namespace: not usable. */
-		if (!path_is_canonical(path) || memchr(path.p, '\0', span_len(path)))
+		if (line.p == line.end || *line.p != '/')
 			return -EINVAL;
-		path.p++;
-		if (span_len(path) >= out_len || span_len(path) > INT_MAX)
-			return -ENAMETOOLONG;
-		memcpy(out, path.p, span_len(path));
-		out[span_len(path)] = '\0';
-		return (int)span_len(path);
+		*ret_path = line;
+		return 0;
 	}
 	return -ENOENT;
 }
 
+int oomkit__parse_proc_cgroup(const char *buf, size_t len, const char *controller, char *out, size_t out_len)
+{
+	struct span path;
+	int r = find_cgroup_line(buf, len, controller, &path);
+
+	if (r < 0)
+		return r;
+	/* Checked first: a path the kernel cut may end in anything. */
+	if (span_len(path) >= OOMKIT__PROC_CGROUP_CUT)
+		return -ENAMETOOLONG;
+	/* ".." appears for a cgroup outside our cgroup namespace: not usable. */
+	if (!path_is_canonical(path) || memchr(path.p, '\0', span_len(path)))
+		return -EINVAL;
+	path.p++;
+	if (span_len(path) >= out_len || span_len(path) > INT_MAX)
+		return -ENAMETOOLONG;
+	memcpy(out, path.p, span_len(path));
+	out[span_len(path)] = '\0';
+	return (int)span_len(path);
+}
+
+int oomkit__parse_proc_cgroup_under(const char *buf, size_t len, const char *controller, const char *rel)
+{
+	struct span path;
+	size_t n = rel ? strlen(rel) : 0;
+	int r = find_cgroup_line(buf, len, controller, &path);
+
+	if (r < 0)
+		return r;
+	if (!rel || n >= OOMKIT__PROC_CGROUP_CUT - 1)
+		return -EINVAL;
+	path.p++;
+	/* Outside our cgroup namespace, so below none of the cgroups we name. */
+	if (span_len(path) >= 2 && memcmp(path.p, "..", 2) == 0 && (span_len(path) == 2 || path.p[2] == '/'))
+		return 0;
+	if (n == 0)
+		return 1;
+	/* rel is shorter than any cut, so a cut path still shows whether it
+	 * starts with rel and what follows it. */
+	if (span_len(path) < n || memcmp(path.p, rel, n) != 0)
+		return 0;
+	return span_len(path) == n || path.p[n] == '/';
+}
+
 /* -------------------------------------------------------- cgroup.procs */
 
-int oomkit__parse_pids(const char *buf, size_t len, pid_t *pids, size_t n)
+int oomkit__parse_pids_each(const char *buf, size_t len, int (*fn)(pid_t pid, void *userdata), void *userdata,
+			    size_t *ret_count)
 {
 	struct span s = span_of(buf, len), line;
 	size_t count = 0;
 	pid_t pid;
+	int r = 0;
 
-	while (next_line(&s, &line)) {
+	while (r == 0 && next_line(&s, &line)) {
 		if (line.p == line.end)
 			continue;
-		if (span_to_pid(line, &pid) < 0)
-			return -EINVAL;
-		if (count >= n || count >= INT_MAX)
-			return -ENOBUFS;
-		pids[count++] = pid;
+		if (span_to_pid(line, &pid) < 0) {
+			r = -EINVAL;
+			break;
+		}
+		count++;
+		r = fn(pid, userdata);
 	}
-	return (int)count;
+	*ret_count = count;
+	return r;
+}
+
+struct pid_array {
+	pid_t *pids;
+	size_t n, count;
+};
+
+static int add_pid(pid_t pid, void *userdata)
+{
+	struct pid_array *a = userdata;
+	if (a->count >= a->n || a->count >= INT_MAX)
+		return -ENOBUFS;
+	a->pids[a->count++] = pid;
+	return 0;
+}
+
+int oomkit__parse_pids(const char *buf, size_t len, pid_t *pids, size_t n)
+{
+	struct pid_array a = {pids, n, 0};
+	size_t lines;
+	int r = oomkit__parse_pids_each(buf, len, add_pid, &a, &lines);
+	return r < 0 ? r : (int)a.count;
 }
 
 /* ---------------------------------------------------- /proc/PID/cmdline */

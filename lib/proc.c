@@ -179,11 +179,41 @@ int oomkit__proc_cgroup(oomkit_ctx *ctx, pid_t pid, const char *controller, char
 	return n;
 }
 
+/* The memory hierarchy's line of /proc/PID/cgroup: the v2 line ("0::/path")
+ * when it is cgroup2, else the v1 line whose controllers include memory. */
+static const char *memory_controller(const oomkit_ctx *ctx)
+{
+	return ctx->backend == OOMKIT_BACKEND_V2 ? NULL : "memory";
+}
+
 OOMKIT__EXPORT int oomkit_process_cgroup(oomkit_ctx *ctx, pid_t pid, char *buf, size_t len)
 {
 	if (!ctx)
 		return -EINVAL;
-	/* The v2 line ("0::/path") when the memory hierarchy is cgroup2, else
-	 * the v1 line whose controllers include memory. */
-	return oomkit__proc_cgroup(ctx, pid, ctx->backend == OOMKIT_BACKEND_V2 ? NULL : "memory", buf, len);
+	return oomkit__proc_cgroup(ctx, pid, memory_controller(ctx), buf, len);
+}
+
+int oomkit__process_in(oomkit_ctx *ctx, pid_t pid, const char *rel)
+{
+	int n, fd = oomkit__proc_open(ctx, pid);
+
+	if (fd < 0)
+		return fd;
+	n = read_proc_file(ctx, fd, "cgroup");
+	close(fd);
+	if (n < 0)
+		return n;
+	return oomkit__parse_proc_cgroup_under(ctx->iobuf, (size_t)n, memory_controller(ctx), rel);
+}
+
+OOMKIT__EXPORT int oomkit_process_in_cgroup(oomkit_ctx *ctx, pid_t pid, const char *cgroup)
+{
+	char rel[OOMKIT__PATH_MAX];
+	int r;
+
+	if (!ctx || !cgroup)
+		return -EINVAL;
+	if ((r = oomkit__cgroup_relpath(cgroup, ctx->memory_root, rel, sizeof(rel))) < 0)
+		return r;
+	return oomkit__process_in(ctx, pid, rel);
 }

@@ -177,7 +177,8 @@ static void write_memory_stat(struct oomkit__json *w, oomkit_ctx *ctx, const cha
 	oomkit__json_close(w, '}');
 }
 
-static void write_process(struct oomkit__json *w, const struct oomkit_process *p, const char *cgroup)
+static void write_process(struct oomkit__json *w, const struct oomkit_process *p,
+			  const struct oomkit_pid_entry *e)
 {
 	oomkit__json_open(w, NULL, '{');
 	oomkit__json_i64(w, "pid", p->pid);
@@ -185,7 +186,10 @@ static void write_process(struct oomkit__json *w, const struct oomkit_process *p
 	oomkit__json_u64(w, "uid", p->uid);
 	oomkit__json_str(w, "comm", p->comm);
 	oomkit__json_str(w, "cmdline", p->cmdline);
-	oomkit__json_str(w, "cgroup", cgroup);
+	oomkit__json_str(w, "cgroup", e->cgroup);
+	/* Only then: the path holds the first components of a longer one. */
+	if (e->cgroup_truncated)
+		oomkit__json_bool(w, "cgroup_truncated", true);
 	oomkit__json_u64(w, "start_time", p->start_time);
 	oomkit__json_u64(w, "rss_anon_kib", p->rss_anon_kib);
 	oomkit__json_u64(w, "rss_file_kib", p->rss_file_kib);
@@ -195,32 +199,41 @@ static void write_process(struct oomkit__json *w, const struct oomkit_process *p
 	oomkit__json_close(w, '}');
 }
 
-/* Every process of the cgroup and its descendants.  Processes exit while we
- * read them: those are skipped and counted as vanished. */
+struct processes {
+	struct oomkit__json *w;
+	int vanished, unreadable;
+};
+
+/* Processes exit while we read them: those are skipped and counted as
+ * vanished. */
+static int report_process(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userdata)
+{
+	struct processes *ps = userdata;
+	struct oomkit_process p;
+	int r = oomkit_process_info(ctx, e->pid, &p);
+
+	if (r == -ESRCH)
+		ps->vanished++;
+	else if (r < 0)
+		ps->unreadable++;
+	else
+		write_process(ps->w, &p, e);
+	return 0;
+}
+
+/* Every process of the cgroup and its descendants, at the path it was
+ * listed at, however deep. */
 static void write_processes(struct oomkit__json *w, oomkit_ctx *ctx, const char *cgroup)
 {
-	char path[OOMKIT__PATH_MAX];
-	struct oomkit_process p;
-	int vanished = 0, unreadable = 0;
-	int n = oomkit_cgroup_pids(ctx, cgroup, true, ctx->pidbuf, ctx->max_pids);
+	struct processes ps = {w, 0, 0};
 
 	oomkit__json_open(w, "processes", '[');
-	for (int i = 0; i < n; i++) {
-		int r = oomkit_process_info(ctx, ctx->pidbuf[i], &p);
-		if (r >= 0)
-			r = oomkit_process_cgroup(ctx, ctx->pidbuf[i], path, sizeof(path));
-		if (r == -ESRCH)
-			vanished++;
-		else if (r < 0)
-			unreadable++;
-		else
-			write_process(w, &p, path);
-	}
+	int n = oomkit_cgroup_walk_pids(ctx, cgroup, OOMKIT_WALK_RECURSIVE, report_process, &ps);
 	oomkit__json_close(w, ']');
 	if (n < 0)
 		put_error(w, "processes_error", n);
-	oomkit__json_i64(w, "vanished", vanished);
-	oomkit__json_i64(w, "unreadable", unreadable);
+	oomkit__json_i64(w, "vanished", ps.vanished);
+	oomkit__json_i64(w, "unreadable", ps.unreadable);
 }
 
 static void write_decision(struct oomkit__json *w, const struct oomkit_decision *d)

@@ -15,8 +15,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Stack the handler path may use: the deepest helper (a cgroup walk) keeps a
- * 2 KiB getdents buffer per level plus the user's handler frames. */
+/* Stack the handler path may use: a cgroup walk keeps about 16 KiB whatever
+ * the depth (walk.c), a kill or report calls one from its frames, and the
+ * user's handler frames come on top. */
 #define STACK_PREFAULT (256 * 1024)
 
 static void __attribute__((noinline)) prefault_stack(void)

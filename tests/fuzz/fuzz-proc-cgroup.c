@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Fuzzes /proc/PID/cgroup parsing.  Byte 0 picks the controller, byte 1 the
- * output size; the rest is the file.
+ * output size; the rest is the file.  Whether the process lies below a
+ * cgroup must agree with the path the parser returns.
  */
 #include "fuzz.h"
 
@@ -21,6 +22,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(out, 0xa5, sizeof(out));
 	r = oomkit__parse_proc_cgroup((const char *)data + 2, size - 2, controller, out, out_len);
 	FUZZ_CHECK(r >= 0 || r == -ENOENT || r == -EINVAL || r == -ENAMETOOLONG);
+	int under = oomkit__parse_proc_cgroup_under((const char *)data + 2, size - 2, controller, "a");
+	FUZZ_CHECK(under == 0 || under == 1 || under == -ENOENT || under == -EINVAL);
+	if (r >= 0) {
+		FUZZ_CHECK(
+		    oomkit__parse_proc_cgroup_under((const char *)data + 2, size - 2, controller, out) == 1);
+		FUZZ_CHECK(
+		    oomkit__parse_proc_cgroup_under((const char *)data + 2, size - 2, controller, "") == 1);
+		FUZZ_CHECK(under == (strcmp(out, "a") == 0 || strncmp(out, "a/", 2) == 0));
+	}
 	if (r < 0) {
 		FUZZ_CHECK(fuzz_all(out, 0xa5, sizeof(out)));
 		return 0;

@@ -180,6 +180,68 @@ static void test_parse_proc_cgroup(void **state)
 	}
 }
 
+struct under_row {
+	const char *name;
+	const char *buf;
+	size_t len;
+	const char *controller;
+	const char *rel;
+	int ret;
+};
+
+static const struct under_row under_rows[] = {
+    {"itself", BUF("4:memory:/jobs/web\n"), "memory", "jobs/web", 1},
+    {"below", BUF("4:memory:/jobs/web/a/b\n"), "memory", "jobs/web", 1},
+    {"above", BUF("4:memory:/jobs\n"), "memory", "jobs/web", 0},
+    {"a name that starts the same", BUF("4:memory:/jobs/webby\n"), "memory", "jobs/web", 0},
+    {"beside", BUF("4:memory:/jobs/db\n"), "memory", "jobs/web", 0},
+    {"anything is below the root", BUF("4:memory:/jobs\n"), "memory", "", 1},
+    {"the root in the root", BUF("4:memory:/\n"), "memory", "", 1},
+    {"the root is not below a job", BUF("4:memory:/\n"), "memory", "jobs", 0},
+    {"v2 line", BUF(hybrid_cgroup), NULL, "user.slice", 1},
+    {"v1 line of a hybrid", BUF(hybrid_cgroup), "memory", "jobs", 1},
+    {"outside our namespace", BUF("4:memory:/../x\n"), "memory", "", 0},
+    {"outside, just ..", BUF("0::/..\n"), NULL, "", 0},
+    {"a name starting with ..", BUF("0::/..x/y\n"), NULL, "..x", 1},
+    /* The kernel cuts long paths mid-name, after a '/', inside "..": the
+     * part before still places them. */
+    {"cut after a slash", BUF("0::/jobs/web/\n"), NULL, "jobs/web", 1},
+    {"cut to ..", BUF("0::/jobs/web/..\n"), NULL, "jobs/web", 1},
+    {"line absent", BUF("0::/a\n"), "memory", "a", -ENOENT},
+    {"relative path", BUF("0::a\n"), NULL, "a", -EINVAL},
+    {"empty path", BUF("0::\n"), NULL, "", -EINVAL},
+    {"no rel", BUF("0::/a\n"), NULL, NULL, -EINVAL},
+    {"garbage", BUF("garbage\n"), NULL, "a", -EINVAL},
+};
+
+static void test_parse_proc_cgroup_under(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < N_ELEMENTS(under_rows); i++) {
+		const struct under_row *t = &under_rows[i];
+		EXPECT_INT(t->name, oomkit__parse_proc_cgroup_under(t->buf, t->len, t->controller, t->rel),
+			   t->ret);
+	}
+}
+
+/* A path of PATH_MAX - 1 bytes may have been cut by the kernel: never
+ * returned as a path, still placed by prefix. */
+static void test_parse_proc_cgroup_cut(void **state)
+{
+	(void)state;
+	static char buf[PATH_MAX + 64], out[PATH_MAX * 2];
+	size_t n = (size_t)snprintf(buf, sizeof(buf), "0::/jobs/web/");
+	memset(buf + n, 'x', OOMKIT__PROC_CGROUP_CUT - (n - 3));
+	n = 3 + OOMKIT__PROC_CGROUP_CUT;
+	buf[n] = '\n';
+	assert_int_equal(oomkit__parse_proc_cgroup(buf, n + 1, NULL, out, sizeof(out)), -ENAMETOOLONG);
+	assert_int_equal(oomkit__parse_proc_cgroup_under(buf, n + 1, NULL, "jobs/web"), 1);
+	assert_int_equal(oomkit__parse_proc_cgroup_under(buf, n + 1, NULL, "jobs/db"), 0);
+	/* One byte shorter cannot have been cut: a path like any other. */
+	buf[n - 1] = '\n';
+	assert_int_equal(oomkit__parse_proc_cgroup(buf, n, NULL, out, sizeof(out)), (int)(n - 5));
+}
+
 /* ------------------------------------------------------------ relpath */
 
 struct relpath_row {
@@ -253,10 +315,9 @@ static void test_cgroup_relpath(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_parse_mounts),
-	    cmocka_unit_test(test_parse_mounts_too_long),
-	    cmocka_unit_test(test_parse_proc_cgroup),
-	    cmocka_unit_test(test_cgroup_relpath),
+	    cmocka_unit_test(test_parse_mounts),	  cmocka_unit_test(test_parse_mounts_too_long),
+	    cmocka_unit_test(test_parse_proc_cgroup),	  cmocka_unit_test(test_parse_proc_cgroup_under),
+	    cmocka_unit_test(test_parse_proc_cgroup_cut), cmocka_unit_test(test_cgroup_relpath),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
