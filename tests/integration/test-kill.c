@@ -6,7 +6,9 @@
  * process alone; a tree of processes and a process that keeps forking are all
  * killed, with the freezer and without it, and the freezer cgroup is removed;
  * a memcg blocked under OOM leaves it when its allocator is killed; reports
- * written while processes come and go stay valid and say who vanished.
+ * written while processes come and go stay valid and say who vanished; trees
+ * a job's owner could make (70 levels deep, paths of 8 KiB, more processes
+ * than the context's buffers) are listed, placed, reported and killed whole.
  *
  * The freezer cgroups the library makes are put below a freezer parent of
  * this test (oomkit-test-kill-PID), passed as the context's freezer root.
@@ -134,8 +136,11 @@ static void freezer_cleanup(void)
 	fprintf(stderr, "test-kill: could not remove %s: %s\n", path, strerror(errno));
 }
 
+static void deep_cleanup(void);
+
 static void fatal(int sig)
 {
+	deep_cleanup();
 	freezer_cleanup();
 	tl_cleanup();
 	signal(sig, SIG_DFL);
@@ -665,6 +670,259 @@ static void test_report_during_churn(void **state)
 	oomkit_free(ctx);
 }
 
+/* ------------------------------------------ trees a job's owner could make */
+
+/* A chain of DEEP_LEVELS cgroups with DEEP_NAME-byte names below a job:
+ * 8.5 KB of path, deeper than the library's stack of open directories, and
+ * longer than the kernel shows in /proc/PID/cgroup.  Made, filled and
+ * removed through directory fds: no path to it fits in PATH_MAX. */
+#define DEEP_LEVELS 70
+#define DEEP_NAME 120
+
+struct deep {
+	int fds[DEEP_LEVELS + 1]; /* [0] the job, [l + 1] level l */
+	int made;		  /* levels made */
+};
+
+static struct deep deep = {.made = -1};
+
+static void deep_name(char *buf, int level)
+{
+	memset(buf, 'a' + level % 26, DEEP_NAME);
+	buf[DEEP_NAME] = 0;
+	buf[0] = (char)('0' + level / 10 % 10);
+	buf[1] = (char)('0' + level % 10);
+}
+
+static void deep_make(const char *job)
+{
+	char name[DEEP_NAME + 1];
+	deep.fds[0] = open(tl_abs(job), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(deep.fds[0] >= 0);
+	deep.made = 0;
+	for (int l = 0; l < DEEP_LEVELS; l++) {
+		deep_name(name, l);
+		assert_int_equal(mkdirat(deep.fds[l], name, 0755), 0);
+		deep.fds[l + 1] = openat(deep.fds[l], name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		assert_true(deep.fds[l + 1] >= 0);
+		deep.made = l + 1;
+	}
+}
+
+/* A sleeper at level l, which moves itself there through the fd. */
+static pid_t deep_spawn(int level)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char v[16];
+		child_init();
+		snprintf(v, sizeof(v), "%d", (int)getpid());
+		int fd = openat(deep.fds[level + 1], "cgroup.procs", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, v, strlen(v)) < 0)
+			_exit(126);
+		execl(tl_hog_path(), tl_hog_path(), "0", "1024", "0", (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Kills what is left in the chain and removes it, deepest first.  Runs
+ * at exit too, before testlib's cleanup, which goes by path. */
+static void deep_cleanup(void)
+{
+	char name[DEEP_NAME + 1];
+	for (int l = deep.made; l > 0; l--) {
+		for (int round = 0; round < 400; round++) {
+			char buf[4096];
+			int fd = openat(deep.fds[l], "cgroup.procs", O_RDONLY | O_CLOEXEC);
+			ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+			if (fd >= 0)
+				close(fd);
+			buf[n > 0 ? n : 0] = 0;
+			for (char *p = buf; *p;) {
+				kill((pid_t)strtol(p, &p, 10), SIGKILL);
+				p += *p == '\n';
+			}
+			reap_all();
+			deep_name(name, l - 1);
+			if (unlinkat(deep.fds[l - 1], name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+				break;
+			usleep(5000);
+		}
+		close(deep.fds[l]);
+	}
+	if (deep.made >= 0)
+		close(deep.fds[0]);
+	deep.made = -1;
+}
+
+struct deep_seen {
+	pid_t pid[3];
+	unsigned depth[3];
+	bool truncated[3];
+	int listed, others;
+};
+
+static int note_entry(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userdata)
+{
+	struct deep_seen *s = userdata;
+	(void)ctx;
+	s->listed++;
+	for (int i = 0; i < 3; i++)
+		if (s->pid[i] == e->pid) {
+			s->depth[i] = e->depth;
+			s->truncated[i] = e->cgroup_truncated;
+			return 0;
+		}
+	s->others++;
+	return 0;
+}
+
+/* Processes 5, 41 and 70 levels below a job: the first has a path longer
+ * than oomkit's argument buffers, the others one the kernel cuts.  Each is
+ * listed at its depth, placed inside the job and not inside its neighbour,
+ * in the report, and killed with the job; the neighbour lives. */
+static void owner_tree(bool freezer)
+{
+	static const int levels[3] = {4, 40, DEEP_LEVELS - 1};
+	char job[300], buf[8192];
+	struct deep_seen s = {0};
+	snprintf(job, sizeof(job), "%s", tl_cgroup(freezer ? "deep-freezer" : "deep-rounds", 128 * TL_MIB));
+	const char *other = tl_cgroup(freezer ? "beside-freezer" : "beside-rounds", 64 * TL_MIB);
+	oomkit_ctx *ctx = new_ctx(freezer, false);
+	deep_make(job);
+	for (int i = 0; i < 3; i++)
+		s.pid[i] = deep_spawn(levels[i]);
+	pid_t neighbour = tl_spawn_sleeper(other);
+	struct count_arg want = {ctx, job, 3};
+	assert_true(tl_wait_for(enough_pids, &want, 20000));
+
+	assert_int_equal(oomkit_cgroup_walk_pids(ctx, job, OOMKIT_WALK_RECURSIVE, note_entry, &s), 3);
+	assert_int_equal(s.others, 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(s.depth[i], levels[i] + 1);
+		/* The walk's path keeps 4 KiB: level 40 (5 KB) and below are cut. */
+		assert_int_equal(s.truncated[i], i > 0);
+		assert_int_equal(oomkit_process_in_cgroup(ctx, s.pid[i], job), 1);
+		assert_int_equal(oomkit_process_in_cgroup(ctx, s.pid[i], tl_parent()), 1);
+		assert_int_equal(oomkit_process_in_cgroup(ctx, s.pid[i], other), 0);
+		assert_int_equal(oomkit_process_cgroup(ctx, s.pid[i], buf, 512), -ENAMETOOLONG);
+		/* Past 4 KiB not even a large buffer helps: the kernel cut it. */
+		if (i > 0)
+			assert_int_equal(oomkit_process_cgroup(ctx, s.pid[i], buf, sizeof(buf)),
+					 -ENAMETOOLONG);
+	}
+	assert_int_equal(oomkit_process_in_cgroup(ctx, neighbour, job), 0);
+	assert_int_equal(oomkit_process_in_cgroup(ctx, neighbour, other), 1);
+
+	int procs;
+	struct oomkit_decision d = {.action = "kill", .reason = "the whole job"};
+	assert_int_equal(live_report(ctx, job, &d, &procs), 0);
+	assert_int_equal(procs, 3);
+	assert_non_null(strstr(report_buf, "\"unreadable\":0"));
+	assert_non_null(strstr(report_buf, "\"cgroup_truncated\":true"));
+
+	int r = oomkit_kill_cgroup(ctx, job, 20000);
+	print_message("owner's tree (%s): 3 processes 5 to 70 levels deep, kill_cgroup %d; log:\n%s",
+		      freezer ? "freezer" : "rounds", r, logbuf);
+	assert_int_equal(r, 3);
+	for (int i = 0; i < 3; i++) {
+		int st = tl_wait_exit(s.pid[i], 5000);
+		assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	}
+	assert_int_equal(count_pids(ctx, job), 0);
+	assert_true(tl_alive(neighbour));
+	assert_false(freezer_child_exists());
+	deep_cleanup();
+	oomkit_free(ctx);
+}
+
+static void test_owner_tree_freezer(void **state)
+{
+	(void)state;
+	owner_tree(true);
+}
+
+static void test_owner_tree_rounds(void **state)
+{
+	(void)state;
+	owner_tree(false);
+}
+
+struct sum_arg {
+	int n;
+};
+
+static int count_entry(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userdata)
+{
+	(void)ctx;
+	(void)e;
+	((struct sum_arg *)userdata)->n++;
+	return 0;
+}
+
+/* Three times more processes than the context's max_pids: the array form
+ * says -ENOBUFS, the walk sees them all, and the kill takes them all. */
+static void more_than_max_pids(bool freezer)
+{
+	enum { PER = 8, SUBS = 3, MAX_PIDS = 8 };
+	char name[64], rel[80], job[300];
+	pid_t pids[SUBS * PER], few[MAX_PIDS];
+	struct oomkit_options o;
+	oomkit_ctx *ctx;
+
+	snprintf(name, sizeof(name), "many-%s", freezer ? "freezer" : "rounds");
+	snprintf(job, sizeof(job), "%s", tl_cgroup(name, 128 * TL_MIB));
+	for (int i = 0; i < SUBS; i++) {
+		snprintf(rel, sizeof(rel), "%s/s%d", name, i);
+		const char *sub = tl_cgroup(rel, 0);
+		for (int k = 0; k < PER; k++)
+			pids[i * PER + k] = tl_spawn_sleeper(sub);
+	}
+	oomkit_options_init(&o);
+	o.freezer_root = freezer ? freezer_parent : "";
+	o.guardian = false;
+	o.max_pids = MAX_PIDS;
+	o.log = log_to_buf;
+	logbuf[0] = 0;
+	assert_int_equal(oomkit_new(&o, &ctx), 0);
+	struct count_arg want = {NULL, job, SUBS * PER};
+	oomkit_ctx *big = new_ctx(false, false);
+	want.ctx = big;
+	assert_true(tl_wait_for(enough_pids, &want, 20000));
+	oomkit_free(big);
+	logbuf[0] = 0;
+
+	assert_int_equal(oomkit_cgroup_pids(ctx, job, true, few, MAX_PIDS), -ENOBUFS);
+	struct sum_arg n = {0};
+	assert_int_equal(oomkit_cgroup_walk_pids(ctx, job, OOMKIT_WALK_RECURSIVE, count_entry, &n),
+			 SUBS * PER);
+	int r = oomkit_kill_cgroup(ctx, job, 20000);
+	print_message("%d processes, max_pids %d (%s): kill_cgroup %d\n", SUBS * PER, MAX_PIDS,
+		      freezer ? "freezer" : "rounds", r);
+	assert_int_equal(r, SUBS * PER);
+	for (int i = 0; i < SUBS * PER; i++) {
+		int st = tl_wait_exit(pids[i], 5000);
+		assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	}
+	assert_null(strstr(logbuf, "cannot"));
+	assert_false(freezer_child_exists());
+	oomkit_free(ctx);
+}
+
+static void test_more_than_max_pids_freezer(void **state)
+{
+	(void)state;
+	more_than_max_pids(true);
+}
+
+static void test_more_than_max_pids_rounds(void **state)
+{
+	(void)state;
+	more_than_max_pids(false);
+}
+
 /* ------------------------------------------------- refusals */
 
 static void test_kill_cgroup_refuses(void **state)
@@ -698,14 +956,23 @@ int main(void)
 {
 	tl_require_kernel();
 	make_freezer_parent();
+	atexit(deep_cleanup);
 	/* Orphaned grandchildren come back to us to be reaped. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_kill_one_of_three),	cmocka_unit_test(test_kill_pid_reuse),
-	    cmocka_unit_test(test_kill_cgroup_freezer), cmocka_unit_test(test_kill_cgroup_rounds),
-	    cmocka_unit_test(test_kill_resolves_oom),	cmocka_unit_test(test_kill_cgroup_under_oom),
-	    cmocka_unit_test(test_report_during_churn), cmocka_unit_test(test_kill_cgroup_refuses),
+	    cmocka_unit_test(test_kill_one_of_three),
+	    cmocka_unit_test(test_kill_pid_reuse),
+	    cmocka_unit_test(test_kill_cgroup_freezer),
+	    cmocka_unit_test(test_kill_cgroup_rounds),
+	    cmocka_unit_test(test_kill_resolves_oom),
+	    cmocka_unit_test(test_kill_cgroup_under_oom),
+	    cmocka_unit_test(test_report_during_churn),
+	    cmocka_unit_test(test_kill_cgroup_refuses),
+	    cmocka_unit_test(test_owner_tree_freezer),
+	    cmocka_unit_test(test_owner_tree_rounds),
+	    cmocka_unit_test(test_more_than_max_pids_freezer),
+	    cmocka_unit_test(test_more_than_max_pids_rounds),
 	};
 	return cmocka_run_group_tests_name("kill", tests, NULL, NULL);
 }

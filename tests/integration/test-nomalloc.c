@@ -4,9 +4,10 @@
  * action calls malloc.  This program replaces malloc and its relatives for
  * the whole process (liboomkit is a shared library, so its calls resolve
  * here too) and counts every call made while oomkit_dispatch() runs.  The
- * handler does what a real one does: lists the processes, reads each one's
- * memory, reads the memcg's counters and memory.stat, writes a JSON report,
- * and kills its victim.
+ * handler does what a real one does: lists the processes (into an array and
+ * with a walk), reads each one's memory, places its victim, reads the
+ * memcg's counters and memory.stat, writes a JSON report, kills its victim
+ * and a whole sub-cgroup.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -90,9 +91,19 @@ struct rec {
 	int handled;
 	int report_result;
 	int kill_result;
-	pid_t victim;
+	int walk_result, in_cgroup_result, kill_cgroup_result;
+	pid_t victim, walked_victim;
 	int report_fd;
+	const char *extra; /* a sub-cgroup the handler kills whole */
 };
+
+static int find_largest(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userdata)
+{
+	struct oomkit_process *largest = userdata, p;
+	if (oomkit_process_info(ctx, e->pid, &p) == 0 && p.rss_anon_kib >= largest->rss_anon_kib)
+		*largest = p;
+	return 0;
+}
 
 static enum oomkit_verdict handler(oomkit_ctx *ctx, const struct oomkit_event *ev, void *userdata)
 {
@@ -109,6 +120,11 @@ static enum oomkit_verdict handler(oomkit_ctx *ctx, const struct oomkit_event *e
 	for (int i = 0; i < n; i++)
 		if (oomkit_process_info(ctx, pids[i], &p) == 0 && p.rss_anon_kib >= largest.rss_anon_kib)
 			largest = p;
+	struct oomkit_process walked = {0};
+	r->walk_result =
+	    oomkit_cgroup_walk_pids(ctx, ev->cgroup, OOMKIT_WALK_RECURSIVE, find_largest, &walked);
+	r->walked_victim = walked.pid;
+	r->in_cgroup_result = oomkit_process_in_cgroup(ctx, largest.pid, ev->cgroup);
 	(void)oomkit_cgroup_memory(ctx, ev->cgroup, &m);
 	(void)oomkit_cgroup_stat(ctx, ev->cgroup, "rss", &rss);
 	(void)oomkit_system_memory(ctx, &sys);
@@ -117,6 +133,7 @@ static enum oomkit_verdict handler(oomkit_ctx *ctx, const struct oomkit_event *e
 	r->report_result = oomkit_write_report(ctx, r->report_fd, ev, &d);
 	r->victim = largest.pid;
 	r->kill_result = oomkit_kill(ctx, largest.pid, largest.start_time, 5000);
+	r->kill_cgroup_result = oomkit_kill_cgroup(ctx, r->extra, 5000);
 	r->handled++;
 	return OOMKIT_RESOLVED;
 }
@@ -128,15 +145,18 @@ static void test_no_malloc_on_handler_path(void **state)
 	struct oomkit_options o;
 	oomkit_ctx *ctx;
 	oomkit_watch *w;
-	struct rec r = {.report_fd = open("/dev/null", O_WRONLY | O_CLOEXEC)};
+	struct rec r = {.report_fd = open("/dev/null", O_WRONLY | O_CLOEXEC),
+			.extra = tl_cgroup("nomalloc/extra", 0)};
 
 	oomkit_options_init(&o);
 	o.mlock = true;
+	/* Kill the sub-cgroup in rounds: a freezer cgroup would be made outside our parent. */
+	o.freezer_root = "";
 	o.max_pids = 256;
 	assert_int_equal(oomkit_new(&o, &ctx), 0);
 	assert_int_equal(oomkit_watch_oom(ctx, cg, 0, handler, &r, &w), 0);
 	assert_int_equal(oomkit_take_over(ctx, w, 10000), 0);
-	pid_t a = tl_spawn_sleeper(cg), b = tl_spawn_sleeper(cg);
+	pid_t a = tl_spawn_sleeper(cg), b = tl_spawn_sleeper(cg), c = tl_spawn_sleeper(r.extra);
 	pid_t hog = tl_spawn_hog(cg, 96, 1024, 0);
 
 	for (int i = 0;
@@ -147,13 +167,20 @@ static void test_no_malloc_on_handler_path(void **state)
 		assert_true(d >= 0);
 	}
 	printf("allocations between event and completed action: %lu\n", allocations_while_armed);
+	int st;
 	assert_int_equal(r.handled, 1);
 	assert_int_equal(r.victim, hog);
 	assert_int_equal(r.kill_result, 0);
+	assert_int_equal(r.walk_result, 4);
+	assert_int_equal(r.walked_victim, hog);
+	assert_int_equal(r.in_cgroup_result, 1);
+	assert_int_equal(r.kill_cgroup_result, 1);
+	st = tl_wait_exit(c, 5000);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 	assert_true(r.report_result > 0); /* bytes written */
 	assert_int_equal(allocations_while_armed, 0);
 	assert_true(tl_alive(a) && tl_alive(b));
-	int st = tl_wait_exit(hog, 5000);
+	st = tl_wait_exit(hog, 5000);
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 	oomkit_free(ctx);
 	close(r.report_fd);
