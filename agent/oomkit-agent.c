@@ -1,0 +1,669 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * oomkit-agent - oomkitd's prompt on the desktop.  Runs as the user in the
+ * graphical session, listens on oomkitd's control socket ("prompt"), and
+ * when an OOM concerns this user (oomkitd sends it nothing else) shows a
+ * notification through org.freedesktop.Notifications with the largest
+ * candidates and what can be done: close one of them, give the job more
+ * memory, or let the system decide.  The chosen action (ActionInvoked) goes
+ * back as the answer; a dismissed notification lets the system decide; no
+ * answer leaves the chain to go on after the delay.  When the OOM has been
+ * dealt with (by anyone), it says what happened.
+ *
+ * It needs no privilege: oomkitd tells a non-root peer only about its own
+ * processes and jobs, and takes its answers only for those (SO_PEERCRED).
+ * The wire protocol is daemon/protocol.c, linked in.  D-Bus is GDBus.
+ */
+#include <errno.h>
+#include <gio/gdesktopappinfo.h>
+#include <gio/gio.h>
+#include <glib-unix.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "protocol.h"
+
+#define DEFAULT_SOCKET "/run/oomkit/oomkitd.sock"
+#define NOTIFY_NAME "org.freedesktop.Notifications"
+#define NOTIFY_PATH "/org/freedesktop/Notifications"
+#define NOTIFY_IFACE "org.freedesktop.Notifications"
+#define MAX_SHOWN 3
+#define RECONNECT_S 2
+#define NAME_MAX_LEN 128
+
+/* NotificationClosed reasons (the specification's numbers). */
+#define CLOSED_EXPIRED 1
+#define CLOSED_DISMISSED 2
+
+struct candidate {
+	pid_t pid;
+	uint64_t rss_bytes;
+	char name[NAME_MAX_LEN]; /* the app's name, else its comm */
+};
+
+/* The question being asked, if any. */
+struct question {
+	bool active;
+	unsigned id;
+	char scope[PROTOCOL_NAME_MAX];
+	uint64_t timeout_ms;
+	unsigned choices;
+	struct candidate shown[MAX_SHOWN];
+	unsigned n_shown;
+	guint32 notification; /* 0: none shown */
+	bool answered;	      /* an answer went out: a close is not a decline */
+};
+
+struct agent {
+	const char *socket_path;
+	const char *proc_root; /* "/proc"; a test may point it elsewhere */
+	GMainLoop *loop;
+	GDBusConnection *bus;
+	int fd;
+	guint fd_watch;
+	GString *in;
+	bool warned_unreachable;
+	struct question q;
+	guint32 result_notification; /* the last "what happened" note, replaced by the next */
+};
+
+static void logf_(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+
+static void logf_(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("oomkit-agent: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	fflush(stderr);
+}
+
+/* ------------------------------------------------------------ names */
+
+static void human(uint64_t bytes, char *buf, size_t len)
+{
+	if (bytes >= 1ull << 30)
+		snprintf(buf, len, "%.1f GiB", (double)bytes / (double)(1ull << 30));
+	else if (bytes >= 1ull << 20)
+		snprintf(buf, len, "%" PRIu64 " MiB", bytes >> 20);
+	else
+		snprintf(buf, len, "%" PRIu64 " KiB", bytes >> 10);
+}
+
+/* systemd escapes a unit name's "-" inside a part as "\x2d". */
+static void unescape_unit(char *s)
+{
+	char *w = s;
+
+	for (char *r = s; *r; r++) {
+		unsigned v;
+		if (r[0] == '\\' && r[1] == 'x' && sscanf(r + 2, "%2x", &v) == 1 && v) {
+			*w++ = (char)v;
+			r += 3;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = '\0';
+}
+
+/* The display name of desktop file id (without ".desktop"), if installed. */
+static bool desktop_name(const char *id, char *buf, size_t len)
+{
+	char file[NAME_MAX_LEN + 16];
+	GDesktopAppInfo *info;
+
+	if (!id[0])
+		return false;
+	snprintf(file, sizeof(file), "%s.desktop", id);
+	info = g_desktop_app_info_new(file);
+	if (!info)
+		return false;
+	snprintf(buf, len, "%s", g_app_info_get_display_name(G_APP_INFO(info)));
+	g_object_unref(info);
+	return true;
+}
+
+/* An app's unit as the desktop names it (systemd's XDG application
+ * convention): app[-LAUNCHER]-APPID-RANDOM.scope or
+ * app[-LAUNCHER]-APPID[@RANDOM].service.  Tries APPID with and without
+ * the launcher part. */
+static bool app_from_unit(const char *unit, char *buf, size_t len)
+{
+	char id[NAME_MAX_LEN];
+	size_t n = strlen(unit);
+	char *cut;
+
+	if (strncmp(unit, "app-", 4) != 0 || n >= sizeof(id) + 4)
+		return false;
+	snprintf(id, sizeof(id), "%s", unit + 4);
+	if (g_str_has_suffix(id, ".scope")) {
+		id[strlen(id) - 6] = '\0';
+		if ((cut = strrchr(id, '-')))
+			*cut = '\0'; /* the random part */
+	} else if (g_str_has_suffix(id, ".service")) {
+		id[strlen(id) - 8] = '\0';
+		if ((cut = strchr(id, '@')))
+			*cut = '\0';
+	} else {
+		return false;
+	}
+	unescape_unit(id);
+	if (desktop_name(id, buf, len))
+		return true;
+	cut = strchr(id, '-');
+	return cut && desktop_name(cut + 1, buf, len);
+}
+
+/* The name a person knows a process by: its app's (from its cgroup's app
+ * unit and the .desktop file), else a desktop file named like its comm,
+ * else the comm itself. */
+static void app_name(const struct agent *a, pid_t pid, const char *comm, char *buf, size_t len)
+{
+	char path[64], line[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/cgroup", a->proc_root, (int)pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *p = strchr(line, ':');
+		p = p ? strchr(p + 1, ':') : NULL;
+		if (!p)
+			continue;
+		/* The innermost app unit on the path wins. */
+		gchar **parts = g_strsplit(p + 1, "/", -1);
+		bool found = false;
+		for (int i = (int)g_strv_length(parts) - 1; i >= 0 && !found; i--)
+			found = app_from_unit(parts[i], buf, len);
+		g_strfreev(parts);
+		if (found) {
+			fclose(f);
+			return;
+		}
+	}
+	if (f)
+		fclose(f);
+	if (!desktop_name(comm, buf, len))
+		snprintf(buf, len, "%s", comm);
+}
+
+/* ------------------------------------------------------------ notifications */
+
+/* Notify(); returns the server's id, 0 if none could be shown. */
+static guint32 notify(struct agent *a, guint32 replaces, const char *summary, const char *body,
+		      GVariantBuilder *actions, int urgency, int32_t timeout_ms)
+{
+	GVariantBuilder hints;
+	GError *err = NULL;
+	guint32 id = 0;
+
+	g_variant_builder_init(&hints, G_VARIANT_TYPE("a{sv}"));
+	g_variant_builder_add(&hints, "{sv}", "urgency", g_variant_new_byte((guchar)urgency));
+	g_variant_builder_add(&hints, "{sv}", "desktop-entry", g_variant_new_string("oomkit-agent"));
+	g_variant_builder_add(&hints, "{sv}", "category", g_variant_new_string("device.error"));
+	GVariant *ret =
+	    g_dbus_connection_call_sync(a->bus, NOTIFY_NAME, NOTIFY_PATH, NOTIFY_IFACE, "Notify",
+					g_variant_new("(susssasa{sv}i)", "oomkit", replaces, "dialog-warning",
+						      summary, body, actions, &hints, timeout_ms),
+					G_VARIANT_TYPE("(u)"), G_DBUS_CALL_FLAGS_NONE, 5000, NULL, &err);
+	if (!ret) {
+		logf_("cannot show a notification (is a notification server running?): %s", err->message);
+		g_error_free(err);
+		return 0;
+	}
+	g_variant_get(ret, "(u)", &id);
+	g_variant_unref(ret);
+	return id;
+}
+
+static void close_notification(struct agent *a, guint32 id)
+{
+	if (!id)
+		return;
+	g_dbus_connection_call(a->bus, NOTIFY_NAME, NOTIFY_PATH, NOTIFY_IFACE, "CloseNotification",
+			       g_variant_new("(u)", id), NULL, G_DBUS_CALL_FLAGS_NONE, 5000, NULL, NULL,
+			       NULL);
+}
+
+/* Whether the running server can show actions (GetCapabilities "actions"). */
+static bool server_has_actions(struct agent *a)
+{
+	GError *err = NULL;
+	GVariant *ret = g_dbus_connection_call_sync(a->bus, NOTIFY_NAME, NOTIFY_PATH, NOTIFY_IFACE,
+						    "GetCapabilities", NULL, G_VARIANT_TYPE("(as)"),
+						    G_DBUS_CALL_FLAGS_NONE, 5000, NULL, &err);
+	bool actions = false;
+
+	if (!ret) {
+		logf_("no notification server answers on the session bus: %s", err->message);
+		g_error_free(err);
+		return false;
+	}
+	GVariantIter *it;
+	const char *cap;
+	g_variant_get(ret, "(as)", &it);
+	while (g_variant_iter_next(it, "&s", &cap))
+		actions = actions || strcmp(cap, "actions") == 0;
+	g_variant_iter_free(it);
+	g_variant_unref(ret);
+	if (!actions)
+		logf_("the notification server cannot show actions: OOMs are left to oomkitd's chain");
+	return actions;
+}
+
+/* ------------------------------------------------------------ the daemon */
+
+static void send_request(struct agent *a, const struct protocol_request *req)
+{
+	char line[PROTOCOL_REQUEST_MAX];
+	int n = protocol_format_request(req, line, sizeof(line));
+
+	if (n < 0 || a->fd < 0)
+		return;
+	if (send(a->fd, line, (size_t)n, MSG_NOSIGNAL) != n)
+		logf_("cannot send to oomkitd: %s", strerror(errno));
+}
+
+static void answer(struct agent *a, enum protocol_choice choice, pid_t pid)
+{
+	struct protocol_request req = {.verb = PROTOCOL_ANSWER,
+				       .answer = {.id = a->q.id, .choice = choice, .pid = pid}};
+	char text[64];
+
+	a->q.answered = true;
+	if (protocol_format_answer(&req.answer, text, sizeof(text)) >= 0)
+		logf_("answer %s", text);
+	send_request(a, &req);
+}
+
+static int by_rss(const void *x, const void *y)
+{
+	const struct candidate *a = x, *b = y;
+	return a->rss_bytes < b->rss_bytes ? 1 : a->rss_bytes > b->rss_bytes ? -1 : 0;
+}
+
+/* Keeps the MAX_SHOWN largest candidates in q->shown, largest first. */
+static void keep_largest(struct question *q, const struct candidate *c)
+{
+	if (q->n_shown < MAX_SHOWN) {
+		q->shown[q->n_shown++] = *c;
+	} else if (c->rss_bytes > q->shown[MAX_SHOWN - 1].rss_bytes) {
+		q->shown[MAX_SHOWN - 1] = *c;
+	}
+	qsort(q->shown, q->n_shown, sizeof(q->shown[0]), by_rss);
+}
+
+static void ask(struct agent *a)
+{
+	struct question *q = &a->q;
+	GVariantBuilder actions;
+	GString *body = g_string_new(NULL);
+	char sz[32], key[32], label[NAME_MAX_LEN + 48];
+	bool machine = strcmp(q->scope, "machine") == 0;
+
+	if (machine)
+		g_string_append(body, "The system is running out of memory.");
+	else
+		g_string_append_printf(body, "%s has reached its memory limit.", q->scope);
+	g_string_append_printf(body, " Choose within %" PRIu64 " s, or the system decides.\n",
+			       q->timeout_ms / 1000);
+	g_variant_builder_init(&actions, G_VARIANT_TYPE("as"));
+	for (unsigned i = 0; i < q->n_shown; i++) {
+		human(q->shown[i].rss_bytes, sz, sizeof(sz));
+		g_string_append_printf(body, "\n%s — %s", q->shown[i].name, sz);
+		if (!(q->choices & PROTOCOL_CHOICE_KILL))
+			continue;
+		snprintf(key, sizeof(key), "kill:%d", (int)q->shown[i].pid);
+		snprintf(label, sizeof(label), "Close %s (%s)", q->shown[i].name, sz);
+		g_variant_builder_add(&actions, "s", key);
+		g_variant_builder_add(&actions, "s", label);
+	}
+	if (q->choices & PROTOCOL_CHOICE_GROW) {
+		g_variant_builder_add(&actions, "s", "grow");
+		g_variant_builder_add(&actions, "s", "Give it more memory");
+	}
+	g_variant_builder_add(&actions, "s", "chain");
+	g_variant_builder_add(&actions, "s", "Let the system decide");
+
+	bool can_act = server_has_actions(a);
+	q->notification = notify(a, 0, "Out of memory: what should be closed?", body->str, &actions, 2,
+				 q->timeout_ms > INT32_MAX ? INT32_MAX : (int32_t)q->timeout_ms);
+	g_string_free(body, TRUE);
+	logf_("question %u (%s): %u candidate(s) shown, notification %u", q->id, q->scope, q->n_shown,
+	      q->notification);
+	/* Nothing a person can click: let the chain go on now, not after the delay. */
+	if (!q->notification || !can_act)
+		answer(a, PROTOCOL_CHOICE_CHAIN, 0);
+}
+
+/* A question frame: "oom", candidates, choices. */
+static void on_question(struct agent *a, const struct protocol_question *pq, struct protocol_reader *r)
+{
+	struct question *q = &a->q;
+	struct protocol_record rec;
+	char *line;
+
+	if (q->active && q->notification)
+		close_notification(a, q->notification);
+	memset(q, 0, sizeof(*q));
+	q->active = true;
+	q->id = pq->id;
+	q->timeout_ms = pq->timeout_ms;
+	snprintf(q->scope, sizeof(q->scope), "%s", pq->scope);
+	while ((line = protocol_next_line(r))) {
+		struct protocol_candidate pc;
+		struct candidate c = {0};
+		if (protocol_parse_record(line, &rec) < 0)
+			continue;
+		if (protocol_parse_candidate(&rec, &pc) == 0) {
+			c.pid = pc.pid;
+			c.rss_bytes = pc.rss_bytes;
+			app_name(a, pc.pid, pc.comm, c.name, sizeof(c.name));
+			keep_largest(q, &c);
+		} else {
+			(void)protocol_parse_choices(&rec, &q->choices);
+		}
+	}
+	ask(a);
+}
+
+/* "Killed Firefox (3.1 GiB) because the system ran out of memory; details: ...". */
+static void tell(struct agent *a, const struct protocol_done *o, const struct protocol_victim *v,
+		 const char *result)
+{
+	char summary[NAME_MAX_LEN + 64], name[NAME_MAX_LEN], sz[32];
+	bool machine = strcmp(o->scope, "machine") == 0;
+	GString *body = g_string_new(NULL);
+	GVariantBuilder actions;
+
+	if (v) {
+		human(v->bytes, sz, sizeof(sz));
+		if (strcmp(o->action, "kill-job") == 0)
+			snprintf(name, sizeof(name), "job %s", v->comm);
+		else
+			snprintf(name, sizeof(name), "%s", v->comm);
+	}
+	if (v && (strcmp(o->action, "kill") == 0 || strcmp(o->action, "kill-job") == 0))
+		snprintf(summary, sizeof(summary), "Killed %s (%s)", name, sz);
+	else if (strcmp(o->action, "grow") == 0)
+		snprintf(summary, sizeof(summary), "Gave %s more memory", o->scope);
+	else
+		snprintf(summary, sizeof(summary), "Out of memory: %s", result);
+	if (machine)
+		g_string_append(body, "because the system ran out of memory");
+	else
+		g_string_append_printf(body, "because %s reached its memory limit", o->scope);
+	if (strncmp(o->by, "user ", 5) == 0)
+		g_string_append_printf(body, " (chosen by %s)", o->by + 5);
+	g_string_append_printf(body, "; details: oomkit reports show %u", o->id);
+	g_variant_builder_init(&actions, G_VARIANT_TYPE("as"));
+	a->result_notification = notify(a, a->result_notification, summary, body->str, &actions, 1, -1);
+	logf_("%s %s", summary, body->str);
+	g_string_free(body, TRUE);
+}
+
+/* A "done" frame: the question (if it is ours) is over; with details, say what happened. */
+static void on_done(struct agent *a, const struct protocol_done *o, struct protocol_reader *r)
+{
+	struct protocol_record rec;
+	struct protocol_victim v;
+	const char *result = NULL;
+	bool has_victim = false;
+	char *line;
+
+	while ((line = protocol_next_line(r))) {
+		if (protocol_parse_record(line, &rec) < 0)
+			continue;
+		if (protocol_parse_victim(&rec, &v) == 0)
+			has_victim = true;
+		else
+			(void)protocol_parse_text(&rec, &result);
+	}
+	if (a->q.active && a->q.id == o->id) {
+		if (a->q.notification)
+			close_notification(a, a->q.notification);
+		a->q.active = false;
+	}
+	if (!result)
+		return; /* not ours to know: we were only asked */
+	if (has_victim) {
+		char name[NAME_MAX_LEN];
+		app_name(a, v.pid, v.comm, name, sizeof(name));
+		v.comm = name;
+		tell(a, o, &v, result);
+	} else if (strcmp(o->action, "grow") == 0) {
+		tell(a, o, NULL, result);
+	}
+}
+
+static void on_frame(struct agent *a, char *frame, size_t len)
+{
+	struct protocol_reader r;
+	struct protocol_status st;
+	char *first;
+
+	protocol_reader_init(&r, frame, len);
+	first = protocol_next_line(&r);
+	if (!first || protocol_parse_status(first, &st) < 0)
+		return;
+	if (st.kind == PROTOCOL_QUESTION)
+		on_question(a, &st.question, &r);
+	else if (st.kind == PROTOCOL_DONE)
+		on_done(a, &st.done, &r);
+	else if (st.kind == PROTOCOL_ERROR)
+		logf_("oomkitd refused: %s", st.message);
+	else {
+		/* The reply to an answer: "ok", then the daemon's verdict. */
+		char *text = protocol_next_line(&r);
+		if (text)
+			logf_("oomkitd: %s", text);
+	}
+}
+
+static gboolean reconnect(gpointer data);
+
+static void disconnect(struct agent *a)
+{
+	if (a->fd_watch)
+		g_source_remove(a->fd_watch);
+	a->fd_watch = 0;
+	if (a->fd >= 0)
+		close(a->fd);
+	a->fd = -1;
+	g_string_truncate(a->in, 0);
+	if (a->q.active && a->q.notification)
+		close_notification(a, a->q.notification);
+	a->q.active = false;
+	logf_("oomkitd closed the connection; trying again every %d s", RECONNECT_S);
+	g_timeout_add_seconds(RECONNECT_S, reconnect, a);
+}
+
+static gboolean on_socket(gint fd, GIOCondition cond, gpointer data)
+{
+	struct agent *a = data;
+	char buf[16384];
+	ssize_t n = recv(fd, buf, sizeof(buf), 0);
+	size_t end;
+
+	(void)cond;
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return G_SOURCE_CONTINUE;
+	if (n <= 0) {
+		a->fd_watch = 0;
+		disconnect(a);
+		return G_SOURCE_REMOVE;
+	}
+	g_string_append_len(a->in, buf, n);
+	while ((end = protocol_frame_end(a->in->str, a->in->len))) {
+		char *frame = g_strndup(a->in->str, end);
+		g_string_erase(a->in, 0, (gssize)end);
+		on_frame(a, frame, end);
+		g_free(frame);
+	}
+	return G_SOURCE_CONTINUE;
+}
+
+static int connect_daemon(struct agent *a)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(a->socket_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", a->socket_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static gboolean reconnect(gpointer data)
+{
+	struct agent *a = data;
+	struct protocol_request req = {.verb = PROTOCOL_PROMPT};
+	int fd = connect_daemon(a);
+
+	if (fd < 0) {
+		if (!a->warned_unreachable)
+			logf_("cannot reach oomkitd at %s: %s; trying again every %d s", a->socket_path,
+			      strerror(-fd), RECONNECT_S);
+		a->warned_unreachable = true;
+		return G_SOURCE_CONTINUE;
+	}
+	a->warned_unreachable = false;
+	a->fd = fd;
+	a->fd_watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_socket, a);
+	send_request(a, &req);
+	logf_("listening for OOMs at %s", a->socket_path);
+	return G_SOURCE_REMOVE;
+}
+
+/* ------------------------------------------------------------ D-Bus signals */
+
+static void on_action(GDBusConnection *bus, const gchar *sender, const gchar *path, const gchar *iface,
+		      const gchar *signal, GVariant *params, gpointer data)
+{
+	struct agent *a = data;
+	guint32 id;
+	const char *key;
+	int pid;
+
+	(void)bus, (void)sender, (void)path, (void)iface, (void)signal;
+	g_variant_get(params, "(u&s)", &id, &key);
+	if (!a->q.active || id != a->q.notification || a->q.answered)
+		return;
+	if (sscanf(key, "kill:%d", &pid) == 1 && pid > 0)
+		answer(a, PROTOCOL_CHOICE_KILL, pid);
+	else if (strcmp(key, "grow") == 0)
+		answer(a, PROTOCOL_CHOICE_GROW, 0);
+	else if (strcmp(key, "chain") == 0)
+		answer(a, PROTOCOL_CHOICE_CHAIN, 0);
+}
+
+static void on_closed(GDBusConnection *bus, const gchar *sender, const gchar *path, const gchar *iface,
+		      const gchar *signal, GVariant *params, gpointer data)
+{
+	struct agent *a = data;
+	guint32 id, reason;
+
+	(void)bus, (void)sender, (void)path, (void)iface, (void)signal;
+	g_variant_get(params, "(uu)", &id, &reason);
+	if (id == a->result_notification)
+		a->result_notification = 0;
+	if (!a->q.active || id != a->q.notification)
+		return;
+	a->q.notification = 0;
+	/* Dismissed by the person: they leave it to the system.  Expired: the delay runs on. */
+	if (reason == CLOSED_DISMISSED && !a->q.answered)
+		answer(a, PROTOCOL_CHOICE_CHAIN, 0);
+}
+
+/* ------------------------------------------------------------ main */
+
+static gboolean on_term(gpointer data)
+{
+	g_main_loop_quit(((struct agent *)data)->loop);
+	return G_SOURCE_REMOVE;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: oomkit-agent [--socket PATH] | --app-name PID\n"
+		   "Shows oomkitd's questions about this user's processes as desktop notifications.\n"
+		   "socket: $OOMKIT_SOCKET or " DEFAULT_SOCKET "\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct agent a = {.socket_path = DEFAULT_SOCKET, .proc_root = "/proc", .fd = -1};
+	GError *err = NULL;
+
+	if (getenv("OOMKIT_SOCKET"))
+		a.socket_path = getenv("OOMKIT_SOCKET");
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc) {
+			a.socket_path = argv[++i];
+		} else if (strcmp(argv[i], "--app-name") == 0 && i + 1 < argc) {
+			/* What a notification would call process PID. */
+			char name[NAME_MAX_LEN], comm[64] = "?", path[64];
+			FILE *f;
+			snprintf(path, sizeof(path), "/proc/%s/comm", argv[i + 1]);
+			if ((f = fopen(path, "re"))) {
+				if (fgets(comm, sizeof(comm), f))
+					comm[strcspn(comm, "\n")] = '\0';
+				fclose(f);
+			}
+			app_name(&a, (pid_t)atoi(argv[i + 1]), comm, name, sizeof(name));
+			printf("%s\n", name);
+			return 0;
+		} else if (strcmp(argv[i], "--help") == 0) {
+			usage(stdout);
+			return 0;
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	a.bus = g_bus_get_sync(G_BUS_TYPE_SESSION, NULL, &err);
+	if (!a.bus) {
+		logf_("no session bus: %s", err->message);
+		g_error_free(err);
+		return 1;
+	}
+	/* Signals only from the name's owner: no other client can answer for the person. */
+	g_dbus_connection_signal_subscribe(a.bus, NOTIFY_NAME, NOTIFY_IFACE, "ActionInvoked", NOTIFY_PATH,
+					   NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_action, &a, NULL);
+	g_dbus_connection_signal_subscribe(a.bus, NOTIFY_NAME, NOTIFY_IFACE, "NotificationClosed",
+					   NOTIFY_PATH, NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_closed, &a, NULL);
+	(void)server_has_actions(&a);
+	a.in = g_string_new(NULL);
+	a.loop = g_main_loop_new(NULL, FALSE);
+	g_unix_signal_add(SIGTERM, on_term, &a);
+	g_unix_signal_add(SIGINT, on_term, &a);
+	if (reconnect(&a) == G_SOURCE_CONTINUE)
+		g_timeout_add_seconds(RECONNECT_S, reconnect, &a);
+	g_main_loop_run(a.loop);
+	if (a.q.active && a.q.notification)
+		close_notification(&a, a.q.notification);
+	g_dbus_connection_flush_sync(a.bus, NULL, NULL);
+	g_main_loop_unref(a.loop);
+	g_string_free(a.in, TRUE);
+	g_object_unref(a.bus);
+	if (a.fd >= 0)
+		close(a.fd);
+	return 0;
+}

@@ -1,0 +1,292 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# test-agent.sh - oomkit-agent on a real, headless desktop: Xvfb, a session
+# bus (dbus-daemon) and a notification server (dunst) of the test user's
+# own, oomkitd with jobs that user owns on real memcgs, the agent in that
+# user's session.  What a person sees is checked through the server: the
+# calls on the bus (dbus-monitor) and a screenshot of the screen, kept in the
+# test's output directory.  The person's click is dunst's own: its context
+# menu (dunstctl context) runs the configured dmenu, a script here that picks
+# the action, and dunst emits ActionInvoked.
+#
+#   1. an OOM in the user's job -> a notification naming the app (from its
+#      app-*.scope and .desktop file) -> "Close Big Editor" -> that process
+#      dies, the other lives, the report says "chosen by the user nobody",
+#      and a second notification says what was killed; root's terminal
+#      prompt is asked beside it; a second user is not asked, and its answer
+#      is refused;
+#   2. no answer -> the chain goes on (kill-largest), and the user is told;
+#   3. "Give it more memory" -> the limit grows, nothing is killed;
+#   4. no notification server -> the agent says so and lets the chain go on
+#      at once.
+#
+# OOMKIT_TEST_OUTPUT (set by meson) is where the screenshot is kept.
+. "$(dirname "$0")/daemon-lib.sh"
+require_kernel
+require_user_tools
+[ -x /usr/bin/python3 ] || skip "no /usr/bin/python3 for the second user's client"
+for t in Xvfb dbus-daemon dbus-monitor dbus-send dunst dunstctl import convert; do
+	command -v $t >/dev/null || skip "$t is missing (Debian: xvfb dbus-daemon dbus-bin dunst imagemagick)"
+done
+[ -n "${OOMKIT_AGENT:-}" ] && [ -x "$OOMKIT_AGENT" ] || { echo "FAIL: \$OOMKIT_AGENT is not an executable" >&2; exit 1; }
+CG2=/sys/fs/cgroup/unified
+[ -f "$CG2/cgroup.procs" ] || skip "no cgroup2 mount at $CG2 for the app scope"
+OUT=${OOMKIT_TEST_OUTPUT:-$(mktemp -d /tmp/oomkit-test-agent-out.XXXXXX)}
+mkdir -p "$OUT"
+
+setup agent
+chmod 755 "$TMP"   # the users reach the socket in it
+A=$USER_A                # the desktop's user (nobody)
+B=$(other_uid) || exit   # another user on the same machine
+AGENT=$(user_copy "$OOMKIT_AGENT" "$A") || exit
+user_copy "$OOMKIT_HOG" "$A" >/dev/null || exit
+SCOPES="$CG2/oomkit-test-agent-$$"
+T_PIDS=
+
+# Everything this test started, and the cgroup2 scope, go on any exit.
+agent_cleanup() {
+	local rc=$? p f
+	if [ $rc != 0 ]; then
+		for f in agent.log agent-b.log dunst.log monitor.log prompt.out; do
+			[ -f "$TMP/$f" ] && { echo "--- $f" >&2; tail -n 150 "$TMP/$f" >&2; }
+		done
+	fi
+	for p in $T_PIDS; do
+		kill "$p" 2>/dev/null
+	done
+	for p in $(cat "$SCOPES"/*/cgroup.procs 2>/dev/null); do
+		kill -9 "$p" 2>/dev/null
+	done
+	for d in "$SCOPES"/*/ "$SCOPES"; do
+		[ -d "$d" ] && wait_for 5 rmdir "$d" 2>/dev/null
+	done
+	(exit $rc)
+	cleanup
+}
+trap agent_cleanup EXIT
+
+# --- the desktop: X, the user's session bus, the notification server
+Xvfb -displayfd 3 -ac -nolisten tcp -screen 0 1024x600x24 3>"$TMP/display" >"$TMP/xvfb.log" 2>&1 &
+T_PIDS="$T_PIDS $!"
+wait_for 10 test -s "$TMP/display" || fail "Xvfb did not start"
+export DISPLAY=":$(cat "$TMP/display")"
+SESS="$USER_DIR/session-$A"
+mkdir -p "$SESS/share/applications" && chown -R "$A" "$SESS" && chmod 700 "$SESS"
+BUS="unix:path=$SESS/bus"
+# A session bus without service activation: the notification server is the
+# one this test starts (or none), never one the bus starts on demand.
+bus_config() { # SOCKET
+	cat <<EOF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path=$1</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+EOF
+}
+bus_config "$SESS/bus" > "$SESS/bus.conf"
+as_user_bg "$A" dbus-daemon --config-file="$SESS/bus.conf" --nofork --nopidfile >"$TMP/bus.log" 2>&1
+T_PIDS="$T_PIDS $!"
+# A bus is up when it answers (its socket exists a moment before it listens).
+bus_ready() { # UID ADDRESS
+	as_user "$1" dbus-send --bus="$2" --print-reply --dest=org.freedesktop.DBus / \
+		org.freedesktop.DBus.GetId >/dev/null 2>&1
+}
+wait_for 10 bus_ready "$A" "$BUS" || fail "the session bus did not start"
+in_session() { as_user "$A" env HOME="$SESS" DISPLAY="$DISPLAY" DBUS_SESSION_BUS_ADDRESS="$BUS" "$@"; }
+in_session_bg() { as_user_bg "$A" env HOME="$SESS" DISPLAY="$DISPLAY" DBUS_SESSION_BUS_ADDRESS="$BUS" "$@"; }
+
+# The person: dunst's dmenu gets the actions, one per line; this one picks
+# the line holding what "want" says, and keeps what it was shown.
+cat >"$SESS/dmenu" <<EOF
+#!/bin/sh
+cat > "$SESS/menu"
+grep -m 1 -F -- "\$(cat "$SESS/want")" "$SESS/menu"
+EOF
+cat >"$SESS/dunstrc" <<EOF
+[global]
+    font = DejaVu Sans 11
+    width = 520
+    origin = top-right
+    offset = 10x10
+    dmenu = $SESS/dmenu
+    frame_width = 2
+[urgency_critical]
+    background = "#2b2b2b"
+    foreground = "#ffffff"
+    frame_color = "#ff5555"
+EOF
+# The app the first hog stands for, as a desktop would name it.
+printf '[Desktop Entry]\nType=Application\nName=Big Editor\nExec=true\n' \
+	>"$SESS/share/applications/org.oomkit.BigEditor.desktop"
+chown -R "$A" "$SESS" && chmod 755 "$SESS/dmenu"
+
+start_dunst() {
+	in_session_bg dunst -conf "$SESS/dunstrc" >>"$TMP/dunst.log" 2>&1
+	DUNST=$!
+	T_PIDS="$T_PIDS $DUNST"
+	server_up() { in_session dunstctl is-paused >/dev/null 2>&1; }
+	wait_for 10 server_up || fail "dunst did not take the notification name"
+}
+start_dunst
+in_session_bg dbus-monitor --session "interface='org.freedesktop.Notifications'" >"$TMP/monitor.log" 2>&1
+T_PIDS="$T_PIDS $!"
+monitor_ready() { grep -q "NameAcquired\|member=" "$TMP/monitor.log"; }
+wait_for 10 monitor_ready || fail "dbus-monitor did not start"
+
+# --- oomkitd: the user's jobs
+write_config 512M "report, prompt, kill-largest, kernel" 20s <<EOF
+[job desk]
+priority = 500
+limit = 48M
+owner = $A
+policy = report, prompt, kill-largest, kernel
+
+[job roomy]
+priority = 500
+limit = 48M
+limit_max = 96M
+owner = $A
+policy = report, prompt, kill-largest, kernel
+EOF
+start_daemon
+
+start_agent() { # LOG [SESSION ENV...]
+	local log=$1
+	shift
+	as_user_bg "$A" env HOME="$SESS" DISPLAY="$DISPLAY" XDG_DATA_DIRS="$SESS/share:/usr/share" \
+		OOMKIT_SOCKET="$SOCK" "$@" "$AGENT" >>"$log" 2>&1
+	AGENT_PID=$!
+	T_PIDS="$T_PIDS $AGENT_PID"
+	wait_for 10 grep -q "listening for OOMs" "$log" || fail "the agent did not connect"
+}
+start_agent "$TMP/agent.log" DBUS_SESSION_BUS_ADDRESS="$BUS"
+
+# The second user's agent, in a session of its own with no notification server.
+mkdir -p "$USER_DIR/session-$B"
+bus_config "$USER_DIR/session-$B/bus" > "$USER_DIR/session-$B/bus.conf"
+chown -R "$B" "$USER_DIR/session-$B"
+as_user_bg "$B" dbus-daemon --config-file="$USER_DIR/session-$B/bus.conf" --nofork --nopidfile >"$TMP/bus-b.log" 2>&1
+T_PIDS="$T_PIDS $!"
+wait_for 10 bus_ready "$B" "unix:path=$USER_DIR/session-$B/bus" || fail "the second session bus did not start"
+as_user_bg "$B" env HOME="$USER_DIR/session-$B" DBUS_SESSION_BUS_ADDRESS="unix:path=$USER_DIR/session-$B/bus" \
+	OOMKIT_SOCKET="$SOCK" "$AGENT" >"$TMP/agent-b.log" 2>&1
+T_PIDS="$T_PIDS $!"
+wait_for 10 grep -q "listening for OOMs" "$TMP/agent-b.log" || fail "the second user's agent did not connect"
+check "no notification server: the agent says so" grep -q "no notification server" "$TMP/agent-b.log"
+
+# Root's terminal prompt, beside the agents.
+mkfifo "$TMP/answers"
+"$OOMKIT" prompt < "$TMP/answers" > "$TMP/prompt.out" 2>&1 &
+T_PIDS="$T_PIDS $!"
+exec 3> "$TMP/answers"
+wait_for 10 grep -q "waiting for OOMs" "$TMP/prompt.out" || fail "oomkit prompt did not connect"
+
+# A region of the screen, as "mean standard_deviation" of its pixels.
+notification_area() { # PNG
+	convert "$1" -crop 540x260+474+0 +repage -format "%[fx:mean] %[fx:standard_deviation]" info:
+}
+blank() { [ "$(echo "$1" | cut -d' ' -f2)" = 0 ]; }
+import -display "$DISPLAY" -window root "$OUT/agent-before.png" || fail "no screenshot"
+check "before an OOM: the notification area is blank" blank "$(notification_area "$OUT/agent-before.png")"
+
+empty() { [ -z "$(cat "$R/$1/cgroup.procs")" ]; }
+empty_job() { # JOB: its processes killed and gone
+	kill_tree "$R/$1"
+	wait_for 10 empty "$1" || fail "$1 did not empty"
+}
+# Report N (a question's id is its report's; an unanswered one's chain goes on in the next).
+report_id() { ls "$TMP/reports"/oom-"$(printf %08u "$1")"-*.json 2>/dev/null; }
+
+# --- 1. the person closes the app
+mkdir -p "$SCOPES/app-oomkit-org.oomkit.BigEditor-1.scope"
+editor=$(spawn_as "$A" desk 20)
+wait_for 10 usage_at_least desk $((20 << 20)) || fail "desk: the editor did not grow"
+echo "$editor" > "$SCOPES/app-oomkit-org.oomkit.BigEditor-1.scope/cgroup.procs" || fail "cannot move the editor into its app scope"
+other=$(spawn_as "$A" desk 40 512 2000)
+check "1: the agent shows the question" wait_for 20 grep -q "question 1 (desk)" "$TMP/agent.log"
+check "1: Notify on the bus, with the app's name from its .desktop file" \
+	wait_for 10 grep -q 'string "Close Big Editor (' "$TMP/monitor.log"
+check "1: and a choice for the other process" grep -q 'string "Close oomkit-hog (' "$TMP/monitor.log"
+check "1: and let the system decide" grep -q 'string "Let the system decide"' "$TMP/monitor.log"
+check "1: no grow offered where the job cannot grow" test -z "$(grep 'Give it more memory' "$TMP/monitor.log")"
+shown() { import -display "$DISPLAY" -window root "$OUT/agent-notification.png" && ! blank "$(notification_area "$OUT/agent-notification.png")"; }
+check "1: the notification is on the screen (screenshot not blank)" wait_for 10 shown
+check "1: root's terminal prompt is asked too" wait_for 10 grep -q "kill $editor" "$TMP/prompt.out"
+check "1: the second user's agent is not asked" test -z "$(grep question "$TMP/agent-b.log")"
+refused_b=$(as_user "$B" /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(("answer 1 kill %s\n" % sys.argv[2]).encode())
+print(s.makefile().readline().rstrip("\n"))' "$SOCK" "$editor" 2>&1)
+check "1: the second user's answer is refused" test "$refused_b" = "error permission denied: question 1 does not concern uid $B"
+check "1: the editor still lives after it" alive "$editor"
+
+echo "Close Big Editor" > "$SESS/want"
+in_session dunstctl context
+check "1: dunst emits ActionInvoked for the choice" wait_for 10 grep -q "string \"kill:$editor\"" "$TMP/monitor.log"
+check "1: the chosen process dies" wait_for 20 dead "$editor"
+check "1: the other lives" alive "$other"
+r1=$(report_id 1)
+check "1: the report: chosen by the user nobody" \
+	test "$(json_get "$r1" "r['followup']['reason'].split(':')[0]")" = "chosen by the user nobody"
+check "1: the report: answered by uid $A" test "$(json_get "$r1" "r['answered_by']['uid']")" = "$A"
+check "1: the user is told what was killed" \
+	wait_for 10 grep -q 'string "Killed Big Editor (' "$TMP/monitor.log"
+check "1: why, and where the details are" \
+	grep -q 'because desk reached its memory limit (chosen by nobody); details: oomkit reports show 1' "$TMP/monitor.log"
+import -display "$DISPLAY" -window root "$OUT/agent-result.png"
+exec 3>&-
+empty_job desk
+
+# --- 2. no answer: the chain goes on
+a=$(spawn_as "$A" desk 20)
+wait_for 10 usage_at_least desk $((20 << 20)) || fail "desk: the first hog did not grow"
+b=$(spawn_as "$A" desk 40 512 2000)
+check "2: the agent shows the question" wait_for 20 grep -q "question 2 (desk)" "$TMP/agent.log"
+check "2: no answer: the chain kills the largest" wait_for 30 dead "$b"
+check "2: the other lives" alive "$a"
+check "2: the report: no answer" test "$(json_get "$(report_id 2)" "r['prompt_answer']")" = none
+check "2: the user is told" wait_for 10 grep -q 'string "Killed oomkit-hog (' "$TMP/monitor.log"
+empty_job desk
+
+# --- 3. more memory
+a=$(spawn_as "$A" roomy 20)
+wait_for 10 usage_at_least roomy $((20 << 20)) || fail "roomy: the first hog did not grow"
+b=$(spawn_as "$A" roomy 40 512 2000)
+check "3: grow is offered" wait_for 20 grep -q 'string "Give it more memory"' "$TMP/monitor.log"
+wait_for 10 grep -q "question 4 (roomy)" "$TMP/agent.log" || fail "3: no question"
+echo "Give it more memory" > "$SESS/want"
+in_session dunstctl context
+check "3: dunst emits ActionInvoked grow" wait_for 10 grep -q 'string "grow"' "$TMP/monitor.log"
+grown() { [ "$(cat "$R/roomy/memory.limit_in_bytes")" -gt $((48 << 20)) ]; }
+check "3: the limit grows" wait_for 20 grown
+check "3: the second hog reaches its size" wait_for 20 usage_at_least roomy $((60 << 20))
+check "3: nothing is killed" sh -c "kill -0 $a && kill -0 $b"
+check "3: the report says grow" test "$(json_get "$(report_id 4)" "r['followup']['action']")" = grow
+check "3: the user is told" wait_for 10 grep -q 'string "Gave roomy more memory"' "$TMP/monitor.log"
+empty_job roomy
+
+# --- 4. the notification server goes away
+kill "$DUNST"
+wait_for 10 dead "$DUNST" || fail "dunst did not stop"
+a=$(spawn_as "$A" desk 20)
+wait_for 10 usage_at_least desk $((20 << 20)) || fail "desk: the first hog did not grow"
+b=$(spawn_as "$A" desk 40 512 2000)
+check "4: no server: the agent says so" wait_for 20 grep -q "cannot show a notification" "$TMP/agent.log"
+check "4: the chain goes on at once: the largest dies" wait_for 20 dead "$b"
+check "4: the report: declined" test "$(json_get "$(report_id 5)" "r['prompt_answer']")" = declined
+check "4: because everyone asked declined, not at the deadline" \
+	test "$(json_get "$(report_id 5)" "r['outcome'].startswith('everyone asked')")" = True
+empty_job desk
+
+check "the agents live on" sh -c "kill -0 $AGENT_PID"
+echo "screenshots: $OUT/agent-notification.png $OUT/agent-result.png"
+finish
