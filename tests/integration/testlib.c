@@ -1,22 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * testlib.c - integration test helpers on the real memory cgroup v1
- * hierarchy.  Every cgroup lives under one parent named after this process so
- * that cleanup can remove exactly what the test made and nothing else.
+ * hierarchy, on libtesthelp (tests/helpers/testhelp.h, shared with the
+ * guests and the benchmarks).  Every cgroup lives under one parent named
+ * after this process so that cleanup can remove exactly what the test made
+ * and nothing else.
  */
 #include "testlib.h"
 
-#include <dirent.h>
+#include "testhelp.h"
+
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifndef OOMKIT_HOG
@@ -30,13 +28,6 @@ const char *tl_hog_path(void)
 {
 	const char *env = getenv("OOMKIT_HOG");
 	return env && *env ? env : OOMKIT_HOG;
-}
-
-static void fatal_signal(int sig)
-{
-	tl_cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
 }
 
 void tl_require_kernel(void)
@@ -55,13 +46,8 @@ void tl_require_kernel(void)
 		fprintf(stderr, "%s: %s\n", required ? "FAIL (OOMKIT_REQUIRE_KERNEL=1)" : "SKIP", why);
 		exit(required ? 1 : 77);
 	}
-	atexit(tl_cleanup);
-	signal(SIGINT, fatal_signal);
-	signal(SIGTERM, fatal_signal);
-	signal(SIGABRT, fatal_signal);
-	signal(SIGSEGV, fatal_signal);
-	signal(SIGALRM, fatal_signal);
 	/* A test must never hang the suite: meson's own timeout SIGTERMs us, which cleans up. */
+	th_cleanup_at_exit(tl_cleanup);
 }
 
 const char *tl_abs(const char *rel)
@@ -73,67 +59,38 @@ const char *tl_abs(const char *rel)
 	return b;
 }
 
-int tl_write(const char *rel, const char *file, const char *value)
+/* The absolute path of a control file of rel. */
+static const char *file_of(const char *rel, const char *file)
 {
-	char path[PATH_MAX];
+	static char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s/%s", TL_MEMORY_ROOT, rel, file);
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = write(fd, value, strlen(value));
-	int r = n < 0 ? -errno : 0;
-	close(fd);
-	return r;
+	return path;
 }
 
-static int read_text(const char *rel, const char *file, char *buf, size_t len)
+int tl_write(const char *rel, const char *file, const char *value)
 {
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/%s/%s", TL_MEMORY_ROOT, rel, file);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	return (int)n;
+	return th_write_file(file_of(rel, file), value);
 }
 
 uint64_t tl_read_u64(const char *rel, const char *file)
 {
-	char buf[64];
-	if (read_text(rel, file, buf, sizeof(buf)) < 0)
-		return UINT64_MAX;
-	return strtoull(buf, NULL, 10);
+	uint64_t v;
+	return th_read_u64(file_of(rel, file), &v) < 0 ? UINT64_MAX : v;
 }
 
 uint64_t tl_read_key(const char *rel, const char *file, const char *key)
 {
-	static char buf[16384];
-	if (read_text(rel, file, buf, sizeof(buf)) < 0)
-		return UINT64_MAX;
-	size_t klen = strlen(key);
-	for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
-		if (strncmp(line, key, klen) == 0 && line[klen] == ' ')
-			return strtoull(line + klen + 1, NULL, 10);
-	return UINT64_MAX;
+	uint64_t v;
+	return th_read_key(file_of(rel, file), key, &v) < 0 ? UINT64_MAX : v;
 }
 
 static void make_cgroup(const char *rel, uint64_t limit)
 {
-	if (mkdir(tl_abs(rel), 0755) != 0 && errno != EEXIST) {
-		fprintf(stderr, "mkdir %s: %s\n", tl_abs(rel), strerror(errno));
+	int r = th_cg_make(tl_abs(rel), "memory.limit_in_bytes", limit);
+	if (r < 0) {
+		fprintf(stderr, "cannot make %s with limit %llu: %s\n", tl_abs(rel),
+			(unsigned long long)limit, strerror(-r));
 		exit(1);
-	}
-	if (limit) {
-		char v[32];
-		snprintf(v, sizeof(v), "%llu", (unsigned long long)limit);
-		if (tl_write(rel, "memory.limit_in_bytes", v) != 0) {
-			fprintf(stderr, "cannot set limit of %s\n", rel);
-			exit(1);
-		}
 	}
 }
 
@@ -158,32 +115,15 @@ const char *tl_cgroup(const char *name, uint64_t limit_bytes)
 	return b;
 }
 
-static pid_t spawn_in(const char *rel, char *const argv[])
-{
-	pid_t pid = fork();
-	if (pid < 0) {
-		perror("fork");
-		exit(1);
-	}
-	if (pid == 0) {
-		char v[32];
-		snprintf(v, sizeof(v), "%d", (int)getpid());
-		if (tl_write(rel, "cgroup.procs", v) != 0)
-			_exit(126);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
-}
-
 pid_t tl_spawn_hog(const char *rel, unsigned mib, unsigned step_kib, unsigned pause_us)
 {
-	char a1[16], a2[16], a3[16];
-	snprintf(a1, sizeof(a1), "%u", mib);
-	snprintf(a2, sizeof(a2), "%u", step_kib);
-	snprintf(a3, sizeof(a3), "%u", pause_us);
-	char *argv[] = {(char *)tl_hog_path(), a1, a2, a3, NULL};
-	return spawn_in(rel, argv);
+	struct th_spawn how = {.cgroup = tl_abs(rel)};
+	pid_t pid = th_spawn_hog(&how, tl_hog_path(), mib, step_kib, pause_us, NULL);
+	if (pid < 0) {
+		fprintf(stderr, "fork: %s\n", strerror(-pid));
+		exit(1);
+	}
+	return pid;
 }
 
 pid_t tl_spawn_sleeper(const char *rel)
@@ -192,56 +132,19 @@ pid_t tl_spawn_sleeper(const char *rel)
 	return tl_spawn_hog(rel, 0, 1024, 0);
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 bool tl_wait_for(bool (*cond)(void *arg), void *arg, int timeout_ms)
 {
-	uint64_t end = now_ms() + (uint64_t)timeout_ms;
-	for (;;) {
-		if (cond(arg))
-			return true;
-		if (now_ms() >= end)
-			return false;
-		usleep(5000);
-	}
-}
-
-struct exit_arg {
-	pid_t pid;
-	int status;
-};
-
-static bool exited(void *p)
-{
-	struct exit_arg *a = p;
-	return waitpid(a->pid, &a->status, WNOHANG) == a->pid;
+	return th_wait_for(cond, arg, timeout_ms);
 }
 
 int tl_wait_exit(pid_t pid, int timeout_ms)
 {
-	struct exit_arg a = {pid, 0};
-	return tl_wait_for(exited, &a, timeout_ms) ? a.status : -1;
+	return th_wait_exit(pid, timeout_ms);
 }
 
 bool tl_alive(pid_t pid)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	char *rp = strrchr(buf, ')');
-	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+	return th_alive(pid);
 }
 
 struct usage_arg {
@@ -272,55 +175,10 @@ bool tl_wait_under_oom(const char *rel, int timeout_ms)
 	return tl_wait_for(is_under_oom, (void *)rel, timeout_ms);
 }
 
-/* Kills everything in one cgroup and its children, then removes them, deepest first. */
-static void remove_tree(const char *abs)
-{
-	DIR *d = opendir(abs);
-	if (!d)
-		return;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		char sub[PATH_MAX];
-		snprintf(sub, sizeof(sub), "%s/%s", abs, de->d_name);
-		remove_tree(sub);
-	}
-	closedir(d);
-
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/memory.oom_control", abs);
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		/* Blocked allocators must be able to die: give the kernel its killer back. */
-		(void)!write(fd, "0", 1);
-		close(fd);
-	}
-	for (int round = 0; round < 400; round++) {
-		snprintf(path, sizeof(path), "%s/cgroup.procs", abs);
-		FILE *f = fopen(path, "re");
-		if (!f)
-			break;
-		int pid, n = 0;
-		while (fscanf(f, "%d", &pid) == 1) {
-			kill(pid, SIGKILL);
-			n++;
-		}
-		fclose(f);
-		while (waitpid(-1, NULL, WNOHANG) > 0)
-			;
-		if (n == 0 && rmdir(abs) == 0)
-			return;
-		usleep(5000);
-	}
-	if (rmdir(abs) != 0 && errno != ENOENT)
-		fprintf(stderr, "testlib: could not remove %s: %s\n", abs, strerror(errno));
-}
-
 void tl_cleanup(void)
 {
 	if (!parent_made)
 		return;
 	parent_made = false;
-	remove_tree(tl_abs(parent));
+	(void)th_cg_remove_tree(tl_abs(parent), 10000);
 }

@@ -2,7 +2,8 @@
 /*
  * testlib.h - helpers for integration tests on the real memory cgroup v1
  * hierarchy: a private parent memcg per test process, child memcgs with
- * limits, hog processes, and cleanup that runs even when a test fails.
+ * limits, hog processes, and cleanup that runs even when a test fails (on
+ * libtesthelp, tests/helpers/testhelp.h, which test programs may use too).
  */
 #ifndef OOMKIT_TESTLIB_H
 #define OOMKIT_TESTLIB_H
