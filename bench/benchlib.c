@@ -8,27 +8,19 @@
  */
 #include "benchlib.h"
 
-#include <dirent.h>
+#include "testhelp.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
 
 #define MAX_TRACKED 64
 
@@ -37,7 +29,6 @@ static char prefix[256]; /* <top>/<benchmark> */
 static bool top_made;	 /* top is ours to remove too */
 static bool initialised;
 static pid_t tracked[MAX_TRACKED];
-static pid_t owner_pid;
 
 static const char *env_or(const char *name, const char *fallback)
 {
@@ -71,16 +62,12 @@ const char *bl_earlyoom(void)
 
 uint64_t bl_now_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return th_now_ns();
 }
 
 void bl_sleep_us(unsigned us)
 {
-	struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000};
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	th_sleep_us(us);
 }
 
 /* ------------------------------------------------------------ cgroups */
@@ -113,155 +100,43 @@ const char *bl_child(const char *fmt, ...)
 	return b;
 }
 
-int bl_write(const char *rel, const char *file, const char *value)
+/* The absolute path of a control file of rel. */
+static const char *file_of(const char *rel, const char *file)
 {
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/%s/%s", BL_MEMORY_ROOT, rel, file);
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = write(fd, value, strlen(value));
-	int r = n < 0 ? -errno : 0;
-	close(fd);
-	return r;
+	static char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%.2000s/%s", BL_MEMORY_ROOT, rel, file);
+	return path;
 }
 
-static int read_text(const char *path, char *buf, size_t len)
+int bl_write(const char *rel, const char *file, const char *value)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, len - 1);
-	int r = n < 0 ? -errno : (int)n;
-	close(fd);
-	if (n >= 0)
-		buf[n] = 0;
-	return r;
+	return th_write_file(file_of(rel, file), value);
 }
 
 uint64_t bl_read_u64(const char *rel, const char *file)
 {
-	char path[PATH_MAX], buf[64];
-	snprintf(path, sizeof(path), "%s/%s/%s", BL_MEMORY_ROOT, rel, file);
-	if (read_text(path, buf, sizeof(buf)) < 0)
-		return UINT64_MAX;
-	return strtoull(buf, NULL, 10);
-}
-
-static uint64_t find_key(const char *buf, const char *key)
-{
-	size_t klen = strlen(key);
-	for (const char *line = buf; line && *line;) {
-		if (strncmp(line, key, klen) == 0 &&
-		    (line[klen] == ' ' || line[klen] == '\t' || line[klen] == ':')) {
-			const char *v = line + klen + 1;
-			while (*v == ' ' || *v == '\t')
-				v++;
-			return strtoull(v, NULL, 10);
-		}
-		line = strchr(line, '\n');
-		if (line)
-			line++;
-	}
-	return UINT64_MAX;
+	uint64_t v;
+	return th_read_u64(file_of(rel, file), &v) < 0 ? UINT64_MAX : v;
 }
 
 uint64_t bl_read_key(const char *rel, const char *file, const char *key)
 {
-	char path[PATH_MAX], buf[8192];
-	snprintf(path, sizeof(path), "%s/%s/%s", BL_MEMORY_ROOT, rel, file);
-	if (read_text(path, buf, sizeof(buf)) < 0)
-		return UINT64_MAX;
-	return find_key(buf, key);
+	uint64_t v;
+	return th_read_key(file_of(rel, file), key, &v) < 0 ? UINT64_MAX : v;
 }
 
 int bl_mkcg(const char *rel, uint64_t limit_bytes)
 {
-	if (mkdir(bl_abs(rel), 0755) < 0 && errno != EEXIST) {
-		fprintf(stderr, "oomkit-bench: mkdir %s: %s\n", bl_abs(rel), strerror(errno));
-		return -errno;
-	}
-	if (limit_bytes) {
-		char v[32];
-		snprintf(v, sizeof(v), "%llu", (unsigned long long)limit_bytes);
-		int r = bl_write(rel, "memory.limit_in_bytes", v);
-		if (r < 0) {
-			fprintf(stderr, "oomkit-bench: limit of %s: %s\n", rel, strerror(-r));
-			return r;
-		}
-	}
-	return 0;
-}
-
-/* Kills the processes listed in one memcg; returns how many were listed. */
-static int kill_listed(const char *abs)
-{
-	char path[PATH_MAX], buf[65536];
-	snprintf(path, sizeof(path), "%s/cgroup.procs", abs);
-	if (read_text(path, buf, sizeof(buf)) < 0)
-		return 0;
-	int n = 0;
-	for (char *p = buf; *p;) {
-		char *end;
-		long pid = strtol(p, &end, 10);
-		if (end == p)
-			break;
-		if (pid > 0 && pid != getpid())
-			kill((pid_t)pid, SIGKILL);
-		n++;
-		p = end;
-		while (*p == '\n')
-			p++;
-	}
-	return n;
-}
-
-static void give_back_killer(const char *abs)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/memory.oom_control", abs);
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		/* A hog blocked in an OOM must be able to die. */
-		(void)!write(fd, "0", 1);
-		close(fd);
-	}
-}
-
-static int remove_abs(const char *abs)
-{
-	DIR *d = opendir(abs);
-	int r = 0;
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		char sub[PATH_MAX];
-		snprintf(sub, sizeof(sub), "%s/%s", abs, de->d_name);
-		if (remove_abs(sub) < 0)
-			r = -EBUSY;
-	}
-	closedir(d);
-	give_back_killer(abs);
-	for (int round = 0; round < 400; round++) {
-		int n = kill_listed(abs);
-		while (waitpid(-1, NULL, WNOHANG) > 0)
-			;
-		if (n == 0 && rmdir(abs) == 0)
-			return r;
-		if (errno == ENOENT)
-			return r;
-		bl_sleep_us(5000);
-	}
-	fprintf(stderr, "oomkit-bench: could not remove %s: %s\n", abs, strerror(errno));
-	return -EBUSY;
+	int r = th_cg_make(bl_abs(rel), "memory.limit_in_bytes", limit_bytes);
+	if (r < 0)
+		fprintf(stderr, "oomkit-bench: cannot make %s with limit %llu: %s\n", bl_abs(rel),
+			(unsigned long long)limit_bytes, strerror(-r));
+	return r;
 }
 
 int bl_remove_tree(const char *rel)
 {
-	return remove_abs(bl_abs(rel));
+	return th_cg_remove_tree(bl_abs(rel), 10000);
 }
 
 void bl_track(pid_t pid)
@@ -282,8 +157,7 @@ void bl_untrack(pid_t pid)
 
 void bl_cleanup(void)
 {
-	/* Forked children (storm hogs) inherit the atexit handler: only the driver cleans. */
-	if (!initialised || getpid() != owner_pid)
+	if (!initialised)
 		return;
 	initialised = false;
 	for (int i = 0; i < MAX_TRACKED; i++)
@@ -295,13 +169,6 @@ void bl_cleanup(void)
 	bl_remove_tree(prefix);
 	if (top_made)
 		bl_remove_tree(top);
-}
-
-static void on_fatal_signal(int sig)
-{
-	bl_cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
 }
 
 int bl_init(const char *name, uint64_t limit_bytes)
@@ -325,12 +192,9 @@ int bl_init(const char *name, uint64_t limit_bytes)
 		return -1;
 	}
 	snprintf(prefix, sizeof(prefix), "%s/%s", top, name);
-	owner_pid = getpid();
 	initialised = true;
-	atexit(bl_cleanup);
-	int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGALRM, SIGSEGV, SIGABRT};
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], on_fatal_signal);
+	/* Forked children (storm hogs) inherit it, but only the driver cleans. */
+	th_cleanup_at_exit(bl_cleanup);
 	signal(SIGPIPE, SIG_IGN);
 	/* Standalone, the parent is ours and bounded like the benchmark. */
 	if (!env || !*env) {
@@ -345,41 +209,22 @@ int bl_init(const char *name, uint64_t limit_bytes)
 
 int bl_pidfd_open(pid_t pid)
 {
-	long fd = syscall(SYS_pidfd_open, pid, 0);
-	return fd < 0 ? -errno : (int)fd;
+	return th_pidfd_open(pid);
 }
 
 int bl_wait_fd(int fd, int timeout_ms)
 {
-	uint64_t end = bl_now_ns() + (uint64_t)timeout_ms * 1000000u;
-	for (;;) {
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		uint64_t now = bl_now_ns();
-		int left = now >= end ? 0 : (int)((end - now + 999999u) / 1000000u);
-		int r = poll(&p, 1, left);
-		if (r > 0)
-			return 1;
-		if (r == 0)
-			return 0;
-		if (errno != EINTR)
-			return -errno;
-	}
+	return th_wait_fd(fd, timeout_ms);
 }
 
 int bl_wait_child(pid_t pid, int timeout_ms)
 {
-	int status, fd = bl_pidfd_open(pid);
-	if (fd >= 0) {
-		int r = bl_wait_fd(fd, timeout_ms);
-		close(fd);
-		if (r <= 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			return -1;
-		}
+	int status = th_wait_exit(pid, timeout_ms);
+	/* Still our child and running (not one reaped elsewhere): stop it. */
+	if (status == -1 && waitpid(pid, NULL, WNOHANG) == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
 	}
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
 	return status;
 }
 
@@ -404,25 +249,13 @@ int bl_stop(pid_t pid, int timeout_ms)
 
 pid_t bl_spawn(const char *rel, char *const argv[], int out_fd)
 {
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid != 0)
-		return pid;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(125);
-	if (rel) {
-		char v[32];
-		snprintf(v, sizeof(v), "%d", (int)getpid());
-		if (bl_write(rel, "cgroup.procs", v) < 0)
-			_exit(126);
-	}
-	int fd = out_fd >= 0 ? out_fd : open("/dev/null", O_WRONLY);
-	if (fd >= 0 && fd != STDOUT_FILENO)
-		dup2(fd, STDOUT_FILENO);
-	signal(SIGPIPE, SIG_DFL);
-	execv(argv[0], argv);
-	_exit(127);
+	struct th_spawn how = {
+	    .cgroup = rel ? bl_abs(rel) : NULL,
+	    .out_fd = out_fd >= 0 ? out_fd : -1,
+	    .die_with_parent = true,
+	};
+	pid_t pid = th_spawn(&how, argv);
+	return pid < 0 ? -1 : pid;
 }
 
 pid_t bl_start_watcher(const char *const args[], pid_t *ret_guardian, int timeout_ms)
@@ -458,12 +291,9 @@ pid_t bl_start_watcher(const char *const args[], pid_t *ret_guardian, int timeou
 
 pid_t bl_spawn_hog(const char *rel, unsigned mib, unsigned step_kib, unsigned pause_us, const char *stamp)
 {
-	char a1[16], a2[16], a3[16];
-	snprintf(a1, sizeof(a1), "%u", mib);
-	snprintf(a2, sizeof(a2), "%u", step_kib);
-	snprintf(a3, sizeof(a3), "%u", pause_us);
-	char *argv[] = {(char *)bl_hog(), a1, a2, a3, (char *)stamp, NULL};
-	return bl_spawn(rel, argv, -1);
+	struct th_spawn how = {.cgroup = bl_abs(rel), .out_fd = -1, .die_with_parent = true};
+	pid_t pid = th_spawn_hog(&how, bl_hog(), mib, step_kib, pause_us, stamp);
+	return pid < 0 ? -1 : pid;
 }
 
 void *bl_stamp_new(char *path, size_t len)
@@ -486,22 +316,7 @@ void *bl_stamp_new(char *path, size_t len)
 
 int bl_read_line(int fd, char *buf, size_t len, int timeout_ms)
 {
-	uint64_t end = bl_now_ns() + (uint64_t)timeout_ms * 1000000u;
-	size_t n = 0;
-	while (n + 1 < len) {
-		uint64_t now = bl_now_ns();
-		if (now >= end || bl_wait_fd(fd, (int)((end - now) / 1000000u) + 1) <= 0)
-			return -1;
-		char c;
-		ssize_t r = read(fd, &c, 1);
-		if (r <= 0)
-			return -1;
-		if (c == '\n')
-			break;
-		buf[n++] = c;
-	}
-	buf[n] = 0;
-	return (int)n;
+	return th_read_line(fd, buf, len, timeout_ms);
 }
 
 /* ------------------------------------------------------------ /proc */
@@ -510,7 +325,14 @@ static int read_proc(pid_t pid, const char *file, char *buf, size_t len)
 {
 	char path[128];
 	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
-	return read_text(path, buf, len);
+	return th_read_file(path, buf, len);
+}
+
+/* A key's value in a buffer; UINT64_MAX if absent. */
+static uint64_t find_key(const char *buf, const char *key)
+{
+	uint64_t v;
+	return th_find_key(buf, key, &v) < 0 ? UINT64_MAX : v;
 }
 
 uint64_t bl_proc_status(pid_t pid, const char *key)
@@ -555,7 +377,7 @@ pid_t bl_first_child(pid_t pid)
 uint64_t bl_mem_available_kib(void)
 {
 	char buf[8192];
-	if (read_text("/proc/meminfo", buf, sizeof(buf)) < 0)
+	if (th_read_file("/proc/meminfo", buf, sizeof(buf)) < 0)
 		return 0;
 	uint64_t v = find_key(buf, "MemAvailable");
 	return v == UINT64_MAX ? 0 : v;

@@ -230,7 +230,9 @@ static void child_setup(const struct th_spawn *how, pid_t parent)
 		_exit(126);
 	if (how->in_child && how->in_child(how->arg) != 0)
 		_exit(126);
-	int fd = how->out_fd > 0 ? how->out_fd : how->out_fd < 0 ? open("/dev/null", O_WRONLY) : -1;
+	int fd = how->out_fd > 0   ? how->out_fd
+		 : how->out_fd < 0 ? open("/dev/null", O_WRONLY | O_CLOEXEC)
+				   : -1;
 	if (fd > 0 && fd != STDOUT_FILENO)
 		dup2(fd, STDOUT_FILENO);
 	/* A parent that ignores SIGPIPE must not pass that on. */
