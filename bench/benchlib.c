@@ -74,11 +74,7 @@ void bl_sleep_us(unsigned us)
 
 const char *bl_abs(const char *rel)
 {
-	static char buf[8][PATH_MAX];
-	static unsigned i;
-	char *b = buf[i++ % 8];
-	snprintf(b, PATH_MAX, "%s/%.4000s", BL_MEMORY_ROOT, rel);
-	return b;
+	return th_cg_path(BL_MEMORY_ROOT, rel, "");
 }
 
 const char *bl_parent(void)
@@ -100,29 +96,14 @@ const char *bl_child(const char *fmt, ...)
 	return b;
 }
 
-/* The absolute path of a control file of rel. */
-static const char *file_of(const char *rel, const char *file)
+uint64_t bl_pread_u64(int fd)
 {
-	static char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/%.2000s/%s", BL_MEMORY_ROOT, rel, file);
-	return path;
-}
-
-int bl_write(const char *rel, const char *file, const char *value)
-{
-	return th_write_file(file_of(rel, file), value);
-}
-
-uint64_t bl_read_u64(const char *rel, const char *file)
-{
-	uint64_t v;
-	return th_read_u64(file_of(rel, file), &v) < 0 ? UINT64_MAX : v;
-}
-
-uint64_t bl_read_key(const char *rel, const char *file, const char *key)
-{
-	uint64_t v;
-	return th_read_key(file_of(rel, file), key, &v) < 0 ? UINT64_MAX : v;
+	char buf[32];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return UINT64_MAX;
+	buf[n] = 0;
+	return strtoull(buf, NULL, 10);
 }
 
 int bl_mkcg(const char *rel, uint64_t limit_bytes)

@@ -13,6 +13,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* Control files: th_cg_write(BL_MEMORY_ROOT, rel, file, value), th_cg_u64,
+ * th_cg_key; and the rest of libtesthelp. */
+#include "testhelp.h"
+
 #define BL_MEMORY_ROOT "/sys/fs/cgroup/memory"
 #define BL_KIB 1024ull
 #define BL_MIB (1024ull * 1024ull)
@@ -52,20 +56,15 @@ const char *bl_parent(void);
 /* "<parent>/<name>", in a static ring of buffers. */
 const char *bl_child(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Absolute path of a relative cgroup path, in a static ring of buffers. */
+/* Absolute path of a relative cgroup path (th_cg_path's ring of buffers). */
 const char *bl_abs(const char *rel);
+
+/* The number in an open control file (memory.usage_in_bytes), read again
+ * from its start: no open() on a measured path.  UINT64_MAX on error. */
+uint64_t bl_pread_u64(int fd);
 
 /* Creates rel (mkdir, EEXIST is fine) with a limit (0: none of its own). */
 int bl_mkcg(const char *rel, uint64_t limit_bytes);
-
-/* Writes a string into a control file of rel: 0 or -errno. */
-int bl_write(const char *rel, const char *file, const char *value);
-
-/* Reads a number from a control file of rel; UINT64_MAX on error. */
-uint64_t bl_read_u64(const char *rel, const char *file);
-
-/* Reads "key value" from a keyed control file; UINT64_MAX on error. */
-uint64_t bl_read_key(const char *rel, const char *file, const char *key);
 
 /* Kills every process in rel and below, re-enables their kernel killers
  * and removes the memcgs, deepest first.  Returns 0 if all are gone. */

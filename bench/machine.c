@@ -141,7 +141,7 @@ static uint64_t hog_base(const char *cg, const char *stamp)
 	uint64_t usage = UINT64_MAX;
 	for (int i = 0; i < 2000 && pid > 0; i++) {
 		if (hog_idle(pid)) {
-			usage = bl_read_u64(cg, "memory.usage_in_bytes");
+			usage = th_cg_u64(BL_MEMORY_ROOT, cg, "memory.usage_in_bytes");
 			break;
 		}
 		bl_sleep_us(1000);
@@ -169,7 +169,7 @@ static void __attribute__((noreturn)) ns_hog(const char *cg, int go_r, const cha
 	snprintf(a2, sizeof(a2), "%d", HOG_STEP_KIB);
 	snprintf(a3, sizeof(a3), "%d", HOG_PAUSE_US);
 	snprintf(v, sizeof(v), "%d", (int)getpid());
-	if (bl_write(cg, "cgroup.procs", v) < 0)
+	if (th_cg_write(BL_MEMORY_ROOT, cg, "cgroup.procs", v) < 0)
 		_exit(126);
 	char *argv[] = {(char *)bl_hog(), a1, a2, a3, (char *)stamp, NULL};
 	execv(argv[0], argv);

@@ -30,7 +30,7 @@ static const char *const side_name[SIDES] = {"oomkit", "eventfd", "oomkit-rt", "
 static bool oom_clear(const char *cg, int timeout_ms)
 {
 	for (int waited = 0; waited < timeout_ms; waited++) {
-		if (bl_read_key(cg, "memory.oom_control", "under_oom") == 0)
+		if (th_cg_key(BL_MEMORY_ROOT, cg, "memory.oom_control", "under_oom") == 0)
 			return true;
 		bl_sleep_us(1000);
 	}

@@ -24,16 +24,6 @@
 
 static const char *const side_name[2] = {"oomkit", "kernel"};
 
-static uint64_t read_usage(int fd)
-{
-	char buf[32];
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0)
-		return UINT64_MAX;
-	buf[n] = 0;
-	return strtoull(buf, NULL, 10);
-}
-
 /* Waits for the hog to exit and the usage to fall under half the limit;
  * returns the time that happened, or 0. */
 static uint64_t wait_resolved(pid_t pid, int usage_fd)
@@ -47,7 +37,7 @@ static uint64_t wait_resolved(pid_t pid, int usage_fd)
 		return 0;
 	uint64_t end = bl_now_ns() + 5000000000ull;
 	while (bl_now_ns() < end) {
-		uint64_t usage = read_usage(usage_fd);
+		uint64_t usage = bl_pread_u64(usage_fd);
 		if (usage <= RESOLVE_LIMIT / 2)
 			return bl_now_ns();
 		bl_sleep_us(20);
@@ -61,7 +51,7 @@ static double one_run(int side, const char *cg, const char *hog_path, struct bl_
 	char path[512];
 	snprintf(path, sizeof(path), "%s/memory.usage_in_bytes", bl_abs(cg));
 	int usage_fd = open(path, O_RDONLY | O_CLOEXEC);
-	uint64_t kills = bl_read_key(cg, "memory.oom_control", "oom_kill");
+	uint64_t kills = th_cg_key(BL_MEMORY_ROOT, cg, "memory.oom_control", "oom_kill");
 	hs->pages = 0;
 	hs->last_touch_ns = 0;
 	pid_t pid = usage_fd < 0 ? -1 : bl_spawn_hog(cg, HOG_MIB, 1024, 0, hog_path);
@@ -77,7 +67,7 @@ static double one_run(int side, const char *cg, const char *hog_path, struct bl_
 		return -1;
 	}
 	/* The oomkit side must have resolved it without the kernel's killer. */
-	if (side == 0 && bl_read_key(cg, "memory.oom_control", "oom_kill") != kills) {
+	if (side == 0 && th_cg_key(BL_MEMORY_ROOT, cg, "memory.oom_control", "oom_kill") != kills) {
 		bl_fail("resolve: the kernel killed in %s, not oomkit", cg);
 		return -1;
 	}

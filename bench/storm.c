@@ -52,23 +52,13 @@ struct run {
 	int status[STORM_MAX];
 };
 
-static uint64_t read_usage(int fd)
-{
-	char buf[32];
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0)
-		return UINT64_MAX;
-	buf[n] = 0;
-	return strtoull(buf, NULL, 10);
-}
-
 /* The hog, in a forked child: fill, wait at the gate, then touch until blocked. */
 static void __attribute__((noreturn)) hog(const char *cg, struct shared *sh, unsigned i, int gate_r)
 {
 	char path[512], v[32];
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	snprintf(v, sizeof(v), "%d", (int)getpid());
-	if (bl_write(cg, "cgroup.procs", v) < 0)
+	if (th_cg_write(BL_MEMORY_ROOT, cg, "cgroup.procs", v) < 0)
 		_exit(3);
 	snprintf(path, sizeof(path), "%s/memory.usage_in_bytes", bl_abs(cg));
 	int ufd = open(path, O_RDONLY | O_CLOEXEC);
@@ -78,7 +68,7 @@ static void __attribute__((noreturn)) hog(const char *cg, struct shared *sh, uns
 	if (ufd < 0 || mem == MAP_FAILED)
 		_exit(4);
 	for (; off < len; off += BL_PAGE) {
-		if (off % (8 * BL_PAGE) == 0 && read_usage(ufd) >= STORM_LIMIT - STORM_SLACK)
+		if (off % (8 * BL_PAGE) == 0 && bl_pread_u64(ufd) >= STORM_LIMIT - STORM_SLACK)
 			break;
 		mem[off] = 1;
 	}
@@ -224,7 +214,7 @@ static uint64_t kernel_kills(const char *const *cgs, unsigned n)
 {
 	uint64_t sum = 0;
 	for (unsigned i = 0; i < n; i++)
-		sum += bl_read_key(cgs[i], "memory.oom_control", "oom_kill");
+		sum += th_cg_key(BL_MEMORY_ROOT, cgs[i], "memory.oom_control", "oom_kill");
 	return sum;
 }
 

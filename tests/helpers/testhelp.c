@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,9 +227,9 @@ static void child_setup(const struct th_spawn *how, pid_t parent)
 		if (th_write_file(path, self) < 0)
 			_exit(126);
 	}
-	if (how->reset_oom_score_adj && th_write_file("/proc/self/oom_score_adj", "0") < 0)
-		_exit(126);
 	if (how->in_child && how->in_child(how->arg) != 0)
+		_exit(126);
+	if (how->reset_oom_score_adj && th_write_file("/proc/self/oom_score_adj", "0") < 0)
 		_exit(126);
 	int fd = how->out_fd > 0   ? how->out_fd
 		 : how->out_fd < 0 ? open("/dev/null", O_WRONLY | O_CLOEXEC)
@@ -262,6 +263,34 @@ pid_t th_spawn_hog(const struct th_spawn *how, const char *hog, unsigned mib, un
 	snprintf(a3, sizeof(a3), "%u", pause_us);
 	char *argv[] = {(char *)hog, a1, a2, a3, (char *)stamp, NULL};
 	return th_spawn(how, argv);
+}
+
+/* ---------------------------------------------------------------- control files */
+
+const char *th_cg_path(const char *root, const char *rel, const char *file)
+{
+	static char buf[8][PATH_MAX];
+	static unsigned next;
+	char *b = buf[next++ % 8];
+	snprintf(b, PATH_MAX, "%s%s%.2000s%s%.200s", root, rel[0] ? "/" : "", rel, file[0] ? "/" : "", file);
+	return b;
+}
+
+int th_cg_write(const char *root, const char *rel, const char *file, const char *value)
+{
+	return th_write_file(th_cg_path(root, rel, file), value);
+}
+
+uint64_t th_cg_u64(const char *root, const char *rel, const char *file)
+{
+	uint64_t v;
+	return th_read_u64(th_cg_path(root, rel, file), &v) < 0 ? UINT64_MAX : v;
+}
+
+uint64_t th_cg_key(const char *root, const char *rel, const char *file, const char *key)
+{
+	uint64_t v;
+	return th_read_key(th_cg_path(root, rel, file), key, &v) < 0 ? UINT64_MAX : v;
 }
 
 /* ---------------------------------------------------------------- memcg trees */
@@ -342,6 +371,29 @@ static int remove_below(const char *abs, uint64_t end)
 int th_cg_remove_tree(const char *abs, int timeout_ms)
 {
 	return remove_below(abs, th_now_ms() + (uint64_t)timeout_ms);
+}
+
+/* ---------------------------------------------------------------- checks */
+
+static int failures;
+
+bool th_check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	printf("%s: ", ok ? "ok" : "FAIL");
+	vprintf(fmt, ap);
+	printf("\n");
+	fflush(stdout);
+	va_end(ap);
+	if (!ok)
+		failures++;
+	return ok;
+}
+
+int th_failures(void)
+{
+	return failures;
 }
 
 /* ---------------------------------------------------------------- cleanup */

@@ -93,9 +93,9 @@ struct th_spawn {
 	const char *cgroup;	    /* absolute cgroup directory to join first; NULL: stay */
 	int out_fd;		    /* > 0: its stdout; 0: inherited; -1: /dev/null */
 	bool die_with_parent;	    /* SIGKILLed when its parent dies (PR_SET_PDEATHSIG) */
-	bool reset_oom_score_adj;   /* 0: a parent protected at -1000 must not protect it */
-	int (*in_child)(void *arg); /* run in the child before exec; non-zero: it exits 126 */
-	void *arg;
+	int (*in_child)(void *arg); /* run in the child after joining; non-zero: it exits 126 */
+	bool reset_oom_score_adj;   /* then 0: a parent protected at -1000 must not protect it */
+	void *arg;		    /* in_child's */
 };
 
 /* Forks and execs argv[0] with argv as how says.  The child exits 126 if it
@@ -108,6 +108,20 @@ pid_t th_spawn(const struct th_spawn *how, char *const argv[]);
  * a sleeper); stamp may be NULL. */
 pid_t th_spawn_hog(const struct th_spawn *how, const char *hog, unsigned mib, unsigned step_kib,
 		   unsigned pause_us, const char *stamp);
+
+/* ---------------------------------------------------------------- control files */
+
+/* "root/rel/file" (rel and file may be ""), in a ring of 8 buffers: a call
+ * may take a few of them as arguments. */
+const char *th_cg_path(const char *root, const char *rel, const char *file);
+
+/* th_write_file on root/rel/file. */
+int th_cg_write(const char *root, const char *rel, const char *file, const char *value);
+
+/* th_read_u64 and th_read_key on root/rel/file, for tests that compare:
+ * UINT64_MAX when the file or the key is missing. */
+uint64_t th_cg_u64(const char *root, const char *rel, const char *file);
+uint64_t th_cg_key(const char *root, const char *rel, const char *file, const char *key);
 
 /* ---------------------------------------------------------------- memcg trees */
 
@@ -123,6 +137,15 @@ int th_cg_make(const char *abs, const char *limit_file, uint64_t limit_bytes);
  * 0 (also when abs does not exist), or -errno of what could not be removed,
  * which it names on stderr. */
 int th_cg_remove_tree(const char *abs, int timeout_ms);
+
+/* ---------------------------------------------------------------- checks */
+
+/* Prints "ok: WHAT" or "FAIL: WHAT" on stdout (flushed) and counts a
+ * failure: the guest programs' report.  Returns ok. */
+bool th_check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* How many th_check() calls failed. */
+int th_failures(void);
 
 /* ---------------------------------------------------------------- cleanup */
 

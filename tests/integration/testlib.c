@@ -52,36 +52,22 @@ void tl_require_kernel(void)
 
 const char *tl_abs(const char *rel)
 {
-	static char buf[4][PATH_MAX];
-	static int i;
-	char *b = buf[i++ % 4];
-	snprintf(b, PATH_MAX, "%s/%s", TL_MEMORY_ROOT, rel);
-	return b;
-}
-
-/* The absolute path of a control file of rel. */
-static const char *file_of(const char *rel, const char *file)
-{
-	static char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/%s/%s", TL_MEMORY_ROOT, rel, file);
-	return path;
+	return th_cg_path(TL_MEMORY_ROOT, rel, "");
 }
 
 int tl_write(const char *rel, const char *file, const char *value)
 {
-	return th_write_file(file_of(rel, file), value);
+	return th_cg_write(TL_MEMORY_ROOT, rel, file, value);
 }
 
 uint64_t tl_read_u64(const char *rel, const char *file)
 {
-	uint64_t v;
-	return th_read_u64(file_of(rel, file), &v) < 0 ? UINT64_MAX : v;
+	return th_cg_u64(TL_MEMORY_ROOT, rel, file);
 }
 
 uint64_t tl_read_key(const char *rel, const char *file, const char *key)
 {
-	uint64_t v;
-	return th_read_key(file_of(rel, file), key, &v) < 0 ? UINT64_MAX : v;
+	return th_cg_key(TL_MEMORY_ROOT, rel, file, key);
 }
 
 static void make_cgroup(const char *rel, uint64_t limit)
