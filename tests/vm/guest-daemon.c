@@ -52,11 +52,11 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "testhelp.h"
 
 #define MIB ((uint64_t)1 << 20)
 #define MACHINE "oomkit-vm-machine"
 
-static int failures;
 static bool v2;
 static const char *cgroot; /* the memory hierarchy's mount */
 static const char *hog_path, *oomkitd_path, *oomkit_path;
@@ -64,70 +64,14 @@ static char dir[64]; /* this run's config, socket, log and reports */
 static char sock[128], conf[128], logpath[128], reports[128];
 static pid_t daemon_pid;
 
-static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	printf("%s: ", ok ? "ok" : "FAIL");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	if (!ok)
-		failures++;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void pause_ms(unsigned ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
-
 /* ------------------------------------------------------------ files */
-
-static ssize_t read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return n;
-}
-
-static bool write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	bool ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
-	close(fd);
-	return ok;
-}
 
 /* The value of "key value" (or "key: value") in a file of such lines; def
  * when the file or the key is missing. */
 static uint64_t key_u64(const char *path, const char *key, uint64_t def)
 {
-	static char buf[16384];
-	size_t n = strlen(key);
-	if (read_file(path, buf, sizeof(buf)) < 0)
-		return def;
-	for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (strncmp(p, key, n) == 0 && (p[n] == ' ' || p[n] == ':' || p[n] == '\t'))
-			return strtoull(p + n + 1 + strspn(p + n + 1, " \t"), NULL, 10);
-	return def;
+	uint64_t v;
+	return th_read_key(path, key, &v) < 0 ? def : v;
 }
 
 static uint64_t vmstat_oom_kill(void)
@@ -139,20 +83,14 @@ static uint64_t vmstat_oom_kill(void)
 
 static const char *cg_file(const char *rel, const char *file)
 {
-	static char path[4][256];
-	static unsigned next;
-	char *p = path[next++ % 4];
-	snprintf(p, sizeof(path[0]), "%s/%s%s%s", cgroot, rel, file[0] ? "/" : "", file);
-	return p;
+	return th_cg_path(cgroot, rel, file);
 }
 
 /* A single-number file; "max" is UINT64_MAX. */
 static uint64_t cg_u64(const char *rel, const char *file)
 {
-	char buf[64];
-	if (read_file(cg_file(rel, file), buf, sizeof(buf)) < 0)
-		return 0;
-	return strncmp(buf, "max", 3) == 0 ? UINT64_MAX : strtoull(buf, NULL, 10);
+	uint64_t v;
+	return th_read_u64(cg_file(rel, file), &v) < 0 ? 0 : v;
 }
 
 static uint64_t cg_limit(const char *rel)
@@ -214,70 +152,13 @@ static bool cg_under_oom(const char *rel, uint64_t since0)
 	return key_u64(cg_file(rel, "memory.events.local"), "high", 0) > since0;
 }
 
-static int cg_pids(const char *rel, pid_t *pids, int max)
-{
-	char buf[8192];
-	int n = 0;
-	if (read_file(cg_file(rel, "cgroup.procs"), buf, sizeof(buf)) < 0)
-		return 0;
-	for (char *p = buf; *p && n < max;) {
-		char *end;
-		long v = strtol(p, &end, 10);
-		if (end == p)
-			break;
-		pids[n++] = (pid_t)v;
-		p = end + strspn(end, "\n");
-	}
-	return n;
-}
-
 /* Kills everything in rel and below, then removes the cgroups, deepest first. */
 static bool cg_destroy(const char *rel)
 {
-	char sub[512];
-	DIR *d = opendir(cg_file(rel, ""));
-	struct dirent *de;
-	bool ok = true;
-	if (!d)
-		return errno == ENOENT;
-	while ((de = readdir(d)))
-		if (de->d_type == DT_DIR && de->d_name[0] != '.') {
-			snprintf(sub, sizeof(sub), "%s/%s", rel, de->d_name);
-			ok = cg_destroy(sub) && ok;
-		}
-	closedir(d);
-	for (int i = 0; i < 200; i++) {
-		pid_t pids[256];
-		int n = cg_pids(rel, pids, 256);
-		for (int k = 0; k < n; k++)
-			kill(pids[k], SIGKILL);
-		while (waitpid(-1, NULL, WNOHANG) > 0)
-			;
-		if (rmdir(cg_file(rel, "")) == 0)
-			return ok;
-		pause_ms(10);
-	}
-	printf("note: cannot remove %s: %s\n", cg_file(rel, ""), strerror(errno));
-	return false;
+	return th_cg_remove_tree(cg_file(rel, ""), 10000) == 0;
 }
 
 /* ------------------------------------------------------------ processes */
-
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_file(path, buf, sizeof(buf)) < 0)
-		return 0;
-	char *rp = strrchr(buf, ')');
-	return rp && rp[1] ? rp[2] : 0;
-}
-
-static bool alive(pid_t pid)
-{
-	char s = proc_state(pid);
-	return s && s != 'Z' && s != 'X';
-}
 
 static uint64_t status_kib(pid_t pid, const char *key)
 {
@@ -290,7 +171,7 @@ static int oom_score_adj(pid_t pid)
 {
 	char path[64], buf[32];
 	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
-	return read_file(path, buf, sizeof(buf)) < 0 ? 1 : atoi(buf);
+	return th_read_file(path, buf, sizeof(buf)) < 0 ? 1 : atoi(buf);
 }
 
 /* The memory cgroup of pid, relative to the hierarchy's root ("" for the root). */
@@ -299,7 +180,7 @@ static const char *proc_memcg(pid_t pid)
 	static char buf[2048];
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	if (read_file(path, buf, sizeof(buf)) < 0)
+	if (th_read_file(path, buf, sizeof(buf)) < 0)
 		return "?";
 	for (char *line = buf; line && *line;) {
 		char *nl = strchr(line, '\n');
@@ -324,7 +205,7 @@ static pid_t find_child(pid_t parent, const char *comm)
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
-		if (read_file(path, buf, sizeof(buf)) < 0)
+		if (th_read_file(path, buf, sizeof(buf)) < 0)
 			continue;
 		char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
 		if (!lp || !rp || rp[1] != ' ')
@@ -340,38 +221,17 @@ static pid_t find_child(pid_t parent, const char *comm)
 	return found;
 }
 
-/* Waits for a child to exit; its status, or -1 after timeout_ms. */
-static int wait_exit(pid_t pid, unsigned timeout_ms)
-{
-	uint64_t end = now_ms() + timeout_ms;
-	int st;
-	do {
-		pid_t r = waitpid(pid, &st, WNOHANG);
-		if (r == pid)
-			return st;
-		if (r < 0)
-			return -1;
-		pause_ms(5);
-	} while (now_ms() < end);
-	return -1;
-}
-
-static bool sigkilled(int st)
-{
-	return st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
-}
-
 /* Waits until pid has mib MiB resident; false if it died or timed out. */
 static bool wait_rss(pid_t pid, unsigned mib, unsigned timeout_ms)
 {
-	uint64_t end = now_ms() + timeout_ms;
+	uint64_t end = th_now_ms() + timeout_ms;
 	do {
 		if (status_kib(pid, "VmRSS") >= (uint64_t)mib * 1024)
 			return true;
-		if (!alive(pid))
+		if (!th_alive(pid))
 			return false;
-		pause_ms(10);
-	} while (now_ms() < end);
+		th_sleep_ms(10);
+	} while (th_now_ms() < end);
 	return false;
 }
 
@@ -392,17 +252,8 @@ static pid_t run_in_job(const char *job, unsigned mib)
 /* A hog put into a job's cgroup directly, without the daemon's help. */
 static pid_t spawn_in_cgroup(const char *rel, unsigned mib)
 {
-	char m[16], self[16];
-	snprintf(m, sizeof(m), "%u", mib);
-	pid_t pid = fork();
-	if (pid == 0) {
-		snprintf(self, sizeof(self), "%d", (int)getpid());
-		if (!write_file(cg_file(rel, "cgroup.procs"), self))
-			_exit(126);
-		execl(hog_path, "oomkit-hog", m, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
+	struct th_spawn how = {.cgroup = cg_file(rel, "")};
+	return th_spawn_hog(&how, hog_path, mib, 1024, 0, NULL);
 }
 
 /* Runs the command line with args; its stdout into out.  Returns its exit status. */
@@ -426,7 +277,7 @@ static int oomkit_cli(char *out, size_t len, const char *a1, const char *a2)
 		n += (size_t)k;
 	out[n] = 0;
 	close(p[0]);
-	int st = wait_exit(pid, 10000);
+	int st = th_wait_exit(pid, 10000);
 	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -478,7 +329,7 @@ static void write_config(uint64_t machine_limit_mib, const char *delay, const st
 static void dump_log(void)
 {
 	char buf[16384];
-	if (read_file(logpath, buf, sizeof(buf)) > 0)
+	if (th_read_file(logpath, buf, sizeof(buf)) > 0)
 		printf("--- oomkitd log\n%s--- end of log\n", buf);
 }
 
@@ -490,7 +341,7 @@ static int config_check(void)
 		execl(oomkitd_path, "oomkitd", "--check", "-c", conf, (char *)NULL);
 		_exit(127);
 	}
-	int st = wait_exit(pid, 10000);
+	int st = th_wait_exit(pid, 10000);
 	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -498,7 +349,7 @@ static int log_count(const char *what)
 {
 	static char buf[65536];
 	int n = 0;
-	if (read_file(logpath, buf, sizeof(buf)) > 0)
+	if (th_read_file(logpath, buf, sizeof(buf)) > 0)
 		for (char *p = buf; (p = strstr(p, what)); p++)
 			n++;
 	return n;
@@ -507,12 +358,12 @@ static int log_count(const char *what)
 /* Waits until the daemon's log has said what more than n0 times. */
 static bool wait_log(const char *what, int n0, unsigned timeout_ms)
 {
-	uint64_t end = now_ms() + timeout_ms;
+	uint64_t end = th_now_ms() + timeout_ms;
 	do {
 		if (log_count(what) > n0)
 			return true;
-		pause_ms(10);
-	} while (now_ms() < end);
+		th_sleep_ms(10);
+	} while (th_now_ms() < end);
 	return false;
 }
 
@@ -532,15 +383,15 @@ static bool start_daemon_with(const char *option)
 			execl(oomkitd_path, "oomkitd", "-c", conf, (char *)NULL);
 		_exit(127);
 	}
-	uint64_t end = now_ms() + 20000;
-	while (now_ms() < end) {
+	uint64_t end = th_now_ms() + 20000;
+	while (th_now_ms() < end) {
 		if (log_count("oomkitd ready") > ready0 && access(sock, F_OK) == 0)
 			return true;
-		if (wait_exit(daemon_pid, 0) != -1) {
+		if (th_wait_exit(daemon_pid, 0) != -1) {
 			daemon_pid = 0;
 			return false;
 		}
-		pause_ms(10);
+		th_sleep_ms(10);
 	}
 	return false;
 }
@@ -556,10 +407,10 @@ static int stop_daemon(void)
 	if (daemon_pid <= 0)
 		return -1;
 	kill(daemon_pid, SIGTERM);
-	int st = wait_exit(daemon_pid, 10000);
+	int st = th_wait_exit(daemon_pid, 10000);
 	if (st == -1) {
 		kill(daemon_pid, SIGKILL);
-		st = wait_exit(daemon_pid, 10000);
+		st = th_wait_exit(daemon_pid, 10000);
 	}
 	daemon_pid = 0;
 	return st;
@@ -571,7 +422,7 @@ static struct json *wait_report(const char *scope, unsigned timeout_ms)
 {
 	static char buf[1 << 18];
 	char suffix[64], best[256] = "", path[400];
-	uint64_t end = now_ms() + timeout_ms;
+	uint64_t end = th_now_ms() + timeout_ms;
 	snprintf(suffix, sizeof(suffix), "-%s.json", scope);
 	do {
 		DIR *d = opendir(reports);
@@ -586,14 +437,14 @@ static struct json *wait_report(const char *scope, unsigned timeout_ms)
 		if (d)
 			closedir(d);
 		snprintf(path, sizeof(path), "%s/%s", reports, best);
-		if (best[0] && read_file(path, buf, sizeof(buf)) > 0) {
+		if (best[0] && th_read_file(path, buf, sizeof(buf)) > 0) {
 			struct json *j = json_parse(buf);
 			if (j && json_get(j, "outcome"))
 				return j;
 			json_free(j);
 		}
-		pause_ms(20);
-	} while (now_ms() < end);
+		th_sleep_ms(20);
+	} while (th_now_ms() < end);
 	return NULL;
 }
 
@@ -644,7 +495,7 @@ static bool teardown(void)
 {
 	if (daemon_pid > 0) {
 		kill(daemon_pid, SIGKILL);
-		wait_exit(daemon_pid, 10000);
+		th_wait_exit(daemon_pid, 10000);
 		daemon_pid = 0;
 	}
 	bool ok = cg_destroy(MACHINE);
@@ -660,17 +511,18 @@ static void check_report(const char *what, const struct json *r, const char *sco
 			 const char *victim_job, pid_t victim)
 {
 	const struct json *dec = r ? json_get(r, "decision") : NULL;
-	check(r && dec, "%s: a complete report of the %s OOM in the report directory", what, scope);
+	th_check(r && dec, "%s: a complete report of the %s OOM in the report directory", what, scope);
 	if (!dec)
 		return;
-	check(strcmp(jstr(r, "scope"), strcmp(scope, "machine") == 0 ? "machine" : "job") == 0 &&
-		  strcmp(jstr(dec, "policy"), policy) == 0,
-	      "%s: the report's decision is %s (scope %s, action %s, policy %s)", what, policy,
-	      jstr(r, "scope"), jstr(dec, "action"), jstr(dec, "policy"));
+	th_check(strcmp(jstr(r, "scope"), strcmp(scope, "machine") == 0 ? "machine" : "job") == 0 &&
+		     strcmp(jstr(dec, "policy"), policy) == 0,
+		 "%s: the report's decision is %s (scope %s, action %s, policy %s)", what, policy,
+		 jstr(r, "scope"), jstr(dec, "action"), jstr(dec, "policy"));
 	if (victim_job)
-		check(strcmp(jstr(dec, "victim_job"), victim_job) == 0 && jnum(dec, "victim_pid") == victim,
-		      "%s: the report names job %s and process %d (victim_job %s, victim_pid %" PRId64 ")",
-		      what, victim_job, (int)victim, jstr(dec, "victim_job"), jnum(dec, "victim_pid"));
+		th_check(strcmp(jstr(dec, "victim_job"), victim_job) == 0 &&
+			     jnum(dec, "victim_pid") == victim,
+			 "%s: the report names job %s and process %d (victim_job %s, victim_pid %" PRId64 ")",
+			 what, victim_job, (int)victim, jstr(dec, "victim_job"), jnum(dec, "victim_pid"));
 	printf("note: %s: reason: %s; outcome: %s\n", what, jstr(dec, "reason"), jstr(r, "outcome"));
 	report_timings(r);
 }
@@ -684,27 +536,28 @@ static void machine_oom(void)
 		hits[i] = cg_limit_hits(jobs[i]);
 	/* web 50 + batch 40 + player 70 MiB > 160 MiB, each well within its own limit. */
 	pid_t web = run_in_job("web", 50);
-	check(wait_rss(web, 50, 30000), "machine: web (priority 900) has its 50 MiB");
+	th_check(wait_rss(web, 50, 30000), "machine: web (priority 900) has its 50 MiB");
 	pid_t batch = run_in_job("batch", 40);
-	check(wait_rss(batch, 40, 30000), "machine: batch (priority 100) has its 40 MiB");
-	uint64_t t0 = now_ms();
+	th_check(wait_rss(batch, 40, 30000), "machine: batch (priority 100) has its 40 MiB");
+	uint64_t t0 = th_now_ms();
 	pid_t player = run_in_job("player", 70);
-	int st = wait_exit(batch, 30000);
-	uint64_t t1 = now_ms();
-	check(sigkilled(st), "machine: batch's process died of SIGKILL when player grew (status 0x%x)", st);
-	check(wait_rss(player, 70, 30000), "machine: player then got all of its 70 MiB");
+	int st = th_wait_exit(batch, 30000);
+	uint64_t t1 = th_now_ms();
+	th_check(th_sigkilled(st), "machine: batch's process died of SIGKILL when player grew (status 0x%x)",
+		 st);
+	th_check(wait_rss(player, 70, 30000), "machine: player then got all of its 70 MiB");
 	printf("figure: machine: player started -> batch's process reaped: %" PRIu64 " ms\n", t1 - t0);
-	check(alive(web) && alive(player), "machine: web and player live");
-	check(machine_oom_kills() == 0 && vmstat_oom_kill() == k0,
-	      "machine: the kernel killed nothing (oom_kill in the machine %" PRIu64
-	      ", vmstat oom_kill %" PRIu64 " -> %" PRIu64 ")",
-	      machine_oom_kills(), k0, vmstat_oom_kill());
+	th_check(th_alive(web) && th_alive(player), "machine: web and player live");
+	th_check(machine_oom_kills() == 0 && vmstat_oom_kill() == k0,
+		 "machine: the kernel killed nothing (oom_kill in the machine %" PRIu64
+		 ", vmstat oom_kill %" PRIu64 " -> %" PRIu64 ")",
+		 machine_oom_kills(), k0, vmstat_oom_kill());
 	bool none = true;
 	for (int i = 0; i < 3; i++)
 		none = none && cg_limit_hits(jobs[i]) == hits[i];
-	check(none && cg_limit_hits(MACHINE) > 0,
-	      "machine: only the machine's limit was reached, no job's own (machine %" PRIu64 " times)",
-	      cg_limit_hits(MACHINE));
+	th_check(none && cg_limit_hits(MACHINE) > 0,
+		 "machine: only the machine's limit was reached, no job's own (machine %" PRIu64 " times)",
+		 cg_limit_hits(MACHINE));
 
 	struct json *r = wait_report("machine", 10000);
 	check_report("machine", r, "machine", "kill-lowest", "batch", batch);
@@ -712,19 +565,19 @@ static void machine_oom(void)
 
 	struct json *s = status();
 	const struct json *m = s ? json_get(s, "machine") : NULL, *jb = s ? jjob(s, "batch") : NULL;
-	check(m && jnum(m, "ooms") == 1 && jnum(m, "kills") == 1,
-	      "machine: oomkit --json status parses and counts 1 machine OOM, 1 kill (ooms %" PRId64
-	      ", kills %" PRId64 ")",
-	      m ? jnum(m, "ooms") : -1, m ? jnum(m, "kills") : -1);
-	check(jb && jnum(jb, "kills") == 1 && jnum(jb, "ooms") == 0 && jnum(jjob(s, "web"), "kills") == 0 &&
-		  jnum(jjob(s, "player"), "kills") == 0,
-	      "machine: status charges the kill to batch, no job had an OOM of its own");
+	th_check(m && jnum(m, "ooms") == 1 && jnum(m, "kills") == 1,
+		 "machine: oomkit --json status parses and counts 1 machine OOM, 1 kill (ooms %" PRId64
+		 ", kills %" PRId64 ")",
+		 m ? jnum(m, "ooms") : -1, m ? jnum(m, "kills") : -1);
+	th_check(jb && jnum(jb, "kills") == 1 && jnum(jb, "ooms") == 0 &&
+		     jnum(jjob(s, "web"), "kills") == 0 && jnum(jjob(s, "player"), "kills") == 0,
+		 "machine: status charges the kill to batch, no job had an OOM of its own");
 	json_free(s);
 
 	kill(web, SIGKILL);
 	kill(player, SIGKILL);
-	wait_exit(web, 10000);
-	wait_exit(player, 10000);
+	th_wait_exit(web, 10000);
+	th_wait_exit(player, 10000);
 }
 
 static void job_grow(void)
@@ -733,24 +586,24 @@ static void job_grow(void)
 	uint64_t k0 = vmstat_oom_kill();
 	/* build: limit 32M, limit_max 80M, policy grow; the machine is empty now. */
 	pid_t hog = run_in_job("build", 56);
-	check(wait_rss(hog, 56, 30000), "grow: build's process got its 56 MiB past the 32 MiB limit");
-	check(alive(hog), "grow: it lives");
-	check(cg_limit(rel) == 80 * MIB, "grow: build's limit is its limit_max, 80 MiB (%" PRIu64 " MiB)",
-	      cg_limit(rel) / MIB);
-	check(cg_oom_kills(rel) == 0 && vmstat_oom_kill() == k0, "grow: the kernel killed nothing");
+	th_check(wait_rss(hog, 56, 30000), "grow: build's process got its 56 MiB past the 32 MiB limit");
+	th_check(th_alive(hog), "grow: it lives");
+	th_check(cg_limit(rel) == 80 * MIB, "grow: build's limit is its limit_max, 80 MiB (%" PRIu64 " MiB)",
+		 cg_limit(rel) / MIB);
+	th_check(cg_oom_kills(rel) == 0 && vmstat_oom_kill() == k0, "grow: the kernel killed nothing");
 	struct json *r = wait_report("build", 10000);
 	check_report("grow", r, "build", "grow", NULL, 0);
 	const struct json *dec = r ? json_get(r, "decision") : NULL;
-	check(dec && jnum(dec, "new_limit_bytes") == (int64_t)(80 * MIB),
-	      "grow: the report's new limit is 80 MiB");
+	th_check(dec && jnum(dec, "new_limit_bytes") == (int64_t)(80 * MIB),
+		 "grow: the report's new limit is 80 MiB");
 	json_free(r);
 	struct json *s = status();
 	const struct json *jb = s ? jjob(s, "build") : NULL;
-	check(jb && jnum(jb, "ooms") == 1 && jnum(jb, "limit_bytes") == (int64_t)(80 * MIB),
-	      "grow: status shows build's one OOM and its 80 MiB limit");
+	th_check(jb && jnum(jb, "ooms") == 1 && jnum(jb, "limit_bytes") == (int64_t)(80 * MIB),
+		 "grow: status shows build's one OOM and its 80 MiB limit");
 	json_free(s);
 	kill(hog, SIGKILL);
-	wait_exit(hog, 10000);
+	th_wait_exit(hog, 10000);
 }
 
 /* Does what a delegated job's owner may try: as uid, write value to the
@@ -769,7 +622,7 @@ static int as_owner(unsigned uid, const char *rel, const char *file, const char 
 			_exit(errno);
 		_exit(write(fd, value, strlen(value)) < 0 ? errno : 0);
 	}
-	int st = wait_exit(pid, 10000);
+	int st = th_wait_exit(pid, 10000);
 	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -778,8 +631,8 @@ static void job_delegated(void)
 {
 	const char *rel = MACHINE "/shared";
 	int r = as_owner(1000, rel, "sub", NULL);
-	check(r == 0, "delegation: the owner creates a child cgroup in its job (%s)",
-	      r > 0 ? strerror(r) : "ok");
+	th_check(r == 0, "delegation: the owner creates a child cgroup in its job (%s)",
+		 r > 0 ? strerror(r) : "ok");
 	const char *limits[] = {v2 ? "memory.max" : "memory.limit_in_bytes",
 				v2 ? "memory.high" : "memory.soft_limit_in_bytes",
 				v2 ? "memory.low" : "memory.memsw.limit_in_bytes"};
@@ -787,12 +640,12 @@ static void job_delegated(void)
 		if (access(cg_file(rel, limits[i]), F_OK) < 0)
 			continue;
 		r = as_owner(1000, rel, limits[i], "max");
-		check(r == EACCES || r == EPERM, "delegation: the owner cannot write %s (%s)", limits[i],
-		      r > 0    ? strerror(r)
-		      : r == 0 ? "it could"
-			       : "?");
+		th_check(r == EACCES || r == EPERM, "delegation: the owner cannot write %s (%s)", limits[i],
+			 r > 0	  ? strerror(r)
+			 : r == 0 ? "it could"
+				  : "?");
 	}
-	check(cg_limit(rel) == 32 * MIB, "delegation: the job's limit is still 32 MiB");
+	th_check(cg_limit(rel) == 32 * MIB, "delegation: the job's limit is still 32 MiB");
 }
 
 /* SIGHUP gives the job spare, unlimited so far, a limit of 32 MiB: from then
@@ -806,18 +659,18 @@ static void job_reload(struct job *jobs, size_t n)
 			jobs[i].limit_mib = 32;
 	write_config(160, "2s", jobs, n);
 	kill(daemon_pid, SIGHUP);
-	check(wait_log("reloaded ", 0, 10000), "reload: oomkitd reloaded its configuration on SIGHUP");
-	check(
+	th_check(wait_log("reloaded ", 0, 10000), "reload: oomkitd reloaded its configuration on SIGHUP");
+	th_check(
 	    cg_limit(rel) == 32 * MIB && cg_held(rel),
 	    "reload: spare has its new 32 MiB limit, and the kernel killer is held off for it (limit %" PRIu64
 	    " MiB)",
 	    cg_limit(rel) / MIB);
 	pid_t hog = run_in_job("spare", 48);
-	int st = wait_exit(hog, 30000);
-	check(sigkilled(st), "reload: spare's 48 MiB process died of SIGKILL at its 32 MiB limit");
-	check(cg_oom_kills(rel) == kills0 && vmstat_oom_kill() == k0,
-	      "reload: by oomkitd, not the kernel (spare oom_kill %" PRIu64 " -> %" PRIu64 ")", kills0,
-	      cg_oom_kills(rel));
+	int st = th_wait_exit(hog, 30000);
+	th_check(th_sigkilled(st), "reload: spare's 48 MiB process died of SIGKILL at its 32 MiB limit");
+	th_check(cg_oom_kills(rel) == kills0 && vmstat_oom_kill() == k0,
+		 "reload: by oomkitd, not the kernel (spare oom_kill %" PRIu64 " -> %" PRIu64 ")", kills0,
+		 cg_oom_kills(rel));
 	struct json *r = wait_report("spare", 10000);
 	check_report("reload", r, "spare", "kill-newest", "spare", hog);
 	json_free(r);
@@ -847,30 +700,31 @@ static void dry_run(void)
 {
 	const char *rel = MACHINE "/batch";
 	if (!start_daemon_with("--dry-run")) {
-		check(false, "dry run: oomkitd --dry-run started and became ready");
+		th_check(false, "dry run: oomkitd --dry-run started and became ready");
 		return;
 	}
-	check(!cg_held(MACHINE) && !cg_held(rel), "dry run: the kernel killer stays on");
+	th_check(!cg_held(MACHINE) && !cg_held(rel), "dry run: the kernel killer stays on");
 	int n0 = count_reports("batch");
 	uint64_t k0 = cg_oom_kills(rel);
 	pid_t hog = run_in_job("batch", 96);
-	int st = wait_exit(hog, 30000);
-	check(sigkilled(st) && cg_oom_kills(rel) == k0 + 1,
-	      "dry run: the kernel killed batch's 96 MiB process at its 64 MiB limit, once (oom_kill %" PRIu64
-	      " -> %" PRIu64 ")",
-	      k0, cg_oom_kills(rel));
+	int st = th_wait_exit(hog, 30000);
+	th_check(
+	    th_sigkilled(st) && cg_oom_kills(rel) == k0 + 1,
+	    "dry run: the kernel killed batch's 96 MiB process at its 64 MiB limit, once (oom_kill %" PRIu64
+	    " -> %" PRIu64 ")",
+	    k0, cg_oom_kills(rel));
 	struct json *r = wait_report("batch", 10000);
 	const struct json *dry = r ? json_get(r, "dry_run") : NULL;
-	check(r && dry && dry->type == JSON_BOOL && dry->boolean &&
-		  strcmp(jstr(r, "outcome"), "dry run: nothing done") == 0,
-	      "dry run: the report says dry run, nothing done (%s)", r ? jstr(r, "outcome") : "no report");
+	th_check(r && dry && dry->type == JSON_BOOL && dry->boolean &&
+		     strcmp(jstr(r, "outcome"), "dry run: nothing done") == 0,
+		 "dry run: the report says dry run, nothing done (%s)", r ? jstr(r, "outcome") : "no report");
 	json_free(r);
 	/* Every wake-up the OOM causes has been read once status answers. */
 	struct json *s = status();
 	const struct json *jb = s ? jjob(s, "batch") : NULL;
-	check(jb && jnum(jb, "ooms") == 1 && count_reports("batch") == n0 + 1,
-	      "dry run: one OOM, one report (status ooms %" PRId64 ", %d new reports)",
-	      jb ? jnum(jb, "ooms") : -1, count_reports("batch") - n0);
+	th_check(jb && jnum(jb, "ooms") == 1 && count_reports("batch") == n0 + 1,
+		 "dry run: one OOM, one report (status ooms %" PRId64 ", %d new reports)",
+		 jb ? jnum(jb, "ooms") : -1, count_reports("batch") - n0);
 	json_free(s);
 	stop_daemon();
 }
@@ -888,12 +742,12 @@ static void scenario_memcg(void)
 	};
 	size_t n_jobs = sizeof(jobs) / sizeof(jobs[0]);
 	write_config(160, "2s", jobs, n_jobs);
-	check(config_check() == 0, "memcg: oomkitd --check accepts the configuration");
+	th_check(config_check() == 0, "memcg: oomkitd --check accepts the configuration");
 	if (!start_daemon()) {
-		check(false, "memcg: oomkitd started and became ready");
+		th_check(false, "memcg: oomkitd started and became ready");
 		return;
 	}
-	check(cg_limit(MACHINE) == 160 * MIB, "memcg: the machine cgroup has its 160 MiB limit");
+	th_check(cg_limit(MACHINE) == 160 * MIB, "memcg: the machine cgroup has its 160 MiB limit");
 	bool held = cg_held(MACHINE);
 	for (size_t i = 0; i < n_jobs; i++) {
 		if (!jobs[i].limit_mib)
@@ -902,19 +756,20 @@ static void scenario_memcg(void)
 		snprintf(rel, sizeof(rel), MACHINE "/%s", jobs[i].name);
 		held = held && cg_held(rel) && cg_limit(rel) == jobs[i].limit_mib * MIB;
 	}
-	check(held,
-	      "memcg: every job has its limit, and the kernel killer is held off for them and the machine");
-	check(log_count("cannot take over") == 0,
-	      "memcg: oomkitd took every job with a limit over without an error");
+	th_check(
+	    held,
+	    "memcg: every job has its limit, and the kernel killer is held off for them and the machine");
+	th_check(log_count("cannot take over") == 0,
+		 "memcg: oomkitd took every job with a limit over without an error");
 	machine_oom();
 	job_grow();
 	job_delegated();
 	job_reload(jobs, n_jobs);
 	int st = stop_daemon();
-	check(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
-	      "memcg: oomkitd stopped on SIGTERM (status 0x%x)", st);
-	check(!cg_held(MACHINE) && !cg_held(MACHINE "/web"),
-	      "memcg: once stopped, the kernel killer is back");
+	th_check(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		 "memcg: oomkitd stopped on SIGTERM (status 0x%x)", st);
+	th_check(!cg_held(MACHINE) && !cg_held(MACHINE "/web"),
+		 "memcg: once stopped, the kernel killer is back");
 	dry_run();
 }
 
@@ -924,17 +779,17 @@ static void scenario_memcg(void)
 static pid_t check_protected(void)
 {
 	pid_t g = find_child(daemon_pid, "oomkit-guardian");
-	check(g > 0, "system: oomkitd's guardian is its child %d", (int)g);
-	check(oom_score_adj(daemon_pid) == -1000 && status_kib(daemon_pid, "VmLck") > 0,
-	      "system: oomkitd has oom_score_adj %d and %" PRIu64 " KiB locked", oom_score_adj(daemon_pid),
-	      status_kib(daemon_pid, "VmLck"));
+	th_check(g > 0, "system: oomkitd's guardian is its child %d", (int)g);
+	th_check(oom_score_adj(daemon_pid) == -1000 && status_kib(daemon_pid, "VmLck") > 0,
+		 "system: oomkitd has oom_score_adj %d and %" PRIu64 " KiB locked", oom_score_adj(daemon_pid),
+		 status_kib(daemon_pid, "VmLck"));
 	if (g > 0)
-		check(oom_score_adj(g) == -1000 && status_kib(g, "VmLck") > 0,
-		      "system: the guardian has oom_score_adj %d and %" PRIu64 " KiB locked",
-		      oom_score_adj(g), status_kib(g, "VmLck"));
+		th_check(oom_score_adj(g) == -1000 && status_kib(g, "VmLck") > 0,
+			 "system: the guardian has oom_score_adj %d and %" PRIu64 " KiB locked",
+			 oom_score_adj(g), status_kib(g, "VmLck"));
 	const char *cg = proc_memcg(daemon_pid);
-	check(strcmp(cg, MACHINE "-daemon") == 0,
-	      "system: oomkitd lives in its reserve cgroup %s, outside the machine", cg);
+	th_check(strcmp(cg, MACHINE "-daemon") == 0,
+		 "system: oomkitd lives in its reserve cgroup %s, outside the machine", cg);
 	return g;
 }
 
@@ -956,94 +811,96 @@ static void scenario_system(void)
 	/* A delay far longer than the test: when the kernel resolves the OOM of
 	 * a killed oomkitd, it is the guardian's doing, not the delay's. */
 	write_config(limit, "30s", jobs, 2);
-	check(config_check() == 0, "system: oomkitd --check accepts the configuration");
+	th_check(config_check() == 0, "system: oomkitd --check accepts the configuration");
 	if (!start_daemon()) {
-		check(false, "system: oomkitd started and became ready");
+		th_check(false, "system: oomkitd started and became ready");
 		return;
 	}
 	pid_t dpid = daemon_pid, guardian = check_protected();
 
 	pid_t web = run_in_job("web", 16);
-	check(wait_rss(web, 16, 30000), "system: web has its 16 MiB");
+	th_check(wait_rss(web, 16, 30000), "system: web has its 16 MiB");
 	uint64_t k0 = vmstat_oom_kill();
 	pid_t batch = run_in_job("batch", (unsigned)want);
-	int st = wait_exit(batch, 60000);
-	check(sigkilled(st), "system: the batch hog wanting %" PRIu64 " MiB died of SIGKILL", want);
-	check(vmstat_oom_kill() == k0 && machine_oom_kills() == 0,
-	      "system: before the kernel OOM killer fired (vmstat oom_kill %" PRIu64 " -> %" PRIu64 ")", k0,
-	      vmstat_oom_kill());
-	check(alive(web), "system: web lives");
-	check(alive(dpid) && guardian > 0 && alive(guardian) &&
-		  find_child(dpid, "oomkit-guardian") == guardian,
-	      "system: oomkitd and its guardian live");
+	int st = th_wait_exit(batch, 60000);
+	th_check(th_sigkilled(st), "system: the batch hog wanting %" PRIu64 " MiB died of SIGKILL", want);
+	th_check(vmstat_oom_kill() == k0 && machine_oom_kills() == 0,
+		 "system: before the kernel OOM killer fired (vmstat oom_kill %" PRIu64 " -> %" PRIu64 ")",
+		 k0, vmstat_oom_kill());
+	th_check(th_alive(web), "system: web lives");
+	th_check(th_alive(dpid) && guardian > 0 && th_alive(guardian) &&
+		     find_child(dpid, "oomkit-guardian") == guardian,
+		 "system: oomkitd and its guardian live");
 	struct json *r = wait_report("machine", 10000);
 	check_report("system", r, "machine", "kill-lowest", "batch", batch);
 	json_free(r);
 	struct json *s = status();
 	const struct json *m = s ? json_get(s, "machine") : NULL;
-	check(m && jnum(m, "ooms") == 1 && jnum(m, "kills") == 1,
-	      "system: status counts 1 machine OOM and 1 kill");
+	th_check(m && jnum(m, "ooms") == 1 && jnum(m, "kills") == 1,
+		 "system: status counts 1 machine OOM and 1 kill");
 	json_free(s);
 
 	/* oomkitd stops answering (SIGSTOP) and is SIGKILLed in the middle of the
 	 * next OOM, which it holds: the guardian must give the kernel its killer. */
 	uint64_t high0 = key_u64(cg_file(MACHINE, "memory.events.local"), "high", 0);
 	kill(dpid, SIGSTOP);
-	uint64_t end = now_ms() + 5000;
-	while (proc_state(dpid) != 'T' && now_ms() < end)
-		pause_ms(5);
-	check(proc_state(dpid) == 'T', "system: oomkitd is stopped");
+	uint64_t end = th_now_ms() + 5000;
+	while (th_proc_state(dpid) != 'T' && th_now_ms() < end)
+		th_sleep_ms(5);
+	th_check(th_proc_state(dpid) == 'T', "system: oomkitd is stopped");
 	uint64_t k1 = vmstat_oom_kill(), c1 = machine_oom_kills();
 	batch = spawn_in_cgroup(MACHINE "/batch", (unsigned)want);
-	end = now_ms() + 30000;
-	while (!cg_under_oom(MACHINE, high0) && alive(batch) && now_ms() < end)
-		pause_ms(5);
-	check(cg_under_oom(MACHINE, high0) && alive(batch) && vmstat_oom_kill() == k1,
-	      "system: with oomkitd stopped the machine is out of memory and held; the hog waits");
-	uint64_t t0 = now_ms();
+	end = th_now_ms() + 30000;
+	while (!cg_under_oom(MACHINE, high0) && th_alive(batch) && th_now_ms() < end)
+		th_sleep_ms(5);
+	th_check(cg_under_oom(MACHINE, high0) && th_alive(batch) && vmstat_oom_kill() == k1,
+		 "system: with oomkitd stopped the machine is out of memory and held; the hog waits");
+	uint64_t t0 = th_now_ms();
 	kill(dpid, SIGKILL);
-	st = wait_exit(dpid, 10000);
+	st = th_wait_exit(dpid, 10000);
 	daemon_pid = 0;
-	check(sigkilled(st), "system: oomkitd died of SIGKILL");
-	st = wait_exit(batch, 15000);
-	uint64_t t1 = now_ms();
-	check(sigkilled(st), "system: the hog died of SIGKILL, long before the 30 s delay");
+	th_check(th_sigkilled(st), "system: oomkitd died of SIGKILL");
+	st = th_wait_exit(batch, 15000);
+	uint64_t t1 = th_now_ms();
+	th_check(th_sigkilled(st), "system: the hog died of SIGKILL, long before the 30 s delay");
 	printf("figure: system: oomkitd SIGKILLed -> hog reaped by the kernel: %" PRIu64 " ms\n", t1 - t0);
-	check(vmstat_oom_kill() > k1 && machine_oom_kills() > c1,
-	      "system: it was the kernel OOM killer (vmstat oom_kill %" PRIu64 " -> %" PRIu64
-	      ", in the machine %" PRIu64 " -> %" PRIu64 ")",
-	      k1, vmstat_oom_kill(), c1, machine_oom_kills());
-	end = now_ms() + 5000;
-	while (alive(guardian) && now_ms() < end)
-		pause_ms(5);
-	check(!alive(guardian), "system: the guardian exited after its daemon");
-	check(!cg_held(MACHINE) && !cg_held(MACHINE "/web") && !cg_held(MACHINE "/batch"),
-	      "system: the kernel killer is back on the machine and both jobs");
-	check(alive(web), "system: the kernel chose the hog; web lives");
+	th_check(vmstat_oom_kill() > k1 && machine_oom_kills() > c1,
+		 "system: it was the kernel OOM killer (vmstat oom_kill %" PRIu64 " -> %" PRIu64
+		 ", in the machine %" PRIu64 " -> %" PRIu64 ")",
+		 k1, vmstat_oom_kill(), c1, machine_oom_kills());
+	end = th_now_ms() + 5000;
+	while (th_alive(guardian) && th_now_ms() < end)
+		th_sleep_ms(5);
+	th_check(!th_alive(guardian), "system: the guardian exited after its daemon");
+	th_check(!cg_held(MACHINE) && !cg_held(MACHINE "/web") && !cg_held(MACHINE "/batch"),
+		 "system: the kernel killer is back on the machine and both jobs");
+	th_check(th_alive(web), "system: the kernel chose the hog; web lives");
 	pid_t after = spawn_in_cgroup(MACHINE "/batch", 32);
-	check(wait_rss(after, 32, 30000), "system: nothing is blocked: a new process in batch gets 32 MiB");
+	th_check(wait_rss(after, 32, 30000),
+		 "system: nothing is blocked: a new process in batch gets 32 MiB");
 	kill(after, SIGKILL);
-	wait_exit(after, 10000);
+	th_wait_exit(after, 10000);
 
 	/* oomkitd started again adopts what the killed one left and handles the next OOM. */
-	check(start_daemon(), "system: oomkitd starts again");
-	check(wait_log("web: adopted ", 0, 1) && wait_log("batch: adopted ", 0, 1) && cg_held(MACHINE) &&
-		  cg_held(MACHINE "/batch"),
-	      "system: it adopts the machine and both jobs and holds them again");
+	th_check(start_daemon(), "system: oomkitd starts again");
+	th_check(wait_log("web: adopted ", 0, 1) && wait_log("batch: adopted ", 0, 1) && cg_held(MACHINE) &&
+		     cg_held(MACHINE "/batch"),
+		 "system: it adopts the machine and both jobs and holds them again");
 	uint64_t k2 = vmstat_oom_kill();
 	batch = run_in_job("batch", (unsigned)want);
-	st = wait_exit(batch, 60000);
-	check(sigkilled(st) && vmstat_oom_kill() == k2 && alive(web),
-	      "system: the next hog in batch is killed by oomkitd again, web lives (vmstat oom_kill %" PRIu64
-	      " -> %" PRIu64 ")",
-	      k2, vmstat_oom_kill());
+	st = th_wait_exit(batch, 60000);
+	th_check(
+	    th_sigkilled(st) && vmstat_oom_kill() == k2 && th_alive(web),
+	    "system: the next hog in batch is killed by oomkitd again, web lives (vmstat oom_kill %" PRIu64
+	    " -> %" PRIu64 ")",
+	    k2, vmstat_oom_kill());
 	r = wait_report("machine", 10000);
-	check(r && jnum(r, "id") == 2, "system: its report is number 2: the ids go on after the restart");
+	th_check(r && jnum(r, "id") == 2, "system: its report is number 2: the ids go on after the restart");
 	if (r)
 		check_report("system, restarted", r, "machine", "kill-lowest", "batch", batch);
 	json_free(r);
 	kill(web, SIGKILL);
-	wait_exit(web, 10000);
+	th_wait_exit(web, 10000);
 }
 
 int main(int argc, char **argv)
@@ -1083,7 +940,7 @@ int main(int argc, char **argv)
 	snprintf(reports, sizeof(reports), "%s/reports", dir);
 	printf("mode %s: oomkitd on the memory hierarchy at %s\n", mode, cgroot);
 
-	uint64_t t0 = now_ms();
+	uint64_t t0 = th_now_ms();
 	if (strcmp(which, "memcg") == 0)
 		scenario_memcg();
 	else if (strcmp(which, "system") == 0)
@@ -1092,10 +949,10 @@ int main(int argc, char **argv)
 		printf("FAIL: unknown scenario %s (memcg or system)\n", which);
 		return 1;
 	}
-	check(teardown(), "%s: every cgroup removed", which);
-	if (failures)
+	th_check(teardown(), "%s: every cgroup removed", which);
+	if (th_failures())
 		dump_log();
-	printf("figure: %s scenario: %" PRIu64 " ms\n", which, now_ms() - t0);
-	printf("%s: %d failed\n", which, failures);
-	return failures ? 1 : 0;
+	printf("figure: %s scenario: %" PRIu64 " ms\n", which, th_now_ms() - t0);
+	printf("%s: %d failed\n", which, th_failures());
+	return th_failures() ? 1 : 0;
 }

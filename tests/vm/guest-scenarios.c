@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "oomkit.h"
+#include "testhelp.h"
 
 #define MIB (1024ull * 1024ull)
 /* Overridable so that the memcg scenarios can also run on a host under a
@@ -31,28 +32,7 @@
 #define PARENT parent
 static const char *parent = "oomkit-vm";
 
-static int failures;
 static const char *hog_path;
-
-static void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	printf("%s: ", ok ? "ok" : "FAIL");
-	vprintf(fmt, ap);
-	printf("\n");
-	fflush(stdout);
-	va_end(ap);
-	if (!ok)
-		failures++;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static oomkit_ctx *ctx_new(bool guardian)
 {
@@ -69,59 +49,26 @@ static oomkit_ctx *ctx_new(bool guardian)
 	return ctx;
 }
 
-/* Starts the hog in cgroup: mib MiB, then sleeps.  0 MiB: a sleeper. */
+struct attach {
+	oomkit_ctx *ctx;
+	const char *cgroup;
+};
+
+static int attach_self(void *p)
+{
+	struct attach *a = p;
+	return oomkit_cgroup_attach(a->ctx, a->cgroup, getpid()) < 0;
+}
+
+/* Starts the hog in cgroup: mib MiB, then sleeps.  0 MiB: a sleeper.  It
+ * joins through the library, which knows the v1 or v2 hierarchy. */
 static pid_t spawn(oomkit_ctx *ctx, const char *cgroup, unsigned mib)
 {
-	pid_t pid = fork();
-	if (pid == 0) {
-		char a[16];
-		if (oomkit_cgroup_attach(ctx, cgroup, getpid()) < 0)
-			_exit(126);
-		/* The handler protects itself with oom_score_adj -1000, which a
-		 * child inherits: the kernel must be free to kill the hog. */
-		int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write(fd, "0", 1) != 1)
-			_exit(125);
-		close(fd);
-		snprintf(a, sizeof(a), "%u", mib);
-		execl(hog_path, "oomkit-hog", a, "1024", "0", (char *)NULL);
-		_exit(127);
-	}
-	return pid;
-}
-
-static bool alive(pid_t pid)
-{
-	char path[64], buf[256];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	char *rp = strrchr(buf, ')');
-	return rp && rp[2] != 'Z' && rp[2] != 'X';
-}
-
-/* Waits for a child to exit; returns its status, -1 after timeout_ms. */
-static int wait_exit(pid_t pid, int timeout_ms)
-{
-	uint64_t end = now_ms() + (uint64_t)timeout_ms;
-	int st;
-	while (now_ms() < end) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			return st;
-		usleep(5000);
-	}
-	return -1;
-}
-
-static bool sigkilled(int st)
-{
-	return st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+	struct attach a = {ctx, cgroup};
+	/* The handler protects itself with oom_score_adj -1000, which a child
+	 * inherits: the kernel must be free to kill the hog. */
+	struct th_spawn how = {.reset_oom_score_adj = true, .in_child = attach_self, .arg = &a};
+	return th_spawn_hog(&how, hog_path, mib, 1024, 0, NULL);
 }
 
 static struct oomkit_cgroup_memory mem(oomkit_ctx *ctx, const char *cg)
@@ -178,8 +125,8 @@ static enum oomkit_verdict handler(oomkit_ctx *ctx, const struct oomkit_event *e
 /* Dispatches until done(r) or timeout_ms. */
 static bool run_until(oomkit_ctx *ctx, bool (*done)(oomkit_ctx *, void *), void *arg, int timeout_ms)
 {
-	uint64_t end = now_ms() + (uint64_t)timeout_ms;
-	while (now_ms() < end) {
+	uint64_t end = th_now_ms() + (uint64_t)timeout_ms;
+	while (th_now_ms() < end) {
 		if (done(ctx, arg))
 			return true;
 		oomkit_dispatch(ctx, 20);
@@ -211,20 +158,21 @@ static void scenario_kill(oomkit_ctx *ctx)
 	snprintf(cg, sizeof(cg), "%s/kill", PARENT);
 	struct rec r = {.verdict = OOMKIT_RESOLVED};
 	oomkit_watch *w;
-	check(oomkit_cgroup_create(ctx, cg, 64 * MIB) >= 0, "kill: created %s with a 64 MiB limit", cg);
+	th_check(oomkit_cgroup_create(ctx, cg, 64 * MIB) >= 0, "kill: created %s with a 64 MiB limit", cg);
 	pid_t a = spawn(ctx, cg, 0), b = spawn(ctx, cg, 0);
-	check(oomkit_watch_oom(ctx, cg, 0, handler, &r, &w) == 0 && oomkit_take_over(ctx, w, 10000) == 0,
-	      "kill: watching and holding the kernel killer off");
+	th_check(oomkit_watch_oom(ctx, cg, 0, handler, &r, &w) == 0 && oomkit_take_over(ctx, w, 10000) == 0,
+		 "kill: watching and holding the kernel killer off");
+	/* Its start time is known from the fork on, and the handler runs only
+	 * inside run_until: no need to wait before naming it the victim. */
 	pid_t hog = spawn(ctx, cg, 128);
-	usleep(50000);
 	r.victim = hog;
 	r.victim_start = start_time(ctx, hog);
-	check(run_until(ctx, saw_oom, &r, 30000), "kill: the OOM reached the handler");
-	check(r.kill_result == 0, "kill: oomkit_kill returned %d", r.kill_result);
-	check(sigkilled(wait_exit(hog, 10000)), "kill: the hog died of SIGKILL");
-	check(run_until(ctx, oom_over, cg, 10000), "kill: the cgroup left OOM");
-	check(alive(a) && alive(b), "kill: the other two processes live");
-	check(mem(ctx, cg).oom_kill == 0, "kill: the kernel killed nothing");
+	th_check(run_until(ctx, saw_oom, &r, 30000), "kill: the OOM reached the handler");
+	th_check(r.kill_result == 0, "kill: oomkit_kill returned %d", r.kill_result);
+	th_check(th_sigkilled(th_wait_exit(hog, 10000)), "kill: the hog died of SIGKILL");
+	th_check(run_until(ctx, oom_over, cg, 10000), "kill: the cgroup left OOM");
+	th_check(th_alive(a) && th_alive(b), "kill: the other two processes live");
+	th_check(mem(ctx, cg).oom_kill == 0, "kill: the kernel killed nothing");
 	oomkit_unwatch(ctx, w);
 	cleanup(ctx, cg);
 }
@@ -235,20 +183,20 @@ static void scenario_grow(oomkit_ctx *ctx)
 	snprintf(cg, sizeof(cg), "%s/grow", PARENT);
 	struct rec r = {.verdict = OOMKIT_RESOLVED, .grow_to = 96 * MIB};
 	oomkit_watch *w;
-	check(oomkit_cgroup_create(ctx, cg, 32 * MIB) >= 0, "grow: created %s with a 32 MiB limit", cg);
-	check(oomkit_watch_oom(ctx, cg, 0, handler, &r, &w) == 0 && oomkit_take_over(ctx, w, 10000) == 0,
-	      "grow: watching and holding the kernel killer off");
+	th_check(oomkit_cgroup_create(ctx, cg, 32 * MIB) >= 0, "grow: created %s with a 32 MiB limit", cg);
+	th_check(oomkit_watch_oom(ctx, cg, 0, handler, &r, &w) == 0 && oomkit_take_over(ctx, w, 10000) == 0,
+		 "grow: watching and holding the kernel killer off");
 	pid_t hog = spawn(ctx, cg, 48);
-	check(run_until(ctx, saw_oom, &r, 30000), "grow: the OOM reached the handler");
-	uint64_t end = now_ms() + 20000;
-	while (mem(ctx, cg).usage_bytes < 48 * MIB && now_ms() < end)
+	th_check(run_until(ctx, saw_oom, &r, 30000), "grow: the OOM reached the handler");
+	uint64_t end = th_now_ms() + 20000;
+	while (mem(ctx, cg).usage_bytes < 48 * MIB && th_now_ms() < end)
 		oomkit_dispatch(ctx, 20);
 	struct oomkit_cgroup_memory m = mem(ctx, cg);
-	check(m.usage_bytes >= 48 * MIB, "grow: the hog got its 48 MiB (usage %llu MiB)",
-	      (unsigned long long)(m.usage_bytes / MIB));
-	check(alive(hog), "grow: the hog lives");
-	check(m.limit_bytes == 96 * MIB, "grow: the limit is 96 MiB");
-	check(m.oom_kill == 0, "grow: the kernel killed nothing");
+	th_check(m.usage_bytes >= 48 * MIB, "grow: the hog got its 48 MiB (usage %llu MiB)",
+		 (unsigned long long)(m.usage_bytes / MIB));
+	th_check(th_alive(hog), "grow: the hog lives");
+	th_check(m.limit_bytes == 96 * MIB, "grow: the limit is 96 MiB");
+	th_check(m.oom_kill == 0, "grow: the kernel killed nothing");
 	oomkit_unwatch(ctx, w);
 	cleanup(ctx, cg);
 }
@@ -264,20 +212,20 @@ static void scenario_delay(oomkit_ctx *ctx)
 	snprintf(cg, sizeof(cg), "%s/delay", PARENT);
 	struct rec r = {.verdict = OOMKIT_WAIT};
 	oomkit_watch *w;
-	check(oomkit_cgroup_create(ctx, cg, 32 * MIB) >= 0, "delay: created %s with a 32 MiB limit", cg);
-	check(oomkit_watch_oom(ctx, cg, 0, handler, &r, &w) == 0 && oomkit_take_over(ctx, w, 300) == 0,
-	      "delay: watching with a 300 ms delay");
+	th_check(oomkit_cgroup_create(ctx, cg, 32 * MIB) >= 0, "delay: created %s with a 32 MiB limit", cg);
+	th_check(oomkit_watch_oom(ctx, cg, 0, handler, &r, &w) == 0 && oomkit_take_over(ctx, w, 300) == 0,
+		 "delay: watching with a 300 ms delay");
 	pid_t hog = spawn(ctx, cg, 64);
-	check(run_until(ctx, saw_oom, &r, 30000), "delay: the OOM reached the handler, which waits");
-	check(run_until(ctx, kernel_killed, cg, 30000), "delay: after the delay the kernel killed");
-	check(sigkilled(wait_exit(hog, 10000)), "delay: the hog died of SIGKILL");
-	uint64_t end = now_ms() + 5000;
-	while (!mem(ctx, cg).oom_kill_disable && now_ms() < end)
+	th_check(run_until(ctx, saw_oom, &r, 30000), "delay: the OOM reached the handler, which waits");
+	th_check(run_until(ctx, kernel_killed, cg, 30000), "delay: after the delay the kernel killed");
+	th_check(th_sigkilled(th_wait_exit(hog, 10000)), "delay: the hog died of SIGKILL");
+	uint64_t end = th_now_ms() + 5000;
+	while (!mem(ctx, cg).oom_kill_disable && th_now_ms() < end)
 		oomkit_dispatch(ctx, 20);
 	struct oomkit_cgroup_memory m = mem(ctx, cg);
-	check(m.oom_kill_disable,
-	      "delay: the kernel killer is held off again for the next OOM (under_oom %d, usage %llu MiB)",
-	      m.under_oom, (unsigned long long)(m.usage_bytes / MIB));
+	th_check(m.oom_kill_disable,
+		 "delay: the kernel killer is held off again for the next OOM (under_oom %d, usage %llu MiB)",
+		 m.under_oom, (unsigned long long)(m.usage_bytes / MIB));
 	oomkit_unwatch(ctx, w);
 	cleanup(ctx, cg);
 }
@@ -287,7 +235,7 @@ static void scenario_handler_killed(oomkit_ctx *ctx)
 	char cg[128];
 	snprintf(cg, sizeof(cg), "%s/orphan", PARENT);
 	int p[2];
-	check(oomkit_cgroup_create(ctx, cg, 32 * MIB) >= 0, "handler killed: created %s", cg);
+	th_check(oomkit_cgroup_create(ctx, cg, 32 * MIB) >= 0, "handler killed: created %s", cg);
 	if (pipe(p) < 0)
 		return;
 	pid_t handler_pid = fork();
@@ -305,16 +253,17 @@ static void scenario_handler_killed(oomkit_ctx *ctx)
 			oomkit_dispatch(c, -1);
 	}
 	char ch = 0;
-	check(read(p[0], &ch, 1) == 1 && ch == 'R', "handler killed: the handler holds the cgroup");
+	th_check(read(p[0], &ch, 1) == 1 && ch == 'R', "handler killed: the handler holds the cgroup");
 	pid_t hog = spawn(ctx, cg, 64);
-	check(read(p[0], &ch, 1) == 1 && ch == 'O', "handler killed: the handler saw the OOM");
-	uint64_t t0 = now_ms();
+	th_check(read(p[0], &ch, 1) == 1 && ch == 'O', "handler killed: the handler saw the OOM");
+	uint64_t t0 = th_now_ms();
 	kill(handler_pid, SIGKILL);
-	wait_exit(handler_pid, 5000);
-	check(sigkilled(wait_exit(hog, 30000)), "handler killed: the guardian let the kernel kill the hog");
-	check(now_ms() - t0 < 60000, "handler killed: long before the 60 s delay (%llu ms)",
-	      (unsigned long long)(now_ms() - t0));
-	check(!mem(ctx, cg).oom_kill_disable, "handler killed: the kernel killer is back");
+	th_wait_exit(handler_pid, 5000);
+	th_check(th_sigkilled(th_wait_exit(hog, 30000)),
+		 "handler killed: the guardian let the kernel kill the hog");
+	th_check(th_now_ms() - t0 < 60000, "handler killed: long before the 60 s delay (%llu ms)",
+		 (unsigned long long)(th_now_ms() - t0));
+	th_check(!mem(ctx, cg).oom_kill_disable, "handler killed: the kernel killer is back");
 	close(p[0]);
 	close(p[1]);
 	cleanup(ctx, cg);
@@ -329,24 +278,24 @@ static void scenario_kill_cgroup(oomkit_ctx *ctx)
 	/* Processes only in leaves: v2 allows none beside child cgroups. */
 	snprintf(a, sizeof(a), "%s/job/a", PARENT);
 	snprintf(b, sizeof(b), "%s/job/b", PARENT);
-	check(oomkit_cgroup_create(ctx, a, 0) >= 0 && oomkit_cgroup_create(ctx, b, 0) >= 0 &&
-		  oomkit_set_limit(ctx, cg, 64 * MIB) == 0,
-	      "kill job: created %s with two child cgroups", cg);
+	th_check(oomkit_cgroup_create(ctx, a, 0) >= 0 && oomkit_cgroup_create(ctx, b, 0) >= 0 &&
+		     oomkit_set_limit(ctx, cg, 64 * MIB) == 0,
+		 "kill job: created %s with two child cgroups", cg);
 	for (int i = 0; i < 6; i++)
 		pids[i] = spawn(ctx, i % 2 ? a : b, 1);
-	uint64_t end = now_ms() + 5000;
+	uint64_t end = th_now_ms() + 5000;
 	pid_t seen[16];
 	/* Each child joins its cgroup itself after fork: wait until all six have. */
-	while (oomkit_cgroup_pids(ctx, cg, true, seen, 16) != 6 && now_ms() < end)
+	while (oomkit_cgroup_pids(ctx, cg, true, seen, 16) != 6 && th_now_ms() < end)
 		usleep(1000);
 	int n = oomkit_kill_cgroup(ctx, cg, 5000);
-	check(n == 6, "kill job: %d processes signalled", n);
+	th_check(n == 6, "kill job: %d processes signalled", n);
 	bool all = true;
 	for (int i = 0; i < 6; i++)
-		all = sigkilled(wait_exit(pids[i], 5000)) && all;
-	check(all, "kill job: every process died of SIGKILL");
-	check(oomkit_cgroup_pids(ctx, cg, true, NULL, 0) == 0,
-	      "kill job: the cgroup and its child are empty");
+		all = th_sigkilled(th_wait_exit(pids[i], 5000)) && all;
+	th_check(all, "kill job: every process died of SIGKILL");
+	th_check(oomkit_cgroup_pids(ctx, cg, true, NULL, 0) == 0,
+		 "kill job: the cgroup and its child are empty");
 	cleanup(ctx, a);
 	cleanup(ctx, b);
 	cleanup(ctx, cg);
@@ -364,11 +313,11 @@ static void scenario_gone(oomkit_ctx *ctx)
 	snprintf(cg, sizeof(cg), "%s/gone", PARENT);
 	struct rec r = {0};
 	oomkit_watch *w;
-	check(oomkit_cgroup_create(ctx, cg, 32 * MIB) >= 0, "gone: created %s", cg);
-	check(oomkit_watch_oom(ctx, cg, 0, handler, &r, &w) == 0 && oomkit_take_over(ctx, w, 1000) == 0,
-	      "gone: watching it");
-	check(oomkit_cgroup_remove(ctx, cg) == 0, "gone: removed it");
-	check(run_until(ctx, saw_gone, &r, 5000), "gone: GONE was delivered");
+	th_check(oomkit_cgroup_create(ctx, cg, 32 * MIB) >= 0, "gone: created %s", cg);
+	th_check(oomkit_watch_oom(ctx, cg, 0, handler, &r, &w) == 0 && oomkit_take_over(ctx, w, 1000) == 0,
+		 "gone: watching it");
+	th_check(oomkit_cgroup_remove(ctx, cg) == 0, "gone: removed it");
+	th_check(run_until(ctx, saw_gone, &r, 5000), "gone: GONE was delivered");
 }
 
 static bool saw_pressure(oomkit_ctx *ctx, void *p)
@@ -383,16 +332,16 @@ static void scenario_pressure(oomkit_ctx *ctx)
 	snprintf(cg, sizeof(cg), "%s/pressure", PARENT);
 	struct rec r = {.verdict = OOMKIT_WAIT}, ro = {.verdict = OOMKIT_WAIT};
 	oomkit_watch *w;
-	check(oomkit_cgroup_create(ctx, cg, 32 * MIB) >= 0, "pressure: created %s", cg);
+	th_check(oomkit_cgroup_create(ctx, cg, 32 * MIB) >= 0, "pressure: created %s", cg);
 	int rp = oomkit_watch_pressure(ctx, cg, OOMKIT_PRESSURE_LOW, 0, handler, &r, NULL);
-	check(rp == 0, "pressure: watching pressure (%s)", rp ? strerror(-rp) : "ok");
+	th_check(rp == 0, "pressure: watching pressure (%s)", rp ? strerror(-rp) : "ok");
 	/* Held at the limit, the hog stalls on reclaim: pressure, not a kill. */
-	check(oomkit_watch_oom(ctx, cg, 0, handler, &ro, &w) == 0 && oomkit_take_over(ctx, w, 20000) == 0,
-	      "pressure: holding the kernel killer off");
+	th_check(oomkit_watch_oom(ctx, cg, 0, handler, &ro, &w) == 0 && oomkit_take_over(ctx, w, 20000) == 0,
+		 "pressure: holding the kernel killer off");
 	pid_t hog = spawn(ctx, cg, 64);
-	check(run_until(ctx, saw_pressure, &r, 20000), "pressure: a pressure event arrived");
+	th_check(run_until(ctx, saw_pressure, &r, 20000), "pressure: a pressure event arrived");
 	kill(hog, SIGKILL);
-	wait_exit(hog, 5000);
+	th_wait_exit(hog, 5000);
 	oomkit_unwatch(ctx, w);
 	cleanup(ctx, cg);
 }
@@ -401,16 +350,13 @@ static void scenario_pressure(oomkit_ctx *ctx)
 
 static uint64_t vmstat_oom_kill(void)
 {
-	char buf[8192];
-	int fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return UINT64_MAX;
-	buf[n] = 0;
-	char *p = strstr(buf, "\noom_kill ");
-	return p ? strtoull(p + 10, NULL, 10) : UINT64_MAX;
+	uint64_t v;
+	return th_read_key("/proc/vmstat", "oom_kill", &v) < 0 ? UINT64_MAX : v;
+}
+
+static bool has_16_mib(oomkit_ctx *ctx, void *cg)
+{
+	return mem(ctx, cg).usage_bytes >= 16 * MIB;
 }
 
 struct machine {
@@ -444,43 +390,45 @@ static void scenario_system(oomkit_ctx *ctx, bool with_handler)
 	struct oomkit_system_memory sys = {0};
 	const char *what = with_handler ? "system" : "system, no handler";
 	int rs = oomkit_system_memory(ctx, &sys);
-	check(rs == 0, "%s: MemTotal %llu MiB, MemAvailable %llu MiB", what,
-	      (unsigned long long)(sys.total_bytes / MIB), (unsigned long long)(sys.available_bytes / MIB));
+	th_check(rs == 0, "%s: MemTotal %llu MiB, MemAvailable %llu MiB", what,
+		 (unsigned long long)(sys.total_bytes / MIB),
+		 (unsigned long long)(sys.available_bytes / MIB));
 	/* The machine cgroup holds every job, sized to what is available less a
 	 * reserve for the handler: its limit is reached before RAM runs out. */
 	uint64_t limit = sys.available_bytes - 48 * MIB;
-	check(oomkit_cgroup_create(ctx, machine, limit) >= 0 && oomkit_cgroup_create(ctx, low, 0) >= 0 &&
-		  oomkit_cgroup_create(ctx, high, 0) >= 0,
-	      "%s: machine cgroup with a %llu MiB limit, jobs web and batch", what,
-	      (unsigned long long)(limit / MIB));
+	th_check(oomkit_cgroup_create(ctx, machine, limit) >= 0 && oomkit_cgroup_create(ctx, low, 0) >= 0 &&
+		     oomkit_cgroup_create(ctx, high, 0) >= 0,
+		 "%s: machine cgroup with a %llu MiB limit, jobs web and batch", what,
+		 (unsigned long long)(limit / MIB));
 	pid_t web = spawn(ctx, high, 16);
-	usleep(200000);
+	/* The job that must live holds its memory before the batch hog starts. */
+	th_check(run_until(ctx, has_16_mib, (void *)high, 30000), "%s: the web job holds its 16 MiB", what);
 	struct machine m = {.low_job = low};
 	oomkit_watch *w = NULL;
 	if (with_handler)
-		check(oomkit_watch_oom(ctx, machine, 0, machine_handler, &m, &w) == 0 &&
-			  oomkit_take_over(ctx, w, 5000) == 0,
-		      "%s: the handler holds the machine cgroup", what);
+		th_check(oomkit_watch_oom(ctx, machine, 0, machine_handler, &m, &w) == 0 &&
+			     oomkit_take_over(ctx, w, 5000) == 0,
+			 "%s: the handler holds the machine cgroup", what);
 	uint64_t kills0 = vmstat_oom_kill();
 	/* More than the whole machine: only the limits stop it. */
 	pid_t hog = spawn(ctx, low, (unsigned)(sys.total_bytes / MIB));
 	if (with_handler) {
-		check(run_until(ctx, machine_handled, &m, 60000), "%s: the handler killed in the batch job",
-		      what);
-		check(sigkilled(wait_exit(hog, 20000)), "%s: the batch hog died of SIGKILL", what);
-		check(vmstat_oom_kill() == kills0, "%s: the kernel OOM killer never fired (oom_kill %llu)",
-		      what, (unsigned long long)vmstat_oom_kill());
-		check(alive(web), "%s: the web job lives", what);
+		th_check(run_until(ctx, machine_handled, &m, 60000),
+			 "%s: the handler killed in the batch job", what);
+		th_check(th_sigkilled(th_wait_exit(hog, 20000)), "%s: the batch hog died of SIGKILL", what);
+		th_check(vmstat_oom_kill() == kills0, "%s: the kernel OOM killer never fired (oom_kill %llu)",
+			 what, (unsigned long long)vmstat_oom_kill());
+		th_check(th_alive(web), "%s: the web job lives", what);
 		pid_t g = oomkit_guardian_pid(ctx);
-		check(g > 0 && alive(g), "%s: the guardian lives", what);
+		th_check(g > 0 && th_alive(g), "%s: the guardian lives", what);
 		oomkit_unwatch(ctx, w);
 	} else {
-		check(sigkilled(wait_exit(hog, 60000)), "%s: the kernel killed the hog", what);
-		check(vmstat_oom_kill() > kills0, "%s: it was the kernel OOM killer (oom_kill %llu)", what,
-		      (unsigned long long)vmstat_oom_kill());
+		th_check(th_sigkilled(th_wait_exit(hog, 60000)), "%s: the kernel killed the hog", what);
+		th_check(vmstat_oom_kill() > kills0, "%s: it was the kernel OOM killer (oom_kill %llu)", what,
+			 (unsigned long long)vmstat_oom_kill());
 	}
 	kill(web, SIGKILL);
-	wait_exit(web, 5000);
+	th_wait_exit(web, 5000);
 	cleanup(ctx, low);
 	cleanup(ctx, high);
 	cleanup(ctx, machine);
@@ -521,29 +469,22 @@ static void scenario_system_headroom(oomkit_ctx *ctx)
 		return;
 	}
 	int r1 = oomkit_system_memory(ctx, &sys), r2 = oomkit_cgroup_memory(ctx, "", &root);
-	check(r1 == 0 && r2 == 0, "headroom: root memcg usage %llu MiB, MemAvailable %llu MiB",
-	      (unsigned long long)(root.usage_bytes / MIB), (unsigned long long)(sys.available_bytes / MIB));
+	th_check(r1 == 0 && r2 == 0, "headroom: root memcg usage %llu MiB, MemAvailable %llu MiB",
+		 (unsigned long long)(root.usage_bytes / MIB),
+		 (unsigned long long)(sys.available_bytes / MIB));
 	uint64_t threshold = root.usage_bytes + sys.available_bytes - 64 * MIB;
 	oomkit_watch *w;
-	check(oomkit_watch_threshold(ctx, "", threshold, 0, headroom_handler, &h, &w) == 0,
-	      "headroom: threshold at %llu MiB of root usage", (unsigned long long)(threshold / MIB));
+	th_check(oomkit_watch_threshold(ctx, "", threshold, 0, headroom_handler, &h, &w) == 0,
+		 "headroom: threshold at %llu MiB of root usage", (unsigned long long)(threshold / MIB));
 	uint64_t kills0 = vmstat_oom_kill();
-	pid_t pid = fork();
-	if (pid == 0) {
-		int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write(fd, "0", 1) != 1)
-			_exit(125);
-		char a[16];
-		snprintf(a, sizeof(a), "%llu", (unsigned long long)(sys.total_bytes / MIB));
-		execl(hog_path, "oomkit-hog", a, "1024", "0", (char *)NULL);
-		_exit(127);
-	}
+	struct th_spawn how = {.reset_oom_score_adj = true};
+	pid_t pid = th_spawn_hog(&how, hog_path, (unsigned)(sys.total_bytes / MIB), 1024, 0, NULL);
 	h.hog = pid;
 	h.hog_start = start_time(ctx, pid);
-	check(run_until(ctx, headroom_fired, &h, 60000), "headroom: the threshold fired");
-	check(h.kill_result == 0, "headroom: the handler killed the hog (%d)", h.kill_result);
-	check(sigkilled(wait_exit(pid, 20000)), "headroom: the hog died of SIGKILL");
-	check(vmstat_oom_kill() == kills0, "headroom: the kernel OOM killer never fired");
+	th_check(run_until(ctx, headroom_fired, &h, 60000), "headroom: the threshold fired");
+	th_check(h.kill_result == 0, "headroom: the handler killed the hog (%d)", h.kill_result);
+	th_check(th_sigkilled(th_wait_exit(pid, 20000)), "headroom: the hog died of SIGKILL");
+	th_check(vmstat_oom_kill() == kills0, "headroom: the kernel OOM killer never fired");
 	oomkit_unwatch(ctx, w);
 }
 
@@ -562,7 +503,7 @@ int main(int argc, char **argv)
 	printf("backend: cgroup %s at %s\n", oomkit_backend(ctx) == OOMKIT_BACKEND_V2 ? "v2" : "v1",
 	       oomkit_memory_root(ctx));
 	if (strcmp(which, "memcg") == 0) {
-		check(oomkit_cgroup_create(ctx, PARENT, 512 * MIB) >= 0, "created %s", PARENT);
+		th_check(oomkit_cgroup_create(ctx, PARENT, 512 * MIB) >= 0, "created %s", PARENT);
 		scenario_kill(ctx);
 		scenario_grow(ctx);
 		scenario_delay(ctx);
@@ -582,6 +523,6 @@ int main(int argc, char **argv)
 		scenario_system_headroom(ctx);
 	}
 	oomkit_free(ctx);
-	printf("%s: %d failed\n", which, failures);
-	return failures ? 1 : 0;
+	printf("%s: %d failed\n", which, th_failures());
+	return th_failures() ? 1 : 0;
 }

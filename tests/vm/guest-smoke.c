@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -32,10 +31,11 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "testhelp.h"
 
 #define MIB (1024ul * 1024ul)
 #define LIMIT_MIB 64ul
@@ -65,53 +65,11 @@ static bool check(bool ok, const char *what)
 	return ok;
 }
 
-static int write_file(const char *path, const char *value)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = write(fd, value, strlen(value));
-	int r = n < 0 ? -errno : 0;
-	close(fd);
-	return r;
-}
-
-static int read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, len - 1);
-	int r = n < 0 ? -errno : (int)n;
-	close(fd);
-	if (n >= 0)
-		buf[n] = 0;
-	return r;
-}
-
 /* Value of "key N" in a keyed file (memory.events, memory.oom_control, /proc/vmstat); -1 if absent. */
 static long long read_key(const char *path, const char *key)
 {
-	static char buf[16384];
-	size_t klen = strlen(key);
-	if (read_file(path, buf, sizeof(buf)) < 0)
-		return -1;
-	for (char *line = buf; *line;) {
-		if (strncmp(line, key, klen) == 0 && line[klen] == ' ')
-			return strtoll(line + klen + 1, NULL, 10);
-		char *nl = strchr(line, '\n');
-		if (!nl)
-			break;
-		line = nl + 1;
-	}
-	return -1;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	uint64_t v;
+	return th_read_key(path, key, &v) < 0 ? -1 : (long long)v;
 }
 
 /* Touches mib MiB page by page; exits 0 if it got through, 3 if mmap failed. */
@@ -136,41 +94,18 @@ static pid_t spawn_hog(const char *procs_file, unsigned long mib)
 	pid_t pid = fork();
 	if (pid != 0)
 		return pid;
-	if (procs_file && write_file(procs_file, "0") < 0)
+	if (procs_file && th_write_file(procs_file, "0") < 0)
 		_exit(126);
 	/* The test process protects itself with -1000, which a fork inherits. */
-	if (write_file("/proc/self/oom_score_adj", "0") < 0)
+	if (th_write_file("/proc/self/oom_score_adj", "0") < 0)
 		_exit(125);
 	allocate_and_exit(mib);
-}
-
-/* Waits up to timeout_ms for child pid to end; returns its wait status, or -1 on timeout. */
-static int wait_child(pid_t pid, int timeout_ms)
-{
-	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	int status;
-	if (pidfd >= 0) {
-		struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
-		int r = poll(&pfd, 1, timeout_ms);
-		close(pidfd);
-		if (r == 0)
-			return -1;
-	}
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	return status;
-}
-
-static bool child_alive(pid_t pid)
-{
-	siginfo_t si = {0};
-	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == 0;
 }
 
 static void kill_and_reap(pid_t pid)
 {
 	kill(pid, SIGKILL);
-	if (wait_child(pid, WAIT_MS) < 0)
+	if (th_wait_exit(pid, WAIT_MS) < 0)
 		note("child %d did not die after SIGKILL", (int)pid);
 }
 
@@ -184,23 +119,12 @@ static void describe_status(int status, char *buf, size_t len)
 		snprintf(buf, len, "exited %d", WEXITSTATUS(status));
 }
 
-static bool killed_by_sigkill(int status)
-{
-	return status >= 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
-}
-
-/* rmdir that waits out the moment after the last task is reaped when the cgroup is still busy. */
+/* Removes a cgroup whose processes were reaped, waiting out the moment after
+ * the last one when the kernel still calls it busy. */
 static void remove_cgroup(const char *path)
 {
-	int64_t deadline = now_ms() + 10000;
-	while (rmdir(path) != 0) {
-		if (errno != EBUSY || now_ms() > deadline) {
-			note("cannot remove %s: %s", path, strerror(errno));
-			failures++;
-			return;
-		}
-		usleep(10000);
-	}
+	if (th_cg_remove_tree(path, 10000) < 0)
+		failures++;
 }
 
 static void make_cgroup(const char *root, char *path, size_t len)
@@ -217,7 +141,7 @@ static void set_limit(const char *cg, const char *file, unsigned long bytes)
 	char path[PATH_MAX], value[32];
 	snprintf(path, sizeof(path), "%s/%s", cg, file);
 	snprintf(value, sizeof(value), "%lu", bytes);
-	int r = write_file(path, value);
+	int r = th_write_file(path, value);
 	if (r < 0) {
 		note("write %s <- %s: %s", path, value, strerror(-r));
 		rmdir(cg);
@@ -236,12 +160,12 @@ static void memcg_v2(void)
 	note("v2: %s memory.max %lu MiB, child allocates %lu MiB", cg, LIMIT_MIB, HOG_MIB);
 
 	pid_t pid = spawn_hog(procs, HOG_MIB);
-	int status = wait_child(pid, WAIT_MS);
+	int status = th_wait_exit(pid, WAIT_MS);
 	if (status < 0)
 		kill_and_reap(pid);
 	describe_status(status, what, sizeof(what));
 	note("child %d %s", (int)pid, what);
-	check(killed_by_sigkill(status), "v2: the child over memory.max was killed by SIGKILL");
+	check(th_sigkilled(status), "v2: the child over memory.max was killed by SIGKILL");
 	long long after = read_key(events, "oom_kill");
 	snprintf(what, sizeof(what), "v2: memory.events oom_kill went up by one (%lld -> %lld)", before,
 		 after);
@@ -259,16 +183,15 @@ static int register_oom_eventfd(const char *cg, int efd)
 		return -errno;
 	snprintf(path, sizeof(path), "%s/cgroup.event_control", cg);
 	snprintf(line, sizeof(line), "%d %d", efd, ofd);
-	int r = write_file(path, line);
+	int r = th_write_file(path, line);
 	close(ofd);
 	return r;
 }
 
 static bool wait_eventfd(int efd, int timeout_ms)
 {
-	struct pollfd pfd = {.fd = efd, .events = POLLIN};
 	uint64_t count;
-	return poll(&pfd, 1, timeout_ms) == 1 && read(efd, &count, sizeof(count)) == sizeof(count) &&
+	return th_wait_fd(efd, timeout_ms) == 1 && read(efd, &count, sizeof(count)) == sizeof(count) &&
 	       count > 0;
 }
 
@@ -282,18 +205,18 @@ static void v1_held_then_released(const char *oom_control, pid_t pid)
 	snprintf(what, sizeof(what), "v1: memory.oom_control says oom_kill_disable %lld, under_oom %lld",
 		 disabled, under);
 	check(disabled == 1 && under == 1, what);
-	check(child_alive(pid), "v1: the child is held in the OOM, not killed");
+	check(th_alive(pid), "v1: the child is held in the OOM, not killed");
 
 	long long kills = read_key(oom_control, "oom_kill");
-	if (write_file(oom_control, "0") < 0)
-		note("write 0 to %s: %s", oom_control, strerror(errno));
-	int status = wait_child(pid, WAIT_MS);
+	int r = th_write_file(oom_control, "0");
+	if (r < 0)
+		note("write 0 to %s: %s", oom_control, strerror(-r));
+	int status = th_wait_exit(pid, WAIT_MS);
 	if (status < 0)
 		kill_and_reap(pid);
 	describe_status(status, what, sizeof(what));
 	note("child %d %s after writing 0 to memory.oom_control", (int)pid, what);
-	check(killed_by_sigkill(status),
-	      "v1: with the killer re-enabled the kernel killed the child (SIGKILL)");
+	check(th_sigkilled(status), "v1: with the killer re-enabled the kernel killed the child (SIGKILL)");
 	long long kills_after = read_key(oom_control, "oom_kill");
 	snprintf(what, sizeof(what),
 		 "v1: memory.oom_control oom_kill went up by one (%lld -> %lld), under_oom %lld", kills,
@@ -323,8 +246,8 @@ static void memcg_v1(void)
 	if (check(wait_eventfd(efd, WAIT_MS), "v1: the OOM notification arrived on the eventfd"))
 		v1_held_then_released(oom_control, pid);
 	/* Whatever happened, never leave a child blocked in an OOM that nobody resolves. */
-	write_file(oom_control, "0");
-	if (child_alive(pid))
+	th_write_file(oom_control, "0");
+	if (th_alive(pid))
 		kill_and_reap(pid);
 	else
 		waitpid(pid, NULL, WNOHANG);
@@ -344,20 +267,21 @@ static void system_oom(void)
 		failures++;
 		return;
 	}
-	if (write_file("/proc/self/oom_score_adj", "-1000") < 0)
-		note("cannot protect the test process: %s", strerror(errno));
+	int r = th_write_file("/proc/self/oom_score_adj", "-1000");
+	if (r < 0)
+		note("cannot protect the test process: %s", strerror(-r));
 	unsigned long hog_mib = 2 * (unsigned long)total_kib / 1024;
 	long long before = read_key("/proc/vmstat", "oom_kill");
 	note("system: MemTotal %lld MiB, a child with no memcg limit allocates %lu MiB", total_kib / 1024,
 	     hog_mib);
 
 	pid_t pid = spawn_hog(NULL, hog_mib);
-	int status = wait_child(pid, WAIT_MS);
+	int status = th_wait_exit(pid, WAIT_MS);
 	if (status < 0)
 		kill_and_reap(pid);
 	describe_status(status, what, sizeof(what));
 	note("child %d %s", (int)pid, what);
-	check(killed_by_sigkill(status), "system: the kernel OOM killer killed the hog (SIGKILL)");
+	check(th_sigkilled(status), "system: the kernel OOM killer killed the hog (SIGKILL)");
 	long long after = read_key("/proc/vmstat", "oom_kill");
 	snprintf(what, sizeof(what), "system: /proc/vmstat oom_kill went up by exactly one (%lld -> %lld)",
 		 before, after);
@@ -368,7 +292,7 @@ static void system_oom(void)
 static const char *detect_mode(void)
 {
 	char buf[256];
-	if (read_file(V2_ROOT "/cgroup.subtree_control", buf, sizeof(buf)) >= 0 && strstr(buf, "memory"))
+	if (th_read_file(V2_ROOT "/cgroup.subtree_control", buf, sizeof(buf)) >= 0 && strstr(buf, "memory"))
 		return "v2";
 	if (access(V1_ROOT "/memory.oom_control", R_OK) == 0)
 		return "v1";
