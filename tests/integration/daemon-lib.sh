@@ -337,11 +337,15 @@ spawn_as() {
 	echo $!
 }
 
-# alive PID: exists and is not a zombie.
+# alive PID: exists and is neither a zombie nor dead (the meaning of
+# th_alive in tests/helpers/testhelp.c).  The state is the field after the
+# last ") ": a comm may hold spaces, parentheses and newlines.
 alive() {
 	local s
-	s=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
-	[ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ]
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	s=${s##*) }
+	s=${s%% *}
+	[ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ] && [ "$s" != x ]
 }
 
 dead() { ! alive "$1"; }
