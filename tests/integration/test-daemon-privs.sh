@@ -77,7 +77,7 @@ owned_by_nobody() { [ "$(stat -c %u "/proc/$hog")" = $NOBODY ]; }
 wait_for 10 owned_by_nobody || fail "the hog does not run as uid $NOBODY"
 check "filter on: another user's hog is killed" wait_for 20 dead "$hog"
 check "filter on: the memcg leaves OOM" wait_for 10 released
-check "filter on: by the daemon" grep -q "j: killed $hog\$" "$TMP/log"
+check "filter on: by the daemon" wait_for 10 grep -q "j: killed $hog\$" "$TMP/log"
 check "filter on: a report is written" wait_for 10 has_reports 1
 status_ok() { "$OOMKIT" status >/dev/null; }
 check "filter on: status answers" status_ok

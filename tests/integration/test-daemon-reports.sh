@@ -47,7 +47,8 @@ oom_is_resolved() {
 	hog=$(spawn j 64 512 1000)
 	check "$1: the hog is killed" wait_for 20 dead "$hog"
 	check "$1: the memcg leaves OOM" wait_for 10 released
-	check "$1: by the daemon" logged_since "$2" "j: killed $hog\$"
+	# The daemon logs the kill after the hog is gone: wait for the line.
+	check "$1: by the daemon" wait_for 10 logged_since "$2" "j: killed $hog\$"
 }
 
 # stop_checked: the daemon stops cleanly (exit 0), whatever happened to its reports.

@@ -109,7 +109,7 @@ check "restart: the new daemon kills the hog" wait_for 20 dead "$hog"
 check "restart: the memcg leaves OOM" wait_for 10 released
 check "restart: the kernel killed nothing (oom_kill unchanged)" test "$(oom_field oom_kill)" = "$kills"
 check "restart: the new daemon adopted the job" logged_since "$line" "held: adopted $M/held with 1 processes"
-check "restart: the new daemon says it killed the hog" logged_since "$line" "held: killed $hog\$"
+check "restart: the new daemon says it killed the hog" wait_for 10 logged_since "$line" "held: killed $hog\$"
 has_new_report() { [ "$(report_count)" -gt "$reports_before" ]; }
 check "restart: the new daemon wrote a report" wait_for 10 has_new_report
 rep=$(latest_report)
@@ -132,7 +132,7 @@ if [ "$(oom_field oom_kill)" = $((kills + 1)) ]; then
 	who=kernel
 else
 	who=oomkitd
-	check "race: no kernel kill, so the new daemon killed it" logged_since "$line" "held: killed $hog\$"
+	check "race: no kernel kill, so the new daemon killed it" wait_for 10 logged_since "$line" "held: killed $hog\$"
 fi
 echo "# race: resolved by the $who"
 check "race: the new daemon holds the job" wait_for 10 held_off
