@@ -58,10 +58,12 @@ check "the metrics file has every job's priority" test "$(count_metric oomkit_jo
 check "the metrics file is complete" grep -q '^oomkit_last_handling_seconds ' "$TMP/oomkit.prom"
 
 # OOMs in the last job and in one in the middle: each handled in its own job.
+# (A function, so that wait_for lists the directory each time it asks.)
+has_report_for() { ls "$TMP/reports"/oom-*-"$1".json >/dev/null 2>&1; }
 for j in j999 j500; do
 	a=$(spawn "$j" 16)
 	check "$j: its OOM is handled, its hog killed" wait_for 20 dead "$a"
-	check "$j: the report is for $j" wait_for 10 test -n "$(ls "$TMP/reports"/oom-*-"$j".json 2>/dev/null)"
+	check "$j: the report is for $j" wait_for 10 has_report_for "$j"
 	rep=$(ls "$TMP/reports"/oom-*-"$j".json)
 	check "$j: the report names its policy" test "$(json_get "$rep" "r['decision']['policy']")" = kill-largest
 	echo "# $j: decision $(json_get "$rep" "r['timings_ms']['decision']") ms, action $(json_get "$rep" "r['timings_ms']['action']") ms after the event, with $N jobs"
