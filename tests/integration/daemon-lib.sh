@@ -189,7 +189,8 @@ start_daemon() {
 	before=$(cat "$TMP/log" 2>/dev/null | grep -c "oomkitd ready")
 	"$OOMKITD" -c "$TMP/oomkitd.conf" "$@" >>"$TMP/log" 2>&1 &
 	DPID=$!
-	ready_after() { [ "$(grep -c "oomkitd ready" "$TMP/log")" -gt "$before" ] && [ -S "$SOCK" ]; }
+	# The log may not exist yet: the daemon's shell opens it.
+	ready_after() { [ "$(grep -c "oomkitd ready" "$TMP/log" 2>/dev/null)" -gt "$before" ] 2>/dev/null && [ -S "$SOCK" ]; }
 	wait_for 10 ready_after || fail "oomkitd did not become ready"
 }
 
