@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "oomkit.h"
+#include "testhelp.h"
 #include "testlib.h"
 
 enum child_mode { WAIT_FOREVER, HANG_IN_HANDLER, KILL_GUARDIAN_FIRST };
@@ -221,12 +222,14 @@ static void test_idle_no_wakeups(void **state)
 	pid_t guardian = 0;
 	assert_int_equal(read(p[0], &guardian, sizeof(guardian)), (ssize_t)sizeof(guardian));
 	/* The guardian may still be registering what the handler sent it: wait
-	 * until neither process has switched for 200 ms, then start counting. */
+	 * until both sleep and neither has switched for 200 ms, then start
+	 * counting.  Asleep matters on a busy machine: a process that is still
+	 * working but waits its turn for a CPU does not switch either. */
 	uint64_t h0 = ctxt_switches(pid), g0 = ctxt_switches(guardian);
 	for (int i = 0; i < 50; i++) {
 		usleep(200 * 1000);
 		uint64_t h = ctxt_switches(pid), g = ctxt_switches(guardian);
-		if (h == h0 && g == g0)
+		if (h == h0 && g == g0 && th_proc_state(pid) == 'S' && th_proc_state(guardian) == 'S')
 			break;
 		h0 = h;
 		g0 = g;
