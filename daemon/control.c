@@ -42,26 +42,35 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "oomkitd.h"
+#include "control.h"
+#include "log.h"
 #include "protocol.h"
 
 #define OUT_MAX (16u << 20)
 
-static uint64_t ctag(uint32_t t, uint32_t index)
+/* The listening socket's index in the loop; clients are 0..CONTROL_MAX_CLIENTS-1. */
+#define LISTEN_INDEX CONTROL_MAX_CLIENTS
+
+static void on_event(void *data, uint32_t index, uint32_t events);
+static int send_prompts(void *data);
+static bool has_prompt_client(void *data);
+static void send_outcomes(void *data, const struct outcome *o);
+
+void control_configure(struct control *ctl, const struct config *cfg)
 {
-	return (uint64_t)t << 32 | index;
+	ctl->cfg = cfg;
 }
 
-int control_listen(struct daemon *d)
+int control_listen(struct control *ctl)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	const char *path = d->cfg->socket;
+	const char *path = ctl->cfg->socket;
 	struct stat st;
 	char dir[CONFIG_SOCKET_MAX];
 	int fd, r;
 
-	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
-		d->clients[i].fd = -1;
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		ctl->clients[i].fd = -1;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	snprintf(dir, sizeof(dir), "%s", path);
 	char *slash = strrchr(dir, '/');
@@ -86,85 +95,87 @@ int control_listen(struct daemon *d)
 	}
 	/* Everyone may connect; each command checks the peer's credentials. */
 	(void)chmod(path, 0666);
-	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = ctag(TAG_LISTEN, 0)};
-	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		r = -errno;
+	ctl->source = loop_add_source(ctl->loop, on_event, ctl);
+	if (ctl->source < 0 || (r = loop_add_fd(ctl->loop, fd, ctl->source, LISTEN_INDEX, EPOLLIN)) < 0) {
+		r = ctl->source < 0 ? ctl->source : r;
 		close(fd);
 		return r;
 	}
-	d->listen_fd = fd;
+	ctl->listen_fd = fd;
+	struct prompt_listener l = {
+	    .send = send_prompts, .available = has_prompt_client, .send_outcome = send_outcomes, .data = ctl};
+	prompt_set_listener(ctl->prompt, &l);
 	return 0;
 }
 
-static bool anyone_asked(const struct daemon *d)
+static bool anyone_asked(const struct control *ctl)
 {
-	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
-		if (d->clients[i].fd >= 0 && d->clients[i].asked)
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		if (ctl->clients[i].fd >= 0 && ctl->clients[i].asked)
 			return true;
 	return false;
 }
 
-static void drop(struct daemon *d, int i)
+static void drop(struct control *ctl, int i)
 {
-	struct client *c = &d->clients[i];
+	struct client *c = &ctl->clients[i];
 
 	if (c->fd < 0)
 		return;
 	/* A person who went away cannot answer: when no one asked is left, the chain goes on. */
 	if (c->asked) {
 		c->asked = false;
-		if (!anyone_asked(d))
-			handle_prompt_declined(d);
+		if (!anyone_asked(ctl))
+			prompt_declined(ctl->prompt);
 	}
-	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	loop_del_fd(ctl->loop, c->fd);
 	close(c->fd);
 	free(c->out);
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
 }
 
-void control_close_all(struct daemon *d)
+void control_close_all(struct control *ctl)
 {
-	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
-		drop(d, i);
-	if (d->listen_fd >= 0) {
-		close(d->listen_fd);
-		unlink(d->cfg->socket);
-		d->listen_fd = -1;
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		drop(ctl, i);
+	if (ctl->listen_fd >= 0) {
+		close(ctl->listen_fd);
+		unlink(ctl->cfg->socket);
+		ctl->listen_fd = -1;
 	}
 }
 
-void control_accept(struct daemon *d)
+static void control_accept(struct control *ctl)
 {
 	for (;;) {
-		int fd = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(ctl->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
 		struct ucred cred;
 		socklen_t len = sizeof(cred);
 		int i;
-		for (i = 0; i < DAEMON_MAX_CLIENTS && d->clients[i].fd >= 0; i++)
+		for (i = 0; i < CONTROL_MAX_CLIENTS && ctl->clients[i].fd >= 0; i++)
 			;
-		if (i == DAEMON_MAX_CLIENTS || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		if (i == CONTROL_MAX_CLIENTS || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 			close(fd);
 			continue;
 		}
-		struct client *c = &d->clients[i];
+		struct client *c = &ctl->clients[i];
 		memset(c, 0, sizeof(*c));
 		c->fd = fd;
 		c->uid = cred.uid;
 		c->pid = cred.pid;
-		struct epoll_event ev = {.events = EPOLLIN, .data.u64 = ctag(TAG_CLIENT, (uint32_t)i)};
-		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
-			drop(d, i);
+		if (loop_add_fd(ctl->loop, fd, ctl->source, (uint32_t)i, EPOLLIN) < 0)
+			drop(ctl, i);
 	}
 }
 
 /* ------------------------------------------------------------ output */
 
-static void flush(struct daemon *d, int i)
+static void flush(struct control *ctl, int i)
 {
-	struct client *c = &d->clients[i];
+	struct client *c = &ctl->clients[i];
 
 	while (c->out_len > 0) {
 		ssize_t n = send(c->fd, c->out, c->out_len, MSG_NOSIGNAL);
@@ -173,15 +184,13 @@ static void flush(struct daemon *d, int i)
 		if (n < 0 && errno == EAGAIN)
 			break;
 		if (n <= 0) {
-			drop(d, i);
+			drop(ctl, i);
 			return;
 		}
 		memmove(c->out, c->out + n, c->out_len - (size_t)n);
 		c->out_len -= (size_t)n;
 	}
-	struct epoll_event ev = {.events = EPOLLIN | (c->out_len ? EPOLLOUT : 0u),
-				 .data.u64 = ctag(TAG_CLIENT, (uint32_t)i)};
-	epoll_ctl(d->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+	loop_mod_fd(ctl->loop, c->fd, ctl->source, (uint32_t)i, EPOLLIN | (c->out_len ? EPOLLOUT : 0u));
 }
 
 static void out_raw(struct client *c, const char *s, size_t n)
@@ -251,53 +260,49 @@ static void error(struct client *c, const char *fmt, ...)
 
 /* ------------------------------------------------------------ commands */
 
-static void cmd_status(struct daemon *d, struct client *c)
+static void cmd_status(struct control *ctl, struct client *c)
 {
 	struct oomkit_cgroup_memory m = {0};
-	char a[32], b[32], e[32], x[32], f[DAEMON_LAST_ACTION_MAX], chain[128];
+	char a[32], b[32], e[32], x[32], f[SCOPE_LAST_ACTION_MAX], chain[128];
 
-	(void)oomkit_cgroup_memory(d->ctx, d->machine.rel, &m);
+	const struct scope *machine = &ctl->scopes->machine;
+
+	(void)oomkit_cgroup_memory(ctl->ctx, machine->rel, &m);
 	out(c, "ok\n");
-	out(c, "machine\t%s\t%s\t%s\t%d\t%" PRIu64 "\t%" PRIu64 "\t%s\n", d->machine.rel,
-	    num(m.usage_bytes, a, sizeof(a)), num(m.limit_bytes, b, sizeof(b)), m.under_oom, d->machine.ooms,
-	    d->machine.kills, field(d->machine.last_action, f, sizeof(f)));
-	for (unsigned i = 0; i < d->n_jobs; i++) {
-		struct job_state *j = &d->jobs[i];
+	out(c, "machine\t%s\t%s\t%s\t%d\t%" PRIu64 "\t%" PRIu64 "\t%s\n", machine->rel,
+	    num(m.usage_bytes, a, sizeof(a)), num(m.limit_bytes, b, sizeof(b)), m.under_oom, machine->ooms,
+	    machine->kills, field(machine->last_action, f, sizeof(f)));
+	SCOPE_FOREACH_JOB (j, ctl->scopes) {
 		struct oomkit_cgroup_memory jm = {.limit_bytes = OOMKIT_UNLIMITED};
-		if (!j->name[0])
-			continue;
-		(void)oomkit_cgroup_memory(d->ctx, j->rel, &jm);
-		int nprocs = oomkit_cgroup_pids(d->ctx, j->rel, true, d->pids, DAEMON_MAX_PIDS);
-		config_format_chain(&j->cfg->chain, chain, sizeof(chain));
+		(void)oomkit_cgroup_memory(ctl->ctx, j->rel, &jm);
+		int nprocs = oomkit_cgroup_pids(ctl->ctx, j->rel, true, ctl->pids, ctl->max_pids);
+		config_format_chain(&j->job->chain, chain, sizeof(chain));
 		char owner[16] = "-";
-		if (j->cfg->has_owner)
-			snprintf(owner, sizeof(owner), "%u", (unsigned)j->cfg->owner);
+		if (j->job->has_owner)
+			snprintf(owner, sizeof(owner), "%u", (unsigned)j->job->owner);
 		out(c, "job\t%s\t%u\t%s\t%s\t%s\t%s\t%d\t%" PRIu64 "\t%" PRIu64 "\t%d\t%s\t%s\t%s\n", j->name,
-		    j->cfg->priority, num(jm.usage_bytes, a, sizeof(a)), num(jm.limit_bytes, b, sizeof(b)),
-		    num(j->cfg->limit_max_bytes, e, sizeof(e)), num(j->cfg->expect_bytes, x, sizeof(x)),
+		    j->job->priority, num(jm.usage_bytes, a, sizeof(a)), num(jm.limit_bytes, b, sizeof(b)),
+		    num(j->job->limit_max_bytes, e, sizeof(e)), num(j->job->expect_bytes, x, sizeof(x)),
 		    jm.under_oom, j->ooms, j->kills, nprocs < 0 ? 0 : nprocs, owner, chain,
 		    field(j->last_action, f, sizeof(f)));
 	}
 	out(c, ".\n");
 }
 
-static void cmd_ps(struct daemon *d, struct client *c, const char *job_name)
+static void cmd_ps(struct control *ctl, struct client *c, const char *job_name)
 {
-	const char *rel = d->machine.rel;
-	char cg[DAEMON_REL_MAX], comm[32], cmd[300];
+	const char *rel = ctl->scopes->machine.rel;
+	char cg[SCOPE_REL_MAX], comm[32], cmd[300];
 
 	if (job_name) {
-		int k;
-		for (k = 0; k < (int)d->n_jobs; k++)
-			if (d->jobs[k].name[0] && strcmp(d->jobs[k].name, job_name) == 0)
-				break;
-		if (k == (int)d->n_jobs) {
+		const struct scope *s = scope_by_name(ctl->scopes, job_name);
+		if (!s) {
 			error(c, "no job %s", job_name);
 			return;
 		}
-		rel = d->jobs[k].rel;
+		rel = s->rel;
 	}
-	int n = oomkit_cgroup_pids(d->ctx, rel, true, d->pids, DAEMON_MAX_PIDS);
+	int n = oomkit_cgroup_pids(ctl->ctx, rel, true, ctl->pids, ctl->max_pids);
 	if (n < 0) {
 		error(c, "cannot list processes: %s", strerror(-n));
 		return;
@@ -305,14 +310,13 @@ static void cmd_ps(struct daemon *d, struct client *c, const char *job_name)
 	out(c, "ok\n");
 	for (int i = 0; i < n; i++) {
 		struct oomkit_process p;
-		if (oomkit_process_info(d->ctx, d->pids[i], &p) < 0 ||
-		    oomkit_process_cgroup(d->ctx, d->pids[i], cg, sizeof(cg)) < 0)
+		if (oomkit_process_info(ctl->ctx, ctl->pids[i], &p) < 0 ||
+		    oomkit_process_cgroup(ctl->ctx, ctl->pids[i], cg, sizeof(cg)) < 0)
 			continue;
-		int k = job_of_cgroup(d, cg);
+		const struct scope *s = scope_of_cgroup(ctl->scopes, cg);
 		out(c, "proc\t%d\t%s\t%" PRIu64 "\t%" PRIu64 "\t%d\t%u\t%s\t%s\n", (int)p.pid,
-		    k >= 0 ? d->jobs[k].name : "-",
-		    (p.rss_anon_kib + p.rss_file_kib + p.rss_shmem_kib) * 1024, p.swap_kib * 1024,
-		    p.oom_score_adj, (unsigned)p.uid, field(p.comm, comm, sizeof(comm)),
+		    s ? s->name : "-", (p.rss_anon_kib + p.rss_file_kib + p.rss_shmem_kib) * 1024,
+		    p.swap_kib * 1024, p.oom_score_adj, (unsigned)p.uid, field(p.comm, comm, sizeof(comm)),
 		    field(p.cmdline, cmd, sizeof(cmd)));
 	}
 	out(c, ".\n");
@@ -341,16 +345,16 @@ static void json_field(const char *s, const char *key, char *buf, size_t len)
 	buf[n] = '\0';
 }
 
-static void cmd_reports(struct daemon *d, struct client *c)
+static void cmd_reports(struct control *ctl, struct client *c)
 {
 	static char head[8192];
 
 	out(c, "ok\n");
-	for (unsigned i = 0; i < d->n_reports; i++) {
-		const struct report_entry *e = &d->reports[i];
+	for (unsigned i = 0; i < reports_count(ctl->reports); i++) {
+		const struct report_entry *e = reports_entry(ctl->reports, i);
 		char action[32], victim[16], reason[POLICY_REASON_MAX], when[32];
 		struct stat st;
-		int fd = reports_open_existing(d, e->id);
+		int fd = reports_open_existing(ctl->reports, e->id);
 		ssize_t n = fd >= 0 ? pread(fd, head, sizeof(head) - 1, 0) : -1;
 		head[n > 0 ? n : 0] = '\0';
 		const char *dec = strstr(head, "\"decision\":");
@@ -368,12 +372,12 @@ static void cmd_reports(struct daemon *d, struct client *c)
 	out(c, ".\n");
 }
 
-static void cmd_report(struct daemon *d, struct client *c, unsigned id)
+static void cmd_report(struct control *ctl, struct client *c, unsigned id)
 {
 	char buf[8192], *line_start;
 	bool at_line_start = true;
 
-	int fd = reports_open_existing(d, id);
+	int fd = reports_open_existing(ctl->reports, id);
 	if (fd < 0) {
 		error(c, "no report %u", id);
 		return;
@@ -399,23 +403,20 @@ static void cmd_report(struct daemon *d, struct client *c, unsigned id)
 	out(c, "%s.\n", at_line_start ? "" : "\n");
 }
 
-static void cmd_run(struct daemon *d, struct client *c, const char *job_name)
+static void cmd_run(struct control *ctl, struct client *c, const char *job_name)
 {
-	int k;
+	const struct scope *s = scope_by_name(ctl->scopes, job_name);
 
-	for (k = 0; k < (int)d->n_jobs; k++)
-		if (d->jobs[k].name[0] && strcmp(d->jobs[k].name, job_name) == 0)
-			break;
-	if (k == (int)d->n_jobs) {
+	if (!s) {
 		error(c, "no job %s", job_name);
 		return;
 	}
-	const struct config_job *cj = d->jobs[k].cfg;
+	const struct config_job *cj = s->job;
 	if (c->uid != 0 && !(cj->has_owner && cj->owner == c->uid)) {
 		error(c, "permission denied: only root or the job's owner may run in job %s", job_name);
 		return;
 	}
-	int r = oomkit_cgroup_attach(d->ctx, d->jobs[k].rel, c->pid);
+	int r = oomkit_cgroup_attach(ctl->ctx, s->rel, c->pid);
 	if (r < 0) {
 		error(c, "cannot move %d into %s: %s", (int)c->pid, job_name, strerror(-r));
 		return;
@@ -424,10 +425,13 @@ static void cmd_run(struct daemon *d, struct client *c, const char *job_name)
 	out(c, "ok\n.\n");
 }
 
-bool control_has_prompt_client(const struct daemon *d)
+static bool has_prompt_client(void *data)
 {
-	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
-		if (d->clients[i].fd >= 0 && d->clients[i].prompt && prompt_concerns(d, d->clients[i].uid))
+	const struct control *ctl = data;
+
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		if (ctl->clients[i].fd >= 0 && ctl->clients[i].prompt &&
+		    prompt_concerns(ctl->prompt, ctl->clients[i].uid))
 			return true;
 	return false;
 }
@@ -452,48 +456,49 @@ static void frame_end(struct client *c, struct protocol_buf *b)
 	b->len = 0;
 }
 
-static void send_prompt(struct daemon *d, struct client *c)
+static void send_prompt(struct control *ctl, struct client *c)
 {
 	struct protocol_buf b = {.data = frame_buf, .cap = sizeof(frame_buf)};
-	struct protocol_question q = {.id = d->prompt.report_id,
-				      .scope = d->prompt.job < 0 ? "machine" : d->jobs[d->prompt.job].name,
-				      .timeout_ms = d->prompt.timeout_ms};
+	struct protocol_question q = {.id = ctl->prompt->report_id,
+				      .scope = ctl->prompt->scope_name,
+				      .timeout_ms = ctl->prompt->timeout_ms};
 	struct protocol_answer grow = {.id = q.id, .choice = PROTOCOL_CHOICE_GROW};
 	struct protocol_answer kernel = {.id = q.id, .choice = PROTOCOL_CHOICE_KERNEL};
 	unsigned choices = PROTOCOL_CHOICE_KILL | PROTOCOL_CHOICE_CHAIN;
 
 	(void)protocol_put_question(frame_room(c, &b), &q);
-	for (unsigned i = 0; i < d->n_prompt_procs; i++) {
-		const struct prompt_candidate *p = &d->prompt_procs[i];
+	for (unsigned i = 0; i < ctl->prompt->n_procs; i++) {
+		const struct prompt_candidate *p = &ctl->prompt->procs[i];
 		struct protocol_candidate pc = {.pid = p->proc.pid,
 						.job = p->job_name,
 						.priority = p->priority,
 						.rss_bytes = p->proc.rss_bytes,
 						.comm = p->proc.comm,
 						.uid = p->proc.uid};
-		if (prompt_shows(d, p, c->uid))
+		if (prompt_shows(ctl->prompt, p, c->uid))
 			(void)protocol_put_candidate(frame_room(c, &b), &pc);
 	}
-	if (d->prompt.can_grow && protocol_may_answer(c->uid, &d->prompt.asker, &grow, 0) == 0)
+	if (ctl->prompt->can_grow && protocol_may_answer(c->uid, &ctl->prompt->asker, &grow, 0) == 0)
 		choices |= PROTOCOL_CHOICE_GROW;
-	if (protocol_may_answer(c->uid, &d->prompt.asker, &kernel, 0) == 0)
+	if (protocol_may_answer(c->uid, &ctl->prompt->asker, &kernel, 0) == 0)
 		choices |= PROTOCOL_CHOICE_KERNEL;
 	(void)protocol_put_choices(frame_room(c, &b), choices);
 	frame_end(c, &b);
 }
 
-int control_send_prompt(struct daemon *d)
+static int send_prompts(void *data)
 {
+	struct control *ctl = data;
 	int sent = 0;
 
-	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++) {
-		struct client *c = &d->clients[i];
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		struct client *c = &ctl->clients[i];
 		c->asked = false;
-		if (c->fd < 0 || !c->prompt || !prompt_concerns(d, c->uid))
+		if (c->fd < 0 || !c->prompt || !prompt_concerns(ctl->prompt, c->uid))
 			continue;
-		send_prompt(d, c);
+		send_prompt(ctl, c);
 		c->asked = true;
-		flush(d, i);
+		flush(ctl, i);
 		sent++;
 	}
 	return sent;
@@ -524,17 +529,18 @@ static void send_outcome(struct client *c, const struct outcome *o, bool details
 	frame_end(c, &b);
 }
 
-void control_send_outcome(struct daemon *d, const struct outcome *o)
+static void send_outcomes(void *data, const struct outcome *o)
 {
-	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++) {
-		struct client *c = &d->clients[i];
+	struct control *ctl = data;
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		struct client *c = &ctl->clients[i];
 		bool details = c->fd >= 0 && c->prompt && outcome_concerns(o, c);
 		bool asked = c->asked;
 		c->asked = false;
 		if (!details && !asked)
 			continue;
 		send_outcome(c, o, details);
-		flush(d, i);
+		flush(ctl, i);
 	}
 }
 
@@ -578,41 +584,41 @@ static const char *client_user(struct client *c)
 }
 
 /* "answer ID chain": this client lets the system decide. */
-static void cmd_decline(struct daemon *d, struct client *c, const struct protocol_answer *a)
+static void cmd_decline(struct control *ctl, struct client *c, const struct protocol_answer *a)
 {
-	if (!d->prompt.active || a->id != d->prompt.report_id || !c->asked) {
+	if (!ctl->prompt->active || a->id != ctl->prompt->report_id || !c->asked) {
 		error(c, "no question %u is waiting", a->id);
 		return;
 	}
 	c->asked = false;
-	if (!anyone_asked(d))
-		handle_prompt_declined(d);
+	if (!anyone_asked(ctl))
+		prompt_declined(ctl->prompt);
 	out(c, "ok\nthe system decides\n.\n");
 }
 
-static void cmd_answer(struct daemon *d, struct client *c, const struct protocol_answer *a)
+static void cmd_answer(struct control *ctl, struct client *c, const struct protocol_answer *a)
 {
 	char msg[256];
 
 	if (a->choice == PROTOCOL_CHOICE_CHAIN) {
-		cmd_decline(d, c, a);
+		cmd_decline(ctl, c, a);
 		return;
 	}
-	int r = handle_prompt_answer(d, a, c->uid, client_user(c), msg, sizeof(msg));
+	int r = chain_answer(ctl->chain, a, c->uid, client_user(c), msg, sizeof(msg));
 	if (r < 0)
 		error(c, "%s", msg);
 	else
 		out(c, "ok\n%s\n.\n", msg);
 }
 
-static bool may_read(const struct daemon *d, const struct client *c)
+static bool may_read(const struct control *ctl, const struct client *c)
 {
-	return c->uid == 0 || d->cfg->readonly_status;
+	return c->uid == 0 || ctl->cfg->readonly_status;
 }
 
-static void cmd_reload(struct daemon *d, struct client *c)
+static void cmd_reload(struct control *ctl, struct client *c)
 {
-	if (daemon_reload(d) < 0)
+	if (loop_reload(ctl->loop) < 0)
 		error(c, "reload failed; the old configuration stays (see the log)");
 	else
 		out(c, "ok\n.\n");
@@ -634,9 +640,9 @@ static void refused(struct client *c, const char *line, size_t len, int r)
 		error(c, "malformed request '%s'", shown);
 }
 
-static void command(struct daemon *d, int i, const char *line, size_t len)
+static void command(struct control *ctl, int i, const char *line, size_t len)
 {
-	struct client *c = &d->clients[i];
+	struct client *c = &ctl->clients[i];
 	struct protocol_request req;
 	int r = protocol_parse_request(line, len, &req);
 
@@ -649,19 +655,19 @@ static void command(struct daemon *d, int i, const char *line, size_t len)
 	case PROTOCOL_PS:
 	case PROTOCOL_REPORTS:
 	case PROTOCOL_REPORT:
-		if (!may_read(d, c))
+		if (!may_read(ctl, c))
 			error(c, "permission denied: only root may read status (see readonly_status)");
 		else if (req.verb == PROTOCOL_STATUS)
-			cmd_status(d, c);
+			cmd_status(ctl, c);
 		else if (req.verb == PROTOCOL_PS)
-			cmd_ps(d, c, req.job[0] ? req.job : NULL);
+			cmd_ps(ctl, c, req.job[0] ? req.job : NULL);
 		else if (req.verb == PROTOCOL_REPORTS)
-			cmd_reports(d, c);
+			cmd_reports(ctl, c);
 		else
-			cmd_report(d, c, req.id);
+			cmd_report(ctl, c, req.id);
 		return;
 	case PROTOCOL_RUN:
-		cmd_run(d, c, req.job);
+		cmd_run(ctl, c, req.job);
 		return;
 	default:
 		break;
@@ -673,27 +679,27 @@ static void command(struct daemon *d, int i, const char *line, size_t len)
 		(void)client_user(c);
 		out(c, "ok\n.\n");
 	} else if (req.verb == PROTOCOL_ANSWER) {
-		cmd_answer(d, c, &req.answer);
+		cmd_answer(ctl, c, &req.answer);
 	} else {
-		cmd_reload(d, c);
+		cmd_reload(ctl, c);
 	}
 }
 
-void control_client_event(struct daemon *d, int i, uint32_t events)
+static void client_event(struct control *ctl, int i, uint32_t events)
 {
-	struct client *c = &d->clients[i];
+	struct client *c = &ctl->clients[i];
 
-	if (i < 0 || i >= DAEMON_MAX_CLIENTS || c->fd < 0)
+	if (i < 0 || i >= CONTROL_MAX_CLIENTS || c->fd < 0)
 		return;
 	if (events & EPOLLOUT)
-		flush(d, i);
+		flush(ctl, i);
 	if (c->fd < 0 || !(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 		return;
 	ssize_t n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - 1 - c->in_len, 0);
 	if (n <= 0) {
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
-		drop(d, i);
+		drop(ctl, i);
 		return;
 	}
 	c->in_len += (size_t)n;
@@ -701,7 +707,7 @@ void control_client_event(struct daemon *d, int i, uint32_t events)
 	char *nl;
 	while (c->fd >= 0 && (nl = strchr(c->in, '\n'))) {
 		*nl = '\0';
-		command(d, i, c->in, (size_t)(nl - c->in));
+		command(ctl, i, c->in, (size_t)(nl - c->in));
 		size_t used = (size_t)(nl + 1 - c->in);
 		memmove(c->in, nl + 1, c->in_len - used + 1);
 		c->in_len -= used;
@@ -711,5 +717,15 @@ void control_client_event(struct daemon *d, int i, uint32_t events)
 		c->in_len = 0;
 	}
 	if (c->fd >= 0)
-		flush(d, i);
+		flush(ctl, i);
+}
+
+static void on_event(void *data, uint32_t index, uint32_t events)
+{
+	struct control *ctl = data;
+
+	if (index == LISTEN_INDEX)
+		control_accept(ctl);
+	else
+		client_event(ctl, (int)index, events);
 }

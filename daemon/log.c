@@ -2,6 +2,7 @@
 /* log.c - see log.h. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -21,6 +22,18 @@ void log_at(enum log_level level, const char *fmt, ...)
 		n = (int)sizeof(buf) - 2;
 	buf[n++] = '\n';
 	(void)!write(STDERR_FILENO, buf, (size_t)n);
+}
+
+void log_lines(enum log_level level, const char *text)
+{
+	const char *p = text;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		int n = nl ? (int)(nl - p) : (int)strlen(p);
+		log_at(level, "%.*s", n, p);
+		p += n + (nl ? 1 : 0);
+	}
 }
 
 void log_liboomkit(enum oomkit_log_level level, const char *msg, void *userdata)

@@ -29,6 +29,9 @@ void log_at(enum log_level level, const char *fmt, ...) __attribute__((format(pr
 #define log_info(...) log_at(LOG_LEVEL_INFO, __VA_ARGS__)
 #define log_debug(...) log_at(LOG_LEVEL_DEBUG, __VA_ARGS__)
 
+/* Logs each line of text (lines end with '\n'; the last may not) at level. */
+void log_lines(enum log_level level, const char *text);
+
 /* liboomkit's log callback (oomkit_options.log): its messages at their level. */
 void log_liboomkit(enum oomkit_log_level level, const char *msg, void *userdata);
 

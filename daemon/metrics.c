@@ -1,94 +1,142 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * metrics.c - the Prometheus text file for node_exporter's textfile
- * collector.  It is formatted through a small preallocated buffer, written out
- * each time the buffer fills (a thousand jobs make a few hundred KiB), into a
- * temporary file beside the target that is then renamed over it, so a reader
- * never sees half a file.  It is rewritten after events, not on a clock (see
- * oomkitd.c), so each memcg is read once per rewrite.
+ * metrics.c - see metrics.h.  The text is formatted through a small
+ * preallocated buffer, written out each time it fills (a thousand jobs make
+ * a few hundred KiB), into a temporary file beside the target that is then
+ * renamed over it, so a reader never sees half a file.  Label values are
+ * escaped as the text format wants (backslash, double quote, newline), and a
+ * byte that is not UTF-8 becomes U+FFFD, so the file always parses.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "oomkitd.h"
+#include "clock.h"
+#include "json.h"
+#include "log.h"
+#include "metrics.h"
 
-struct mbuf {
+#define METRICS_BUF_LEN (16 * 1024)
+
+struct metrics_sample {
+	bool ok, under_oom;
+	uint64_t usage_bytes, limit_bytes;
+};
+
+/* ------------------------------------------------------------ the writer */
+
+struct prom {
 	int fd;
 	char *buf;
 	size_t len, cap;
 	int err; /* the first write error, or -EMSGSIZE for an overlong line */
 };
 
-static void mflush(struct mbuf *m)
+static void prom_flush(struct prom *p)
 {
 	size_t off = 0;
 
-	while (off < m->len && !m->err) {
-		ssize_t n = write(m->fd, m->buf + off, m->len - off);
+	while (off < p->len && !p->err) {
+		ssize_t n = write(p->fd, p->buf + off, p->len - off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			m->err = n < 0 ? -errno : -EIO;
+			p->err = n < 0 ? -errno : -EIO;
 		else
 			off += (size_t)n;
 	}
-	m->len = 0;
+	p->len = 0;
 }
 
-static void mprintf(struct mbuf *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Appends one formatted piece; when it does not fit, the buffer is written
- * out and the piece formatted again at its start. */
-static void mprintf(struct mbuf *m, const char *fmt, ...)
+static void prom_put(struct prom *p, const char *s, size_t n)
 {
-	va_list ap;
-	int n;
-
-	for (int attempt = 0; attempt < 2 && !m->err; attempt++) {
-		va_start(ap, fmt);
-		n = vsnprintf(m->buf + m->len, m->cap - m->len, fmt, ap);
-		va_end(ap);
-		if (n < 0)
-			return;
-		if ((size_t)n < m->cap - m->len) {
-			m->len += (size_t)n;
-			return;
-		}
-		if (m->len == 0)
-			break;
-		mflush(m);
+	while (n > 0 && !p->err) {
+		if (p->len == p->cap)
+			prom_flush(p);
+		size_t k = n < p->cap - p->len ? n : p->cap - p->len;
+		memcpy(p->buf + p->len, s, k);
+		p->len += k;
+		s += k;
+		n -= k;
 	}
-	if (!m->err)
-		m->err = -EMSGSIZE;
 }
 
-static void header(struct mbuf *m, const char *name, const char *type, const char *help)
+static void prom_printf(struct prom *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void prom_printf(struct prom *p, const char *fmt, ...)
 {
-	mprintf(m, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	char tmp[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(tmp)) {
+		if (!p->err)
+			p->err = -EMSGSIZE;
+		return;
+	}
+	prom_put(p, tmp, (size_t)n);
 }
+
+/* A label value between its quotes. */
+static void prom_label_value(struct prom *p, const char *v)
+{
+	const unsigned char *s = (const unsigned char *)v;
+
+	while (*s) {
+		size_t k = *s >= 0x80 ? oomkit__utf8_len(s, strlen((const char *)s)) : 1;
+		if (*s == '\\' || *s == '"')
+			prom_put(p, *s == '\\' ? "\\\\" : "\\\"", 2);
+		else if (*s == '\n')
+			prom_put(p, "\\n", 2);
+		else if (k == 0)
+			prom_put(p, "\xef\xbf\xbd", 3); /* U+FFFD */
+		else
+			prom_put(p, (const char *)s, k);
+		s += k ? k : 1;
+	}
+}
+
+static void header(struct prom *p, const char *name, const char *type, const char *help)
+{
+	prom_printf(p, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* name{label="value"} v, or name v without a label. */
+static void sample(struct prom *p, const char *name, const char *label, const char *value, uint64_t v)
+{
+	prom_put(p, name, strlen(name));
+	if (label) {
+		prom_printf(p, "{%s=\"", label);
+		prom_label_value(p, value);
+		prom_put(p, "\"}", 2);
+	}
+	prom_printf(p, " %" PRIu64 "\n", v);
+}
+
+/* ------------------------------------------------------------ families */
 
 /* Reads each job's memcg once for the four gauge families below. */
-static void sample_jobs(struct daemon *d)
+static void sample_jobs(struct metrics *m)
 {
-	for (unsigned i = 0; i < d->n_jobs; i++) {
-		struct job_state *j = &d->jobs[i];
+	SCOPE_FOREACH_JOB (j, m->scopes) {
+		struct metrics_sample *s = &m->samples[scope_index(m->scopes, j)];
 		struct oomkit_cgroup_memory mem;
-		j->sample.ok = j->name[0] && oomkit_cgroup_memory(d->ctx, j->rel, &mem) >= 0;
-		if (!j->sample.ok)
-			continue;
-		j->sample.usage_bytes = mem.usage_bytes;
-		j->sample.limit_bytes = mem.limit_bytes;
-		j->sample.under_oom = mem.under_oom;
+		s->ok = oomkit_cgroup_memory(m->ctx, j->rel, &mem) >= 0;
+		s->usage_bytes = mem.usage_bytes;
+		s->limit_bytes = mem.limit_bytes;
+		s->under_oom = mem.under_oom;
 	}
 }
 
 /* Gauges read now from the memcgs; counters kept by the daemon. */
-static void format_jobs(struct daemon *d, struct mbuf *m)
+static void format_jobs(struct metrics *m, struct prom *p)
 {
 	static const struct {
 		const char *name, *help;
@@ -99,95 +147,148 @@ static void format_jobs(struct daemon *d, struct mbuf *m)
 	    {"oomkit_job_under_oom", "1 while the job's memcg is under OOM."},
 	};
 
-	sample_jobs(d);
+	sample_jobs(m);
 	for (size_t k = 0; k < sizeof(gauges) / sizeof(gauges[0]); k++) {
-		header(m, gauges[k].name, "gauge", gauges[k].help);
-		for (unsigned i = 0; i < d->n_jobs; i++) {
-			struct job_state *j = &d->jobs[i];
-			uint64_t v;
-			if (!j->name[0] || !j->sample.ok)
+		header(p, gauges[k].name, "gauge", gauges[k].help);
+		SCOPE_FOREACH_JOB (j, m->scopes) {
+			const struct metrics_sample *s = &m->samples[scope_index(m->scopes, j)];
+			if (!s->ok)
 				continue;
-			v = k == 0   ? j->sample.usage_bytes
-			    : k == 1 ? j->sample.limit_bytes
-			    : k == 2 ? j->cfg->priority
-				     : j->sample.under_oom;
-			if (v == OOMKIT_UNLIMITED)
-				continue;
-			mprintf(m, "%s{job=\"%s\"} %" PRIu64 "\n", gauges[k].name, j->name, v);
+			uint64_t v = k == 0   ? s->usage_bytes
+				     : k == 1 ? s->limit_bytes
+				     : k == 2 ? j->job->priority
+					      : s->under_oom;
+			if (v != OOMKIT_UNLIMITED)
+				sample(p, gauges[k].name, "job", j->name, v);
 		}
 	}
-	header(m, "oomkit_oom_events_total", "counter",
+	header(p, "oomkit_oom_events_total", "counter",
 	       "OOMs of a scope's own limit (a job, or the machine).");
-	mprintf(m, "oomkit_oom_events_total{scope=\"machine\"} %" PRIu64 "\n", d->machine.ooms);
-	for (unsigned i = 0; i < d->n_jobs; i++)
-		if (d->jobs[i].name[0])
-			mprintf(m, "oomkit_oom_events_total{scope=\"%s\"} %" PRIu64 "\n", d->jobs[i].name,
-				d->jobs[i].ooms);
-	header(m, "oomkit_job_kills_total", "counter", "Processes killed in the job.");
-	for (unsigned i = 0; i < d->n_jobs; i++)
-		if (d->jobs[i].name[0])
-			mprintf(m, "oomkit_job_kills_total{job=\"%s\"} %" PRIu64 "\n", d->jobs[i].name,
-				d->jobs[i].kills);
-	header(m, "oomkit_job_grows_total", "counter", "Times the job's limit was raised.");
-	for (unsigned i = 0; i < d->n_jobs; i++)
-		if (d->jobs[i].name[0])
-			mprintf(m, "oomkit_job_grows_total{job=\"%s\"} %" PRIu64 "\n", d->jobs[i].name,
-				d->jobs[i].grows);
+	sample(p, "oomkit_oom_events_total", "scope", SCOPE_MACHINE_NAME, m->scopes->machine.ooms);
+	SCOPE_FOREACH_JOB (j, m->scopes)
+		sample(p, "oomkit_oom_events_total", "scope", j->name, j->ooms);
+	header(p, "oomkit_job_kills_total", "counter", "Processes killed in the job.");
+	SCOPE_FOREACH_JOB (j, m->scopes)
+		sample(p, "oomkit_job_kills_total", "job", j->name, j->kills);
+	header(p, "oomkit_job_grows_total", "counter", "Times the job's limit was raised.");
+	SCOPE_FOREACH_JOB (j, m->scopes)
+		sample(p, "oomkit_job_grows_total", "job", j->name, j->grows);
 }
 
-static void format_all(struct daemon *d, struct mbuf *m)
+static void format_all(struct metrics *m, struct prom *p)
 {
+	const struct stats *st = m->stats;
 	struct oomkit_cgroup_memory mem;
-
-	bool have = oomkit_cgroup_memory(d->ctx, d->machine.rel, &mem) >= 0;
+	bool have = oomkit_cgroup_memory(m->ctx, m->scopes->machine.rel, &mem) >= 0;
 
 	/* Each family's samples follow its own header, as the text format requires. */
-	header(m, "oomkit_machine_usage_bytes", "gauge", "Memory charged to the machine memcg.");
+	header(p, "oomkit_machine_usage_bytes", "gauge", "Memory charged to the machine memcg.");
 	if (have)
-		mprintf(m, "oomkit_machine_usage_bytes %" PRIu64 "\n", mem.usage_bytes);
-	header(m, "oomkit_machine_limit_bytes", "gauge",
+		sample(p, "oomkit_machine_usage_bytes", NULL, NULL, mem.usage_bytes);
+	header(p, "oomkit_machine_limit_bytes", "gauge",
 	       "The machine memcg's limit (absent when unlimited).");
 	if (have && mem.limit_bytes != OOMKIT_UNLIMITED)
-		mprintf(m, "oomkit_machine_limit_bytes %" PRIu64 "\n", mem.limit_bytes);
-	format_jobs(d, m);
-	header(m, "oomkit_kills_total", "counter", "Processes killed, by the policy that chose them.");
+		sample(p, "oomkit_machine_limit_bytes", NULL, NULL, mem.limit_bytes);
+	format_jobs(m, p);
+	header(p, "oomkit_kills_total", "counter", "Processes killed, by the policy that chose them.");
 	for (unsigned k = 0; k < POLICY__COUNT; k++)
 		if (k != POLICY_GROW && k != POLICY_REPORT && k != POLICY_KERNEL)
-			mprintf(m, "oomkit_kills_total{policy=\"%s\"} %" PRIu64 "\n",
-				policy_kind_name((enum policy_kind)k), d->kills_by_policy[k]);
-	header(m, "oomkit_machine_pressure_events_total", "counter",
+			sample(p, "oomkit_kills_total", "policy", policy_kind_name((enum policy_kind)k),
+			       st->kills_by_policy[k]);
+	header(p, "oomkit_machine_pressure_events_total", "counter",
 	       "Critical memory pressure events of the machine memcg.");
-	mprintf(m, "oomkit_machine_pressure_events_total %" PRIu64 "\n", d->machine.pressure_events);
-	header(m, "oomkit_kernel_handoffs_total", "counter",
+	sample(p, "oomkit_machine_pressure_events_total", NULL, NULL, st->pressure_events);
+	header(p, "oomkit_kernel_handoffs_total", "counter",
 	       "OOMs handed to the kernel OOM killer by a chain.");
-	mprintf(m, "oomkit_kernel_handoffs_total %" PRIu64 "\n", d->kernel_handoffs);
-	header(m, "oomkit_handling_seconds", "summary",
+	sample(p, "oomkit_kernel_handoffs_total", NULL, NULL, st->kernel_handoffs);
+	header(p, "oomkit_handling_seconds", "summary",
 	       "Time from the kernel's OOM event to the completed action.");
-	mprintf(m, "oomkit_handling_seconds_sum %.6f\noomkit_handling_seconds_count %" PRIu64 "\n",
-		(double)d->handling_ns_sum / 1e9, d->handled);
-	header(m, "oomkit_last_handling_seconds", "gauge", "Handling time of the most recent OOM.");
-	mprintf(m, "oomkit_last_handling_seconds %.6f\n", (double)d->last_handling_ns / 1e9);
+	prom_printf(p, "oomkit_handling_seconds_sum %.6f\noomkit_handling_seconds_count %" PRIu64 "\n",
+		    (double)st->handling_ns_sum / 1e9, st->handled);
+	header(p, "oomkit_last_handling_seconds", "gauge", "Handling time of the most recent OOM.");
+	prom_printf(p, "oomkit_last_handling_seconds %.6f\n", (double)st->last_handling_ns / 1e9);
 }
 
-void metrics_write(struct daemon *d)
+/* ------------------------------------------------------------ the file */
+
+void metrics_write(struct metrics *m)
 {
 	char tmp[CONFIG_PATH_MAX + 16];
-	const char *path = d->cfg->metrics;
+	const char *path = m->cfg ? m->cfg->metrics : "";
 
+	m->dirty = false;
 	if (!path[0])
 		return;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	struct mbuf m = {.buf = d->metricsbuf, .cap = d->metricsbuf_len};
-	m.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (m.fd < 0) {
+	struct prom p = {.buf = m->buf, .cap = m->buf_len};
+	p.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (p.fd < 0) {
 		log_warning("metrics %s: %s", tmp, strerror(errno));
 		return;
 	}
-	format_all(d, &m);
-	mflush(&m);
-	close(m.fd);
-	if (m.err || rename(tmp, path) < 0) {
-		log_warning("metrics %s: not updated: %s", path, strerror(m.err ? -m.err : errno));
+	format_all(m, &p);
+	prom_flush(&p);
+	close(p.fd);
+	if (p.err || rename(tmp, path) < 0) {
+		log_warning("metrics %s: not updated: %s", path, strerror(p.err ? -p.err : errno));
 		unlink(tmp);
 	}
+}
+
+void metrics_changed(struct metrics *m)
+{
+	m->dirty = true;
+}
+
+static void after_turn(void *data)
+{
+	struct metrics *m = data;
+
+	if (m->dirty)
+		metrics_write(m);
+}
+
+static void on_interval(void *data, uint64_t now)
+{
+	struct metrics *m = data;
+
+	m->interval.due_ns = now + m->cfg->metrics_interval_ms * NS_PER_MS;
+	metrics_changed(m);
+}
+
+int metrics_init(struct metrics *m, oomkit_ctx *ctx, struct scopes *scopes, const struct stats *stats,
+		 struct loop *loop)
+{
+	memset(m, 0, sizeof(*m));
+	m->ctx = ctx;
+	m->scopes = scopes;
+	m->stats = stats;
+	m->buf_len = METRICS_BUF_LEN;
+	m->buf = calloc(1, m->buf_len);
+	m->samples = calloc(scopes->max_jobs, sizeof(*m->samples));
+	if (!m->buf || !m->samples)
+		return -ENOMEM;
+	m->interval = (struct loop_timer){.fn = on_interval, .data = m};
+	loop_on_turn(loop, after_turn, m);
+	return loop_add_timer(loop, &m->interval);
+}
+
+void metrics_free(struct metrics *m)
+{
+	free(m->buf);
+	free(m->samples);
+	m->buf = NULL;
+	m->samples = NULL;
+}
+
+void metrics_configure(struct metrics *m, const struct config *cfg)
+{
+	uint64_t old = m->cfg ? m->cfg->metrics_interval_ms : UINT64_MAX;
+
+	m->cfg = cfg;
+	/* Periodic rewrites only when metrics_interval is set; by default the
+	 * file is rewritten on events alone. */
+	if (cfg->metrics_interval_ms != old)
+		m->interval.due_ns =
+		    cfg->metrics_interval_ms ? now_ns() + cfg->metrics_interval_ms * NS_PER_MS : 0;
 }

@@ -21,7 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "oomkitd.h"
+#include "log.h"
+#include "reports.h"
 
 static int mkdir_p(const char *path, mode_t last_mode)
 {
@@ -75,28 +76,28 @@ static void name_of(const struct report_entry *e, char *buf, size_t len)
 	snprintf(buf, len, "oom-%08u-%s.json", e->id, e->scope);
 }
 
-static const struct report_entry *find(const struct daemon *d, unsigned id)
+static const struct report_entry *find(const struct reports *r, unsigned id)
 {
-	for (unsigned i = 0; i < d->n_reports; i++)
-		if (d->reports[i].id == id)
-			return &d->reports[i];
+	for (unsigned i = 0; i < r->n; i++)
+		if (r->entries[i].id == id)
+			return &r->entries[i];
 	return NULL;
 }
 
-int reports_open_dir(struct daemon *d)
+static int open_dir(struct reports *r)
 {
-	const char *path = d->cfg->report_dir;
-	int r = mkdir_p(path, 0750), fd;
+	const char *path = r->cfg->report_dir;
+	int err = mkdir_p(path, 0750), fd;
 
-	if (r < 0)
-		return r;
+	if (err < 0)
+		return err;
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		struct stat st;
-		r = -errno;
+		err = -errno;
 		if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
 			log_err("report directory %s is a symbolic link: not followed", path);
-		return r;
+		return err;
 	}
 	/* An existing directory keeps its owner but not a looser mode. */
 	struct stat st;
@@ -106,65 +107,102 @@ int reports_open_dir(struct daemon *d)
 	int dup_fd = dup(fd);
 	DIR *dir = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
 	if (!dir) {
-		r = -errno;
+		err = -errno;
 		close(fd);
 		if (dup_fd >= 0)
 			close(dup_fd);
-		return r;
+		return err;
 	}
-	d->n_reports = 0;
-	d->next_report_id = 1;
+	r->n = 0;
+	r->next_id = 1;
 	struct dirent *de;
-	while ((de = readdir(dir)) && d->n_reports < DAEMON_MAX_REPORTS) {
+	while ((de = readdir(dir)) && r->n < REPORTS_MAX) {
 		unsigned id;
 		char scope[CONFIG_NAME_MAX];
 		if (!parse_name(de->d_name, &id, scope, sizeof(scope)) ||
 		    fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
 			continue;
-		struct report_entry *e = &d->reports[d->n_reports++];
+		struct report_entry *e = &r->entries[r->n++];
 		e->id = id;
 		e->bytes = (uint64_t)st.st_size;
 		snprintf(e->scope, sizeof(e->scope), "%s", scope);
-		if (id >= d->next_report_id)
-			d->next_report_id = id + 1;
+		if (id >= r->next_id)
+			r->next_id = id + 1;
 	}
 	closedir(dir);
-	qsort(d->reports, d->n_reports, sizeof(d->reports[0]), by_id);
-	if (d->report_dirfd >= 0)
-		close(d->report_dirfd);
-	d->report_dirfd = fd;
+	qsort(r->entries, r->n, sizeof(r->entries[0]), by_id);
+	if (r->dirfd >= 0)
+		close(r->dirfd);
+	r->dirfd = fd;
 	return 0;
+}
+
+int reports_init(struct reports *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->dirfd = -1;
+	r->next_id = 1;
+	r->entries = calloc(REPORTS_MAX, sizeof(*r->entries));
+	return r->entries ? 0 : -ENOMEM;
+}
+
+void reports_free(struct reports *r)
+{
+	if (r->dirfd >= 0)
+		close(r->dirfd);
+	free(r->entries);
+	memset(r, 0, sizeof(*r));
+	r->dirfd = -1;
+}
+
+int reports_configure(struct reports *r, const struct config *cfg)
+{
+	const struct config *old = r->cfg;
+
+	r->cfg = cfg;
+	if (old && r->dirfd >= 0 && strcmp(old->report_dir, cfg->report_dir) == 0)
+		return 0;
+	return open_dir(r);
+}
+
+unsigned reports_count(const struct reports *r)
+{
+	return r->n;
+}
+
+const struct report_entry *reports_entry(const struct reports *r, unsigned i)
+{
+	return i < r->n ? &r->entries[i] : NULL;
 }
 
 /* Whether report_dir still names the directory opened at start: if it was
  * moved away or replaced (by a link to elsewhere, say), writing into the old
  * one would hide reports where nobody looks, and following the new path
  * could write anywhere. */
-static bool dir_still_ours(const struct daemon *d)
+static bool dir_still_ours(const struct reports *r)
 {
 	struct stat opened, now;
 
-	return fstat(d->report_dirfd, &opened) == 0 && lstat(d->cfg->report_dir, &now) == 0 &&
+	return fstat(r->dirfd, &opened) == 0 && lstat(r->cfg->report_dir, &now) == 0 &&
 	       opened.st_dev == now.st_dev && opened.st_ino == now.st_ino;
 }
 
-int reports_create(struct daemon *d, const char *scope, unsigned *ret_id)
+int reports_create(struct reports *r, const char *scope, unsigned *ret_id)
 {
 	char name[CONFIG_NAME_MAX + 32];
 
-	if (d->report_dirfd < 0)
+	if (r->dirfd < 0)
 		return -ENOTDIR; /* it could not be opened: logged at start */
-	if (!dir_still_ours(d)) {
+	if (!dir_still_ours(r)) {
 		log_err("report directory %s was moved or replaced since it was opened; no report is written "
 			"there",
-			d->cfg->report_dir);
+			r->cfg->report_dir);
 		return -ESTALE;
 	}
 	for (int tries = 0; tries < 16; tries++) {
-		unsigned id = d->next_report_id++;
+		unsigned id = r->next_id++;
 		snprintf(name, sizeof(name), "oom-%08u-%s.json", id, scope);
-		int fd =
-		    openat(d->report_dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+		int fd = openat(r->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
 		if (fd >= 0) {
 			*ret_id = id;
 			return fd;
@@ -175,34 +213,33 @@ int reports_create(struct daemon *d, const char *scope, unsigned *ret_id)
 	return -EEXIST;
 }
 
-static void prune(struct daemon *d)
+static void prune(struct reports *r)
 {
-	const struct config *cfg = d->cfg;
+	const struct config *cfg = r->cfg;
 	uint64_t total = 0;
 	unsigned drop = 0;
 	char name[CONFIG_NAME_MAX + 32];
 
-	for (unsigned i = 0; i < d->n_reports; i++)
-		total += d->reports[i].bytes;
-	while (drop < d->n_reports &&
-	       (d->n_reports - drop > cfg->report_max_count || total > cfg->report_max_bytes ||
-		d->n_reports - drop >= DAEMON_MAX_REPORTS)) {
+	for (unsigned i = 0; i < r->n; i++)
+		total += r->entries[i].bytes;
+	while (drop < r->n && (r->n - drop > cfg->report_max_count || total > cfg->report_max_bytes ||
+			       r->n - drop >= REPORTS_MAX)) {
 		/* The newest report is kept even if it alone is over the byte bound. */
-		if (d->n_reports - drop == 1 && cfg->report_max_count > 0)
+		if (r->n - drop == 1 && cfg->report_max_count > 0)
 			break;
-		name_of(&d->reports[drop], name, sizeof(name));
-		if (unlinkat(d->report_dirfd, name, 0) < 0)
+		name_of(&r->entries[drop], name, sizeof(name));
+		if (unlinkat(r->dirfd, name, 0) < 0)
 			log_warning("report %s: cannot remove: %s", name, strerror(errno));
-		total -= d->reports[drop].bytes;
+		total -= r->entries[drop].bytes;
 		drop++;
 	}
 	if (drop) {
-		memmove(d->reports, d->reports + drop, (d->n_reports - drop) * sizeof(d->reports[0]));
-		d->n_reports -= drop;
+		memmove(r->entries, r->entries + drop, (r->n - drop) * sizeof(r->entries[0]));
+		r->n -= drop;
 	}
 }
 
-void reports_done(struct daemon *d, unsigned id, const char *scope, int fd, int err)
+void reports_done(struct reports *r, unsigned id, const char *scope, int fd, int err)
 {
 	struct stat st;
 	char name[CONFIG_NAME_MAX + 32];
@@ -214,31 +251,31 @@ void reports_done(struct daemon *d, unsigned id, const char *scope, int fd, int 
 		err = -errno; /* some file systems report a failed write only here */
 	if (err < 0) {
 		snprintf(name, sizeof(name), "oom-%08u-%s.json", id, scope);
-		log_err("report %s/%s: cannot be written: %s; removed", d->cfg->report_dir, name,
+		log_err("report %s/%s: cannot be written: %s; removed", r->cfg->report_dir, name,
 			strerror(-err));
-		if (unlinkat(d->report_dirfd, name, 0) < 0)
+		if (unlinkat(r->dirfd, name, 0) < 0)
 			log_warning("report %s: cannot remove the partial file: %s", name, strerror(errno));
 		return;
 	}
-	if (d->n_reports < DAEMON_MAX_REPORTS) {
-		struct report_entry *e = &d->reports[d->n_reports++];
+	if (r->n < REPORTS_MAX) {
+		struct report_entry *e = &r->entries[r->n++];
 		e->id = id;
 		e->bytes = bytes;
 		snprintf(e->scope, sizeof(e->scope), "%s", scope);
 	}
-	prune(d);
+	prune(r);
 }
 
-int reports_open_existing(struct daemon *d, unsigned id)
+int reports_open_existing(const struct reports *r, unsigned id)
 {
 	char name[CONFIG_NAME_MAX + 32];
 
-	if (d->report_dirfd < 0)
+	if (r->dirfd < 0)
 		return -EBADF;
-	const struct report_entry *e = find(d, id);
+	const struct report_entry *e = find(r, id);
 	if (!e)
 		return -ENOENT;
 	name_of(e, name, sizeof(name));
-	int fd = openat(d->report_dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(r->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* actions.c - see actions.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "actions.h"
+#include "clock.h"
+#include "value.h"
+
+/* How long a kill may take before we stop waiting for the victim to exit. */
+#define KILL_TIMEOUT_MS 1000
+/* How long we watch for the memcg to leave OOM after acting, for the report. */
+#define FREED_WAIT_NS (500ull * NS_PER_MS)
+
+void actions_init(struct actions *a, oomkit_ctx *ctx, struct snapshot *snap, struct stats *stats)
+{
+	a->ctx = ctx;
+	a->snap = snap;
+	a->stats = stats;
+}
+
+void actions_set_last(struct scope *scope, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(scope->last_action, sizeof(scope->last_action), fmt, ap);
+	va_end(ap);
+}
+
+uint64_t actions_wait_freed(struct actions *a, const char *rel)
+{
+	uint64_t deadline = now_ns() + FREED_WAIT_NS;
+	struct oomkit_cgroup_memory m;
+
+	do {
+		if (oomkit_cgroup_memory(a->ctx, rel, &m) < 0 || !m.under_oom)
+			return now_ns();
+		struct timespec ts = {0, 2 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	} while (now_ns() < deadline);
+	return 0;
+}
+
+static void count_kills(struct actions *a, struct scope *scope, struct scope *victim,
+			const struct policy_decision *dec, uint64_t n)
+{
+	if (victim)
+		victim->kills += n;
+	if (scope->kind == SCOPE_KIND_MACHINE)
+		scope->kills += n;
+	a->stats->kills_by_policy[dec->policy] += n;
+}
+
+static int kill_one(struct actions *a, struct scope *scope, const struct policy_input *in,
+		    const struct policy_decision *dec, char *result, size_t len)
+{
+	int r = oomkit_kill(a->ctx, dec->victim_pid, dec->victim_start_time, KILL_TIMEOUT_MS);
+
+	if (r == -ETIMEDOUT)
+		r = 0; /* signalled: its memory goes with it */
+	if (r < 0) {
+		snprintf(result, len, "kill of %d failed: %s", (int)dec->victim_pid, strerror(-r));
+		return r;
+	}
+	snprintf(result, len, "killed %d", (int)dec->victim_pid);
+	actions_set_last(scope, "%s killed %d (%s)", policy_kind_name(dec->policy), (int)dec->victim_pid,
+			 in->groups[dec->victim_group].name);
+	count_kills(a, scope, snapshot_group_scope(a->snap, dec->victim_group), dec, 1);
+	return 0;
+}
+
+static int kill_job(struct actions *a, struct scope *scope, const struct policy_decision *dec, char *result,
+		    size_t len)
+{
+	struct scope *victim = snapshot_group_scope(a->snap, dec->victim_group);
+
+	if (!victim) {
+		snprintf(result, len, "kill of a job failed: the job is gone");
+		return -ESRCH;
+	}
+	int r = oomkit_kill_cgroup(a->ctx, victim->rel, KILL_TIMEOUT_MS);
+	if (r < 0) {
+		snprintf(result, len, "kill of job %s failed: %s", victim->name, strerror(-r));
+		return r;
+	}
+	snprintf(result, len, "killed job %s (%d processes)", victim->name, r);
+	actions_set_last(scope, "%s killed job %s", policy_kind_name(dec->policy), victim->name);
+	count_kills(a, scope, victim, dec, (uint64_t)r);
+	return 0;
+}
+
+static int grow(struct actions *a, struct scope *scope, const struct policy_decision *dec, char *result,
+		size_t len)
+{
+	char sz[32];
+	int r = oomkit_set_limit(a->ctx, scope->rel, dec->new_limit_bytes);
+
+	if (r < 0) {
+		snprintf(result, len, "grow failed: %s", strerror(-r));
+		return r;
+	}
+	value_format_size(dec->new_limit_bytes, sz, sizeof(sz));
+	snprintf(result, len, "limit raised to %s", sz);
+	actions_set_last(scope, "grew to %s", sz);
+	scope->grows++;
+	return 0;
+}
+
+int actions_do(struct actions *a, struct scope *scope, const struct policy_input *in,
+	       const struct policy_decision *dec, char *result, size_t len)
+{
+	switch (dec->action) {
+	case ACTION_KILL:
+		return kill_one(a, scope, in, dec, result, len);
+	case ACTION_KILL_JOB:
+		return kill_job(a, scope, dec, result, len);
+	case ACTION_GROW:
+		return grow(a, scope, dec, result, len);
+	default:
+		snprintf(result, len, "nothing to do");
+		return -EINVAL;
+	}
+}

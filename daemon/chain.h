@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * chain.h - one OOM of a scope, from the decision to the report's last line:
+ * take a snapshot, let policy.c walk the scope's chain, write the report's
+ * head, act (or ask a person, or hand over to the kernel), and finish the
+ * report with the outcome and the timings.  A prompt's answer and its
+ * deadline come back here; an action that cannot be carried out gives the
+ * rest of the chain its turn.  The same path serves the machine and a job.
+ */
+#ifndef OOMKITD_CHAIN_H
+#define OOMKITD_CHAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "actions.h"
+#include "loop.h"
+#include "metrics.h"
+#include "oomkit.h"
+#include "prompt.h"
+#include "protocol.h"
+#include "reports.h"
+#include "scope.h"
+#include "snapshot.h"
+#include "stats.h"
+
+struct chain {
+	oomkit_ctx *ctx;
+	const struct config *cfg; /* delay, reserve */
+	bool dry_run;
+	struct scopes *scopes;
+	struct snapshot *snap;
+	struct reports *reports;
+	struct prompt *prompt;
+	struct actions *actions;
+	struct stats *stats;
+	struct metrics *metrics;
+	char *buf; /* the reports' writer buffer */
+	size_t buf_len;
+};
+
+/* c's pointers are set by the caller; this makes the buffer and registers
+ * the prompt's deadline with the loop (the prompt's timer calls back here).
+ * 0 or -errno. */
+int chain_init(struct chain *c, struct loop *loop);
+void chain_free(struct chain *c);
+void chain_configure(struct chain *c, const struct config *cfg);
+
+/* Runs scope's chain from first_step for the OOM ev.  Returns the verdict
+ * for the library; outside a library handler, OOMKIT_KERNEL must be handed
+ * over by the caller (oomkit_hand_to_kernel()). */
+enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct oomkit_event *ev,
+			      unsigned first_step);
+
+/* A person's answer to the open question, from a peer of uid (user: its
+ * name); 0, or -errno, with a message for the person in msg either way.
+ * Non-root peers may answer only a question that concerns them, and only
+ * for their own processes and jobs ("chain", declining, is control.c's). */
+int chain_answer(struct chain *c, const struct protocol_answer *a, uid_t uid, const char *user, char *msg,
+		 size_t len);
+
+/* An event as the library would have delivered it, for work done later (a
+ * prompt's deadline, a delegated job's turn): rel's state now. */
+void chain_synth_event(oomkit_ctx *ctx, const char *rel, oomkit_watch *watch, uint64_t time_ns,
+		       struct oomkit_event *ev);
+
+#endif

@@ -1,0 +1,500 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * main.c - oomkitd: reads the configuration, starts liboomkit (and its
+ * guardian), sets up the modules and wires them together, makes the scopes
+ * real (jobs.c), moves into its reserve memcg, opens the control socket,
+ * tells the service manager it is ready, and runs the loop.  A reload (SIGHUP
+ * or `oomkit reload`) comes back here through the loop: a configuration with
+ * errors keeps the running one.  See docs/architecture.md for the modules.
+ *
+ *   oomkitd [-c|--config FILE] [--check] [--dry-run] [--release]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "actions.h"
+#include "chain.h"
+#include "clock.h"
+#include "config.h"
+#include "control.h"
+#include "handler.h"
+#include "jobs.h"
+#include "log.h"
+#include "loop.h"
+#include "metrics.h"
+#include "notify.h"
+#include "privs.h"
+#include "prompt.h"
+#include "release.h"
+#include "reports.h"
+#include "scope.h"
+#include "snapshot.h"
+#include "stats.h"
+
+#define MAX_PIDS 4096
+
+struct daemon {
+	struct config *cfg;
+	const char *config_path; /* NULL: the built-in configuration */
+	bool dry_run;
+	oomkit_ctx *ctx;
+	struct loop loop;
+	struct scopes scopes;
+	struct stats stats;
+	struct snapshot snap;
+	struct reports reports;
+	struct prompt prompt;
+	struct actions actions;
+	struct metrics metrics;
+	struct chain chain;
+	struct handler handler;
+	struct jobs jobs;
+	struct control control;
+	pid_t *control_pids;
+	struct notifier notifier; /* $NOTIFY_SOCKET; fd -1: not under a service manager */
+	uint64_t watchdog_usec;	  /* 0: no watchdog */
+	struct loop_timer watchdog;
+};
+
+/* ------------------------------------------------------------ config */
+
+/* Every configuration the daemon takes goes through config_read(), so start,
+ * reload, --check and --release accept and refuse the same files.  Before
+ * liboomkit has started the memory mount is not known (memory_root NULL);
+ * resolve_machine() resolves the machine then.  0, or -errno with the
+ * errors in errors. */
+static int parse_config(const char *path, const char *memory_root, struct config **ret, char *errors,
+			size_t len)
+{
+	struct config *cfg = malloc(sizeof(*cfg));
+	int r;
+
+	if (!cfg)
+		return -ENOMEM;
+	r = config_read(path, memory_root, cfg, errors, len);
+	if (r < 0) {
+		free(cfg);
+		return r;
+	}
+	*ret = cfg;
+	return 0;
+}
+
+static int load_config(const char *path, const char *memory_root, struct config **ret)
+{
+	char errors[CONFIG_ERRORS_MAX];
+	int r = parse_config(path, memory_root, ret, errors, sizeof(errors));
+
+	if (r < 0)
+		log_lines(LOG_LEVEL_ERR, errors);
+	return r;
+}
+
+/* The configuration's machine against the memory mount liboomkit found. */
+static int resolve_machine(struct config *cfg, oomkit_ctx *ctx)
+{
+	char errors[CONFIG_ERRORS_MAX];
+	int r = config_resolve_machine(cfg, oomkit_memory_root(ctx), errors, sizeof(errors));
+
+	if (r < 0)
+		log_lines(LOG_LEVEL_ERR, errors);
+	return r;
+}
+
+static void drop_config(struct config *cfg)
+{
+	if (cfg)
+		config_free(cfg);
+	free(cfg);
+}
+
+/* --check: the configuration as start would take it, the machine resolved
+ * against this machine's memory mount (a context without a guardian only
+ * finds the mount; nothing is created or changed). */
+static int check_config(const char *path)
+{
+	struct oomkit_options opts;
+	oomkit_ctx *ctx = NULL;
+	char errors[CONFIG_ERRORS_MAX];
+	struct config *cfg;
+
+	oomkit_options_init(&opts);
+	opts.guardian = false;
+	opts.protect = false;
+	opts.max_cgroups = 1;
+	if (oomkit_new(&opts, &ctx) < 0)
+		ctx = NULL;
+	int r = parse_config(path, ctx ? oomkit_memory_root(ctx) : NULL, &cfg, errors, sizeof(errors));
+	oomkit_free(ctx);
+	if (r < 0) {
+		fputs(errors, stderr);
+		return 1;
+	}
+	if (!ctx)
+		fprintf(stderr,
+			"%s: no memory cgroup mount here: the machine path is not checked against it\n",
+			cfg->source);
+	printf("%s: ok, %u job%s\n", cfg->source, cfg->n_jobs, cfg->n_jobs == 1 ? "" : "s");
+	drop_config(cfg);
+	return 0;
+}
+
+/* Every module that keeps settings gets the new configuration. */
+static void configure(struct daemon *d)
+{
+	int r;
+
+	chain_configure(&d->chain, d->cfg);
+	handler_configure(&d->handler, d->cfg);
+	metrics_configure(&d->metrics, d->cfg);
+	control_configure(&d->control, d->cfg);
+	if ((r = reports_configure(&d->reports, d->cfg)) < 0)
+		log_warning("report directory %s: %s; reports are not written", d->cfg->report_dir,
+			    strerror(-r));
+}
+
+/* ------------------------------------------------------------ notify */
+
+/* Tells the service manager, if there is one, how the daemon is doing.  A
+ * failure is logged once: a manager that went away must not fill the log. */
+static void notify(struct daemon *d, const char *state)
+{
+	static bool warned;
+	int r = notify_send(&d->notifier, state);
+
+	if (r < 0 && !warned) {
+		warned = true;
+		log_warning("cannot notify the service manager: %s", strerror(-r));
+	}
+}
+
+/* Pinging at half the watchdog interval leaves the manager a margin; an
+ * absurd interval (more than a year) is taken as a year. */
+static uint64_t watchdog_interval_ns(const struct daemon *d)
+{
+	const uint64_t year_usec = 366ull * 24 * 3600 * 1000000;
+	uint64_t usec = d->watchdog_usec < year_usec ? d->watchdog_usec : year_usec;
+
+	return usec * 1000u / 2;
+}
+
+static void on_watchdog(void *data, uint64_t now)
+{
+	struct daemon *d = data;
+
+	d->watchdog.due_ns = now + watchdog_interval_ns(d);
+	notify(d, "WATCHDOG=1");
+}
+
+/* $NOTIFY_SOCKET and $WATCHDOG_USEC come from the service manager; without
+ * them (started by hand, or by the tests) the daemon notifies nobody. */
+static void setup_notify(struct daemon *d)
+{
+	const char *address = getenv("NOTIFY_SOCKET");
+	int r = notify_open(&d->notifier, address);
+
+	if (r < 0)
+		log_warning("NOTIFY_SOCKET=%s: %s; the service manager is not notified", address,
+			    strerror(-r));
+	r = notify_watchdog(getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"), getpid(), &d->watchdog_usec);
+	if (r < 0)
+		log_warning("WATCHDOG_USEC or WATCHDOG_PID is not a number; no watchdog pings");
+	if (r > 0 && d->notifier.fd < 0)
+		log_warning("WATCHDOG_USEC is set but there is no NOTIFY_SOCKET to ping");
+	if (r <= 0 || d->notifier.fd < 0)
+		d->watchdog_usec = 0;
+	else
+		log_info("watchdog: a ping every %" PRIu64 " ms", d->watchdog_usec / 2000u);
+}
+
+/* ------------------------------------------------------------ reload */
+
+static int apply_reload(struct daemon *d)
+{
+	struct config *n, *old = d->cfg;
+	int r = load_config(d->config_path, oomkit_memory_root(d->ctx), &n);
+
+	if (r < 0) {
+		log_err("reload: %s has errors; the running configuration stays",
+			d->config_path ? d->config_path : "(built-in)");
+		return r;
+	}
+	if (strcmp(n->machine, old->machine) != 0) {
+		log_err(
+		    "reload: machine cannot change while running (%s -> %s); the running configuration stays",
+		    old->machine, n->machine);
+		drop_config(n);
+		return -EINVAL;
+	}
+	if (strcmp(n->socket, old->socket) != 0) {
+		log_warning("reload: the socket moves only on restart; still %s", old->socket);
+		snprintf(n->socket, sizeof(n->socket), "%s", old->socket);
+	}
+	d->cfg = n;
+	jobs_reload(&d->jobs, n);
+	configure(d);
+	drop_config(old);
+	log_notice("reloaded %s: %u jobs", d->config_path ? d->config_path : "(built-in)", n->n_jobs);
+	metrics_write(&d->metrics);
+	return 0;
+}
+
+/* The loop's reload: SIGHUP or a control client's `reload`. */
+static int reload(void *data)
+{
+	struct daemon *d = data;
+	char state[64];
+
+	snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, now_ns() / 1000u);
+	notify(d, state);
+	int r = apply_reload(d);
+	notify(d, "READY=1");
+	return r;
+}
+
+/* ------------------------------------------------------------ start */
+
+/* AddressSanitizer reserves terabytes of shadow memory: locking it all would
+ * exhaust the machine, so a sanitizer build runs unlocked. */
+static bool sanitized(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+	return true;
+#else
+	return false;
+#endif
+#else
+	return false;
+#endif
+}
+
+static void on_library(void *data, uint32_t index, uint32_t events)
+{
+	struct daemon *d = data;
+
+	(void)index;
+	(void)events;
+	(void)oomkit_dispatch(d->ctx, 0);
+}
+
+static int start_library(struct daemon *d)
+{
+	struct oomkit_options opts;
+	int r;
+
+	oomkit_options_init(&opts);
+	opts.max_pids = MAX_PIDS;
+	/* A watch per job slot, the machine's OOM and pressure watches, and room. */
+	opts.max_cgroups = scopes_room(d->cfg->n_jobs) + 16;
+	opts.guardian = !d->dry_run;
+	opts.protect = !d->dry_run && geteuid() == 0;
+	opts.mlock = !d->dry_run && geteuid() == 0 && !sanitized();
+	opts.log = log_liboomkit;
+	if ((r = oomkit_new(&opts, &d->ctx)) < 0)
+		log_err("cannot start liboomkit: %s", strerror(-r));
+	return r;
+}
+
+/* Called after oomkit_new(): the guardian forked there, and what is allocated
+ * from now on is the daemon's alone (a fork would give the guardian a copy,
+ * and its mlockall would make every page of it resident). */
+static int setup_modules(struct daemon *d)
+{
+	int r, source;
+
+	if ((r = loop_init(&d->loop)) < 0 || (r = scopes_init(&d->scopes, scopes_room(d->cfg->n_jobs))) < 0 ||
+	    (r = snapshot_init(&d->snap, d->ctx, &d->scopes, MAX_PIDS)) < 0 ||
+	    (r = reports_init(&d->reports)) < 0 || (r = prompt_init(&d->prompt, MAX_PIDS)) < 0 ||
+	    (r = metrics_init(&d->metrics, d->ctx, &d->scopes, &d->stats, &d->loop)) < 0)
+		return r;
+	actions_init(&d->actions, d->ctx, &d->snap, &d->stats);
+	d->chain = (struct chain){.ctx = d->ctx,
+				  .dry_run = d->dry_run,
+				  .scopes = &d->scopes,
+				  .snap = &d->snap,
+				  .reports = &d->reports,
+				  .prompt = &d->prompt,
+				  .actions = &d->actions,
+				  .stats = &d->stats,
+				  .metrics = &d->metrics};
+	d->handler = (struct handler){.ctx = d->ctx,
+				      .dry_run = d->dry_run,
+				      .scopes = &d->scopes,
+				      .chain = &d->chain,
+				      .metrics = &d->metrics,
+				      .stats = &d->stats};
+	d->jobs = (struct jobs){.ctx = d->ctx,
+				.dry_run = d->dry_run,
+				.scopes = &d->scopes,
+				.handler = &d->handler,
+				.pids = d->snap.pids,
+				.max_pids = MAX_PIDS};
+	if ((r = chain_init(&d->chain, &d->loop)) < 0 || (r = handler_init(&d->handler, &d->loop)) < 0)
+		return r;
+	d->watchdog = (struct loop_timer){.fn = on_watchdog, .data = d};
+	if ((r = loop_add_timer(&d->loop, &d->watchdog)) < 0)
+		return r;
+	if ((source = loop_add_source(&d->loop, on_library, d)) < 0)
+		return source;
+	loop_on_reload(&d->loop, reload, d);
+	configure(d);
+	return loop_add_fd(&d->loop, oomkit_fd(d->ctx), source, 0, EPOLLIN);
+}
+
+static int start_control(struct daemon *d)
+{
+	int r;
+
+	d->control_pids = calloc(MAX_PIDS, sizeof(*d->control_pids));
+	if (!d->control_pids)
+		return -ENOMEM;
+	d->control = (struct control){.ctx = d->ctx,
+				      .cfg = d->cfg,
+				      .loop = &d->loop,
+				      .scopes = &d->scopes,
+				      .reports = &d->reports,
+				      .prompt = &d->prompt,
+				      .chain = &d->chain,
+				      .pids = d->control_pids,
+				      .max_pids = MAX_PIDS,
+				      .listen_fd = -1};
+	if ((r = control_listen(&d->control)) < 0)
+		log_err("control socket %s: %s", d->cfg->socket, strerror(-r));
+	return r;
+}
+
+static int start(struct daemon *d)
+{
+	int r;
+
+	if ((r = start_library(d)) < 0 || (r = resolve_machine(d->cfg, d->ctx)) < 0 ||
+	    (r = setup_modules(d)) < 0)
+		return r;
+	if ((r = jobs_setup(&d->jobs, d->cfg)) < 0 || (r = jobs_enter_reserve(&d->jobs)) < 0)
+		return r;
+	if ((r = start_control(d)) < 0)
+		return r;
+	setup_notify(d);
+	d->watchdog.due_ns = d->watchdog_usec ? now_ns() + watchdog_interval_ns(d) : 0;
+	return 0;
+}
+
+static void stop(struct daemon *d, bool clean)
+{
+	if (d->control.loop)
+		control_close_all(&d->control);
+	chain_free(&d->chain);
+	if (clean && d->ctx)
+		jobs_leave_reserve(&d->jobs);
+	/* Every taken-over memcg gets the kernel OOM killer back. */
+	oomkit_free(d->ctx);
+	log_notice("oomkitd stopped");
+	loop_close(&d->loop);
+	notify_close(&d->notifier);
+	reports_free(&d->reports);
+	metrics_free(&d->metrics);
+	prompt_free(&d->prompt);
+	snapshot_free(&d->snap);
+	scopes_free(&d->scopes);
+	free(d->control_pids);
+	drop_config(d->cfg);
+}
+
+/* ------------------------------------------------------------ main */
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: oomkitd [-c|--config FILE] [--check] [--dry-run] [--release] [--no-seccomp]\n"
+		   "  -c, --config FILE  configuration (default: the built-in one)\n"
+		   "      --check        validate the configuration and exit\n"
+		   "      --dry-run      decide and report, but change and kill nothing\n"
+		   "      --release      give the kernel OOM killer back to the machine and every\n"
+		   "                     cgroup below it, and exit (after the daemon was killed)\n"
+		   "      --no-seccomp   run without the system call filter (debugging)\n"
+		   "  -h, --help         this text\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"config", required_argument, NULL, 'c'},
+	    {"check", no_argument, NULL, 'C'},
+	    {"dry-run", no_argument, NULL, 'n'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"no-seccomp", no_argument, NULL, 'S'},
+	    {"release", no_argument, NULL, 'R'},
+	    {NULL, 0, NULL, 0},
+	};
+	static struct daemon D;
+	struct daemon *d = &D;
+	bool check = false, seccomp = true, release = false;
+	int opt, r;
+
+	/* What stop() closes is closed only if it was opened. */
+	d->notifier.fd = -1;
+	d->loop.epfd = d->loop.timerfd = d->loop.sigfd = -1;
+	d->reports.dirfd = -1;
+	while ((opt = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			d->config_path = optarg;
+			break;
+		case 'C':
+			check = true;
+			break;
+		case 'n':
+			d->dry_run = true;
+			break;
+		case 'S':
+			seccomp = false;
+			break;
+		case 'R':
+			release = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (check)
+		return check_config(d->config_path);
+	if (load_config(d->config_path, NULL, &d->cfg) < 0)
+		return 1;
+	if (release) {
+		r = release_run(d->cfg);
+		drop_config(d->cfg);
+		return r < 0 ? 1 : 0;
+	}
+	/* Capabilities and system calls are cut before liboomkit forks its guardian. */
+	r = privs_restrict(seccomp);
+	if (r == 0)
+		r = start(d);
+	if (r == 0)
+		r = privs_setup_done();
+	if (r == 0) {
+		metrics_write(&d->metrics);
+		notify(d, "READY=1");
+		log_notice("oomkitd ready: machine %s, %u jobs%s, socket %s", d->cfg->machine, d->cfg->n_jobs,
+			   d->dry_run ? ", dry run" : "", d->cfg->socket);
+		r = loop_run(&d->loop);
+		notify(d, "STOPPING=1");
+	}
+	stop(d, r == 0);
+	return r < 0 ? 1 : 0;
+}

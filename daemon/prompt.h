@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * prompt.h - the question a person answers during the OOM delay (the
+ * `prompt` policy): which scope, which candidates, whose they are, what may
+ * be chosen, how long there is to answer.  One question is open at a time.
+ *
+ * Before a chain is decided the question is prepared (the candidates, the
+ * scope's owner, whether grow would work), so that a prompt step is taken
+ * only if someone it concerns is listening: who that is, who sees which
+ * candidate and who may answer what is protocol.c's rule.  The question
+ * and, once the OOM is handled, its outcome reach the clients through the
+ * listener control.c registers; this module knows nothing of sockets.
+ * chain.c asks and acts on the answer.
+ *
+ * The question's report stays open until the outcome is known: its fd and
+ * its writer's state are kept here, and so are the scope's name and memcg,
+ * so a reload that removes the job meanwhile does not lose them.
+ */
+#ifndef OOMKITD_PROMPT_H
+#define OOMKITD_PROMPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "json.h"
+#include "loop.h"
+#include "policy.h"
+#include "protocol.h"
+#include "scope.h"
+
+/* A process offered to a person (its uid says to whom: protocol_may_see()). */
+struct prompt_candidate {
+	struct policy_proc proc;
+	const char *job_name; /* a job's name, or "(other)" */
+	unsigned priority;
+};
+
+/* What happened to an OOM, told to the prompt clients it concerns (root, the
+ * victim's uid, the owner of the job) and, without details, to everyone who
+ * was asked about it. */
+struct outcome {
+	unsigned report_id;
+	const char *scope;  /* "machine" or the job's name */
+	const char *action; /* policy_action_name(), or "none" */
+	const char *by;	    /* "user NAME", "policy NAME", "nobody" */
+	const char *result;
+	bool has_victim;
+	pid_t victim_pid;
+	uid_t victim_uid;
+	uint64_t victim_bytes;
+	const char *victim_comm; /* the process's comm, or the job's name for kill-job */
+	const char *victim_job;
+	bool has_owner; /* the owner of the scope's or the victim's job */
+	uid_t owner;
+};
+
+struct prompt_listener {
+	/* Sends the open question to every client it concerns; returns how many. */
+	int (*send)(void *data);
+	/* Whether a client the prepared question concerns is listening. */
+	bool (*available)(void *data);
+	/* Tells the clients concerned what happened. */
+	void (*send_outcome)(void *data, const struct outcome *o);
+	void *data;
+};
+
+struct prompt {
+	bool active;
+	struct scope_ref scope;
+	char scope_name[CONFIG_NAME_MAX];
+	char rel[SCOPE_REL_MAX];
+	struct protocol_asker asker; /* who may see and answer it */
+	bool can_grow;		     /* a job's OOM and the machine has room: "grow" is offered */
+	bool declined;		     /* everyone asked said "let the system decide" */
+	unsigned report_id;
+	int report_fd; /* -1: no report */
+	struct oomkit__json report;
+	unsigned next_step; /* where the chain resumes without an answer */
+	uint64_t event_ns, timeout_ms;
+	struct loop_timer timer; /* due at the deadline; its fn is chain.c's */
+	struct prompt_candidate *procs;
+	unsigned n_procs;
+	size_t max_procs;
+	struct prompt_listener listener;
+};
+
+int prompt_init(struct prompt *p, size_t max_procs);
+void prompt_free(struct prompt *p);
+void prompt_set_listener(struct prompt *p, const struct prompt_listener *l);
+
+/* Before the chain is decided (not while a question is open): the
+ * candidates of in, the scope's owner, whether grow would work. */
+void prompt_prepare(struct prompt *p, struct scope *scope, const struct policy_input *in);
+/* Whether the prepared question can be asked: none is open and someone it
+ * concerns listens. */
+bool prompt_available(const struct prompt *p);
+
+/* Opens the prepared question; its report (fd -1: none) stays open until
+ * prompt_close().  Returns how many clients were asked. */
+int prompt_ask(struct prompt *p, const struct policy_decision *dec, uint64_t event_ns, uint64_t timeout_ms,
+	       int report_fd, unsigned report_id, const struct oomkit__json *report);
+
+/* Whether the open (or prepared) question concerns uid / shows it candidate c. */
+bool prompt_concerns(const struct prompt *p, uid_t uid);
+bool prompt_shows(const struct prompt *p, const struct prompt_candidate *c, uid_t uid);
+/* Candidate pid as uid may see it; NULL if it is not one. */
+const struct prompt_candidate *prompt_candidate(const struct prompt *p, pid_t pid, uid_t uid);
+
+/* Everyone asked declined (or went away): the chain goes on at once. */
+void prompt_declined(struct prompt *p);
+/* Tells the clients concerned an outcome. */
+void prompt_tell(struct prompt *p, const struct outcome *o);
+/* Closes the question. */
+void prompt_close(struct prompt *p);
+
+#endif

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * release.h - `oomkitd --release`, for the unit's ExecStopPost: a daemon
+ * killed together with its guardian (a whole-unit SIGKILL) leaves the memcgs
+ * it held with their kernel killer off and nobody watching; this gives the
+ * kernel OOM killer back to them.
+ */
+#ifndef OOMKITD_RELEASE_H
+#define OOMKITD_RELEASE_H
+
+#include "config.h"
+
+/* 0, or -errno after logging what failed. */
+int release_run(struct config *cfg);
+
+#endif

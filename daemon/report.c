@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* report.c - see report.h. */
+#include "report.h"
+
+#include "clock.h"
+#include "config.h"
+#include "value.h"
+
+static void write_decision(struct oomkit__json *w, const char *key, const struct policy_input *in,
+			   const struct policy_decision *dec)
+{
+	oomkit__json_open(w, key, '{');
+	oomkit__json_str(w, "action", policy_action_name(dec->action));
+	oomkit__json_str(w, "policy", dec->action == ACTION_NONE ? "" : policy_kind_name(dec->policy));
+	oomkit__json_u64(w, "step", dec->step);
+	oomkit__json_i64(w, "victim_pid", dec->victim_pid);
+	if (dec->victim_group >= 0 && (unsigned)dec->victim_group < in->n_groups)
+		oomkit__json_str(w, "victim_job", in->groups[dec->victim_group].name);
+	else
+		oomkit__json_null(w, "victim_job");
+	oomkit__json_limit(w, "new_limit_bytes",
+			   dec->action == ACTION_GROW ? dec->new_limit_bytes : UINT64_MAX);
+	oomkit__json_str(w, "reason", dec->reason);
+	oomkit__json_str(w, "not_applied", dec->trail);
+	oomkit__json_close(w, '}');
+}
+
+static void write_groups(struct oomkit__json *w, const struct policy_input *in)
+{
+	oomkit__json_open(w, "jobs", '[');
+	for (unsigned i = 0; i < in->n_groups; i++) {
+		const struct policy_group *g = &in->groups[i];
+		oomkit__json_open(w, NULL, '{');
+		oomkit__json_str(w, "name", g->name);
+		oomkit__json_u64(w, "priority", g->priority);
+		oomkit__json_u64(w, "usage_bytes", g->usage_bytes);
+		oomkit__json_limit(w, "limit_bytes", g->limit_bytes);
+		oomkit__json_limit(w, "limit_max_bytes", g->limit_max_bytes);
+		oomkit__json_u64(w, "expect_bytes", g->expect_bytes);
+		oomkit__json_str(w, "kill", g->kill == KILL_JOB ? "job" : "process");
+		oomkit__json_close(w, '}');
+	}
+	oomkit__json_close(w, ']');
+}
+
+static void write_candidates(struct oomkit__json *w, const struct policy_input *in)
+{
+	oomkit__json_open(w, "candidates", '[');
+	for (unsigned i = 0; i < in->n_procs; i++) {
+		const struct policy_proc *p = &in->procs[i];
+		const struct policy_group *g = &in->groups[p->group];
+		oomkit__json_open(w, NULL, '{');
+		oomkit__json_i64(w, "pid", p->pid);
+		oomkit__json_str(w, "job", g->name);
+		oomkit__json_u64(w, "priority", g->priority);
+		oomkit__json_u64(w, "rss_bytes", p->rss_bytes);
+		oomkit__json_i64(w, "oom_score_adj", p->oom_score_adj);
+		oomkit__json_u64(w, "start_time", p->start_time);
+		oomkit__json_str(w, "comm", p->comm);
+		oomkit__json_bool(w, "protected", policy_protected(in, p));
+		oomkit__json_close(w, '}');
+	}
+	oomkit__json_close(w, ']');
+}
+
+void report_write_head(struct oomkit__json *w, oomkit_ctx *ctx, const struct report_head *h,
+		       const struct policy_input *in, const struct policy_decision *dec)
+{
+	const struct oomkit_event *ev = h->event;
+	char chain[128];
+
+	oomkit__json_open(w, NULL, '{');
+	oomkit__json_u64(w, "oomkitd_report", 1);
+	oomkit__json_u64(w, "id", h->id);
+	oomkit__json_fixed(w, "time", realtime_ms(), 3);
+	oomkit__json_str(w, "scope", h->machine ? "machine" : "job");
+	oomkit__json_str(w, "job", h->job);
+	oomkit__json_str(w, "cgroup", ev->cgroup);
+	oomkit__json_str(w, "origin", ev->origin ? ev->origin : ev->cgroup);
+	oomkit__json_bool(w, "dry_run", h->dry_run);
+	oomkit__json_u64(w, "capacity_bytes", in->capacity_bytes);
+	config_format_chain(in->chain, chain, sizeof(chain));
+	oomkit__json_str(w, "chain", chain);
+	write_groups(w, in);
+	write_candidates(w, in);
+	write_decision(w, "decision", in, dec);
+	/* The library's artifact: counters, oom_control, memory.stat, every process. */
+	struct oomkit_decision ld = {.action = policy_action_name(dec->action),
+				     .reason = dec->reason,
+				     .victim_pid = dec->victim_pid,
+				     .new_limit_bytes =
+					 dec->action == ACTION_GROW ? dec->new_limit_bytes : 0};
+	oomkit__json_external(w, "state");
+	int r = w->err ? w->err : oomkit_write_report(ctx, w->fd, ev, &ld);
+	if (r < 0 && !w->err)
+		w->err = r; /* a write failed: the report is cut short */
+}
+
+void report_write_answer(struct oomkit__json *w, const char *answer, uid_t uid, const char *user,
+			 const struct policy_input *in, const struct policy_decision *dec)
+{
+	oomkit__json_str(w, "prompt_answer", answer);
+	if (user) {
+		oomkit__json_open(w, "answered_by", '{');
+		oomkit__json_u64(w, "uid", uid);
+		oomkit__json_str(w, "user", user);
+		oomkit__json_close(w, '}');
+	}
+	if (dec)
+		write_decision(w, "followup", in, dec);
+}
+
+/* Milliseconds from `from` to `to`, with three decimals. */
+static void ms_since(struct oomkit__json *w, const char *key, uint64_t from, uint64_t to)
+{
+	oomkit__json_fixed(w, key, to > from ? (to - from) / 1000u : 0, 3);
+}
+
+void report_write_tail(struct oomkit__json *w, const char *outcome, const struct report_times *t)
+{
+	oomkit__json_str(w, "outcome", outcome);
+	oomkit__json_open(w, "timings_ms", '{');
+	ms_since(w, "decision", t->event_ns, t->decided_ns);
+	ms_since(w, "action", t->event_ns, t->acted_ns);
+	if (t->freed_ns)
+		ms_since(w, "freed", t->event_ns, t->freed_ns);
+	else
+		oomkit__json_null(w, "freed");
+	oomkit__json_close(w, '}');
+	oomkit__json_close(w, '}');
+	oomkit__json_newline(w);
+	oomkit__json_flush(w);
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * report.h - the JSON of one OOM report, through lib/json.h's writer: the
+ * head (the scope, the snapshot the decision was made on, the decision, and
+ * liboomkit's own artifact of the cgroup), written before acting, and the
+ * tail (a prompt's answer, the outcome and the timings), written once the
+ * outcome is known.  The writer's state is kept by the caller between the
+ * two; its buffer is flushed at the end of the head, so several reports may
+ * be open at once on one buffer.
+ */
+#ifndef OOMKITD_REPORT_H
+#define OOMKITD_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "json.h"
+#include "oomkit.h"
+#include "policy.h"
+
+struct report_head {
+	unsigned id;
+	bool machine;	 /* the machine's OOM, else a job's */
+	const char *job; /* the job's name; NULL for the machine */
+	bool dry_run;
+	const struct oomkit_event *event;
+};
+
+/* Writes everything up to the outcome and flushes; errors stay in w->err. */
+void report_write_head(struct oomkit__json *w, oomkit_ctx *ctx, const struct report_head *h,
+		       const struct policy_input *in, const struct policy_decision *dec);
+
+/* A prompt's answer ("none" when nobody answered), who gave it (user NULL:
+ * nobody) and, if the answer was acted on, the decision it made (dec NULL:
+ * none). */
+void report_write_answer(struct oomkit__json *w, const char *answer, uid_t uid, const char *user,
+			 const struct policy_input *in, const struct policy_decision *dec);
+
+struct report_times {
+	uint64_t event_ns, decided_ns, acted_ns;
+	uint64_t freed_ns; /* 0: the scope did not leave OOM while we watched */
+};
+
+/* The outcome and the timings; closes the report's object and flushes. */
+void report_write_tail(struct oomkit__json *w, const char *outcome, const struct report_times *t);
+
+#endif

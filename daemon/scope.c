@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* scope.c - see scope.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scope.h"
+
+unsigned scopes_room(unsigned configured)
+{
+	unsigned n = configured * 2;
+
+	return n < 64 ? 64 : n > CONFIG_MAX_JOBS ? CONFIG_MAX_JOBS : n;
+}
+
+int scopes_init(struct scopes *t, unsigned max_jobs)
+{
+	memset(t, 0, sizeof(*t));
+	t->jobs = calloc(max_jobs, sizeof(*t->jobs));
+	if (!t->jobs)
+		return -ENOMEM;
+	t->max_jobs = max_jobs;
+	t->machine.kind = SCOPE_KIND_MACHINE;
+	t->machine.in_use = true;
+	t->machine.gen = ++t->next_gen;
+	snprintf(t->machine.name, sizeof(t->machine.name), "%s", SCOPE_MACHINE_NAME);
+	return 0;
+}
+
+void scopes_free(struct scopes *t)
+{
+	free(t->jobs);
+	t->jobs = NULL;
+	t->max_jobs = t->n_slots = 0;
+}
+
+struct scope *scope_add_job(struct scopes *t, const struct config_job *job, const char *rel, int *ret_err)
+{
+	struct scope *s = NULL;
+
+	if (strlen(rel) >= sizeof(s->rel)) {
+		*ret_err = -ENAMETOOLONG;
+		return NULL;
+	}
+	for (unsigned i = 0; i < t->n_slots && !s; i++)
+		if (!t->jobs[i].in_use)
+			s = &t->jobs[i];
+	if (!s && t->n_slots < t->max_jobs)
+		s = &t->jobs[t->n_slots++];
+	if (!s) {
+		*ret_err = -ENOSPC;
+		return NULL;
+	}
+	memset(s, 0, sizeof(*s));
+	s->kind = SCOPE_KIND_JOB;
+	s->in_use = true;
+	s->gen = ++t->next_gen;
+	snprintf(s->name, sizeof(s->name), "%s", job->name);
+	snprintf(s->rel, sizeof(s->rel), "%s", rel);
+	s->job = job;
+	s->chain = &job->chain;
+	return s;
+}
+
+void scope_remove(struct scopes *t, struct scope *s)
+{
+	(void)t;
+	memset(s, 0, sizeof(*s));
+}
+
+struct scope *scope_next(const struct scopes *t, const struct scope *prev)
+{
+	unsigned i = prev ? (unsigned)(prev - t->jobs) + 1 : 0;
+
+	for (; i < t->n_slots; i++)
+		if (t->jobs[i].in_use)
+			return &t->jobs[i];
+	return NULL;
+}
+
+unsigned scope_index(const struct scopes *t, const struct scope *s)
+{
+	return (unsigned)(s - t->jobs);
+}
+
+struct scope *scope_by_name(struct scopes *t, const char *name)
+{
+	SCOPE_FOREACH_JOB (s, t)
+		if (strcmp(s->name, name) == 0)
+			return s;
+	return NULL;
+}
+
+struct scope *scope_by_watch(struct scopes *t, const oomkit_watch *watch)
+{
+	if (!watch)
+		return NULL;
+	if (t->machine.watch == watch)
+		return &t->machine;
+	SCOPE_FOREACH_JOB (s, t)
+		if (s->watch == watch)
+			return s;
+	return NULL;
+}
+
+bool scope_path_under(const char *rel, const char *scope_rel)
+{
+	size_t n = strlen(scope_rel);
+
+	return n == 0 || (strncmp(rel, scope_rel, n) == 0 && (rel[n] == '\0' || rel[n] == '/'));
+}
+
+struct scope *scope_of_cgroup(struct scopes *t, const char *rel)
+{
+	SCOPE_FOREACH_JOB (s, t)
+		if (scope_path_under(rel, s->rel))
+			return s;
+	return NULL;
+}
+
+struct scope_ref scope_ref(struct scope *s)
+{
+	return (struct scope_ref){.scope = s, .gen = s ? s->gen : 0};
+}
+
+struct scope *scope_get(struct scope_ref ref)
+{
+	return ref.scope && ref.scope->in_use && ref.scope->gen == ref.gen ? ref.scope : NULL;
+}

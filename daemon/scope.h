@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * scope.h - what the daemon handles OOMs for: the machine (the memcg that
+ * holds every job) and its jobs (configured child memcgs of the machine).
+ * Each is a struct scope with its memcg, its watch, its policy chain and its
+ * counters.  Later kinds (issue 12's job instances, cgroups adopted by a
+ * pattern) are scopes too, with their job's configuration.
+ *
+ * There is one way to find a scope (by name, by watch, by cgroup path) and
+ * one way to walk them (scope_next); a slot in use says so (in_use), and a
+ * scope_ref notices a scope that a reload removed and whose slot may hold
+ * another job by now.  The table is sized once at start: nothing here
+ * allocates after scopes_init().
+ */
+#ifndef OOMKITD_SCOPE_H
+#define OOMKITD_SCOPE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "oomkit.h"
+
+#define SCOPE_REL_MAX 512
+#define SCOPE_LAST_ACTION_MAX 160
+#define SCOPE_MACHINE_NAME "machine"
+
+enum scope_kind {
+	SCOPE_KIND_MACHINE = 0,
+	SCOPE_KIND_JOB = 1,
+};
+
+struct scope {
+	enum scope_kind kind;
+	bool in_use;
+	uint64_t gen;			  /* a new number each time a slot is given a scope */
+	char name[CONFIG_NAME_MAX];	  /* "machine" or the job's name */
+	char rel[SCOPE_REL_MAX];	  /* its memcg, relative to the memory root */
+	const struct config_job *job;	  /* a job's configuration; NULL for the machine */
+	const struct policy_chain *chain; /* re-pointed on reload, like job */
+	oomkit_watch *watch;		  /* NULL: not watched (removed, or failed) */
+	uint64_t ooms;			  /* OOMs of its own limit */
+	uint64_t kills;			  /* processes killed in it (machine: by machine OOMs) */
+	uint64_t grows;
+	char last_action[SCOPE_LAST_ACTION_MAX];
+	uint64_t delegated_due_ns; /* a delegated job's OOM: when we step in; 0: none */
+	uint64_t last_oom_count;   /* dry run: tells whose limit was hit */
+};
+
+struct scopes {
+	struct scope machine;
+	struct scope *jobs; /* max_jobs slots */
+	unsigned n_slots;   /* slots used so far, free ones included */
+	unsigned max_jobs;
+	uint64_t next_gen;
+};
+
+/* A scope as it was when the reference was taken: scope_get() gives NULL
+ * once a reload has removed it. */
+struct scope_ref {
+	struct scope *scope;
+	uint64_t gen;
+};
+
+/* How many job slots a daemon started with `configured` jobs makes: twice as
+ * many, so reloads can add jobs, at least 64 and at most CONFIG_MAX_JOBS. */
+unsigned scopes_room(unsigned configured);
+
+/* Allocates max_jobs slots; the machine is named and marked in use. */
+int scopes_init(struct scopes *t, unsigned max_jobs);
+void scopes_free(struct scopes *t);
+
+/* A free slot for a job named name at rel; NULL when the table is full or
+ * rel does not fit (-ENAMETOOLONG in *ret_err then, -ENOSPC when full). */
+struct scope *scope_add_job(struct scopes *t, const struct config_job *job, const char *rel, int *ret_err);
+void scope_remove(struct scopes *t, struct scope *s);
+
+/* The job named name; NULL if there is none (the machine is t->machine). */
+struct scope *scope_by_name(struct scopes *t, const char *name);
+/* The scope a watch belongs to, the machine included; NULL if none. */
+struct scope *scope_by_watch(struct scopes *t, const oomkit_watch *watch);
+/* The job whose memcg is rel or holds it; NULL if rel is in no job. */
+struct scope *scope_of_cgroup(struct scopes *t, const char *rel);
+
+/* Walks the jobs in slot order: scope_next(t, NULL) is the first, NULL
+ * after the last.  The machine is not among them. */
+struct scope *scope_next(const struct scopes *t, const struct scope *prev);
+#define SCOPE_FOREACH_JOB(s, t) for (struct scope *s = scope_next((t), NULL); s; s = scope_next((t), s))
+
+/* The slot index of a job (for per-slot arrays), 0..max_jobs-1. */
+unsigned scope_index(const struct scopes *t, const struct scope *s);
+
+struct scope_ref scope_ref(struct scope *s);
+struct scope *scope_get(struct scope_ref ref);
+
+/* Whether cgroup path rel is scope_rel or below it ("" holds everything). */
+bool scope_path_under(const char *rel, const char *scope_rel);
+
+#endif

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * snapshot.h - what policy.c decides on: the scope that ran out of memory,
+ * its processes (pid, start time, memory, oom_score_adj, comm) and the jobs
+ * they belong to (priority, usage, limits, protection), read from the kernel
+ * through liboomkit into arrays sized at start.  Nothing here allocates
+ * after snapshot_init().
+ */
+#ifndef OOMKITD_SNAPSHOT_H
+#define OOMKITD_SNAPSHOT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "oomkit.h"
+#include "policy.h"
+#include "scope.h"
+
+struct snapshot {
+	oomkit_ctx *ctx;
+	struct scopes *scopes;
+	size_t max_pids;
+	pid_t *pids;
+	struct policy_proc *procs;
+	struct policy_group *groups; /* max_jobs + 1: the jobs, then "(other)" */
+	struct scope **group_scope;  /* the scope of each group; NULL for "(other)" */
+	int *group_of_slot;	     /* max_jobs: a job slot's group, or -1 */
+	pid_t protected_pids[2];     /* the daemon and its guardian */
+};
+
+int snapshot_init(struct snapshot *s, oomkit_ctx *ctx, struct scopes *scopes, size_t max_pids);
+void snapshot_free(struct snapshot *s);
+
+/* Fills *in for an OOM of scope, with capacity_bytes as the machine's room
+ * (snapshot_capacity()); the chain is the scope's.  Returns the number of
+ * processes, or -errno if the scope's processes cannot be listed. */
+int snapshot_take(struct snapshot *s, const struct scope *scope, uint64_t capacity_bytes,
+		  struct policy_input *in);
+
+/* The job behind a policy group of the last snapshot; NULL for "(other)". */
+struct scope *snapshot_group_scope(const struct snapshot *s, int group);
+
+/* The machine's room: its limit, or the machine's RAM less the daemon's reserve. */
+uint64_t snapshot_capacity(oomkit_ctx *ctx, const struct scopes *scopes, uint64_t reserve_bytes);
+
+#endif
