@@ -3,7 +3,8 @@
 # The daemon's life: --check, a restart that adopts the job memcgs as they
 # are (a grown limit is kept, processes keep running, OOMs are handled by
 # the new daemon), SIGHUP with a bad file (the old configuration keeps
-# running) and with a good one (jobs added and removed).
+# running) and with a good one (jobs added and removed, a changed delay
+# taken by an existing job), and the reserve memcg removed on a clean stop.
 . "$(dirname "$0")/daemon-lib.sh"
 require_kernel
 setup lifecycle
@@ -41,7 +42,10 @@ wait_for 10 usage_at_least web $((40 << 20)) || fail "web did not reach 40M"
 b=$(spawn batch 4)
 wait_for 10 usage_at_least batch $((4 << 20)) || fail "batch did not reach 4M"
 
+in_reserve() { grep -q ":memory:/$M-daemon\$" "/proc/$DPID/cgroup"; }
+check "the daemon runs in its reserve memcg" in_reserve
 stop_daemon
+check "a clean stop removes the reserve memcg" test ! -d "$R-daemon"
 check "stopping leaves the job memcgs" test -d "$R/web" -a -d "$R/batch"
 check "stopping leaves the processes running" alive "$a"
 check "stopping gives the kernel killer back" grep -q "oom_kill_disable 0" "$R/web/memory.oom_control"
@@ -78,4 +82,24 @@ check "the removed job's memcg is left alone" test -d "$R/batch"
 check "the removed job's processes are left alone" alive "$b"
 check "the removed job is no longer held off" grep -q "oom_kill_disable 0" "$R/batch/memory.oom_control"
 check "the new job is held off" grep -q "oom_kill_disable 1" "$R/extra/memory.oom_control"
+stop_daemon
+
+# SIGHUP with a changed delay: an existing job takes it (issue 11 #8; the
+# comparison used the new value twice).  A report-only chain leaves the OOM
+# to the kernel after the delay: 1 s after the reload, not the 300 s before.
+write_config 512M "report, kill-lowest, kernel" 300s <<EOF2
+[job slow]
+limit = 16M
+policy = report
+EOF2
+start_daemon
+reloads() { grep -c "reloaded " "$TMP/log"; }
+before=$(reloads)
+sed -i 's/^delay = 300s$/delay = 1s/' "$TMP/oomkitd.conf"
+kill -HUP "$DPID"
+reloaded() { [ "$(reloads)" -gt "$before" ]; }
+check "SIGHUP with a new delay reloads" wait_for 10 reloaded
+a=$(spawn slow 32)
+check "the job's OOM goes to the kernel after the new delay" wait_for 60 dead "$a"
+check "the daemon's report says it waited for the kernel" wait_for 10 has_reports 1
 finish
