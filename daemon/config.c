@@ -61,7 +61,9 @@ struct parse_state {
 	unsigned jobs_cap; /* slots in cfg->jobs */
 	bool out_of_memory;
 	bool daemon_seen;
-	unsigned bad_line; /* the reader refused this line: libinih's keys on it are skipped */
+	bool refuse_pending;  /* config_read(): keys the daemon does not act on yet are errors */
+	unsigned cgroups_cap; /* slots in cfg->cgroups */
+	unsigned bad_line;    /* the reader refused this line: libinih's keys on it are skipped */
 	/* The section being read: keys given, keys whose value did not parse
 	 * (so that checks across keys do not cascade from them), and where. */
 	uint64_t seen, bad;
@@ -119,6 +121,11 @@ enum key_flags {
 	KEY_ZERO = 1 << 1,    /* 0 is allowed below the range (and means what the row says) */
 	KEY_EMPTY = 1 << 2,   /* paths: an empty value means none */
 	KEY_NO_GROW = 1 << 3, /* chains: grow is not a step of this scope */
+	KEY_REPEAT = 1 << 4,  /* may be given more than once: each adds to the list */
+	/* Parsed and checked, but the daemon does not act on it yet: refused by
+	 * config_read() so that nothing in a file is silently ignored.  Drop the
+	 * flag in the commit that makes the daemon act on the key. */
+	KEY_PENDING = 1 << 5,
 };
 
 struct key {
@@ -473,6 +480,70 @@ static int parse_owner(struct parse_state *st, const struct key *k, const char *
 	return 0;
 }
 
+struct cgroup_list {
+	struct parse_state *st;
+	unsigned added;
+};
+
+static int cgroup_add(const char *item, void *userdata)
+{
+	struct cgroup_list *list = userdata;
+	struct parse_state *st = list->st;
+	struct config *cfg = st->cfg;
+	char why[PATTERN_MAX + 128];
+
+	if (pattern_check(item, why, sizeof(why)) < 0) {
+		add_error(st, st->line, "cgroup", "%s", why);
+		return -EINVAL;
+	}
+	if (st->job->n_cgroups + list->added >= CONFIG_MAX_CGROUPS) {
+		add_error(st, st->line, "cgroup", "too many patterns (at most %d per job)",
+			  CONFIG_MAX_CGROUPS);
+		return -E2BIG;
+	}
+	if (cfg->n_cgroups >= CONFIG_MAX_CGROUPS_TOTAL) {
+		add_error(st, st->line, "cgroup", "too many patterns (at most %d in all)",
+			  CONFIG_MAX_CGROUPS_TOTAL);
+		return -E2BIG;
+	}
+	if (cfg->n_cgroups == st->cgroups_cap) {
+		unsigned cap = st->cgroups_cap ? st->cgroups_cap * 2 : 16;
+		struct config_cgroup *c = realloc(cfg->cgroups, cap * sizeof(*c));
+		if (!c) {
+			add_error(st, st->line, "cgroup", "out of memory");
+			st->out_of_memory = true;
+			return -ENOMEM;
+		}
+		cfg->cgroups = c;
+		st->cgroups_cap = cap;
+	}
+	struct config_cgroup *c = &cfg->cgroups[cfg->n_cgroups++];
+	snprintf(c->pattern, sizeof(c->pattern), "%s", item);
+	c->job = (unsigned)(st->job - cfg->jobs);
+	c->line = st->line;
+	list->added++;
+	return 0;
+}
+
+/* field is the job itself.  Each "cgroup =" adds to the job's patterns;
+ * a line with an error adds none of its own. */
+static int parse_cgroups(struct parse_state *st, const struct key *k, const char *value, void *field)
+{
+	struct cgroup_list list = {.st = st};
+	struct config_job *job = field;
+	char bad[CONFIG_PATH_MAX];
+	int r = split_list(value, cgroup_add, &list, bad, sizeof(bad));
+
+	if (r < 0) {
+		if (bad[0] == '\0')
+			add_error(st, st->line, k->name, "empty pattern in '%s'", value);
+		st->cfg->n_cgroups -= list.added;
+		return r;
+	}
+	job->n_cgroups += list.added;
+	return 0;
+}
+
 /* ------------------------------------------------------------ the keys */
 
 #define FIELD(type, member) offsetof(type, member), sizeof(((type *)0)->member)
@@ -523,6 +594,9 @@ static const struct key keys[] = {
     JOB("kill", parse_kill, kill, 0, 0, 0, "process"),
     JOB_WHOLE("protect", parse_protect),
     JOB_WHOLE("owner", parse_owner),
+    /* Issue 12: the job's instances are the cgroups these patterns match. */
+    {"cgroup", SECTION_JOB, parse_cgroups, 0, sizeof(struct config_job), 0, 0, KEY_REPEAT | KEY_PENDING,
+     NULL},
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
@@ -790,14 +864,19 @@ static void on_section_key(struct parse_state *st, void *base, const char *name,
 		return;
 	}
 	bit = key_index(k);
-	if (st->seen & (1ull << bit)) {
+	if ((st->seen & (1ull << bit)) && !(k->flags & KEY_REPEAT)) {
 		add_error(st, st->line, name, "given twice");
 		return;
 	}
 	st->seen |= 1ull << bit;
 	st->key_line[bit] = st->line;
-	if (k->parse(st, k, value, (char *)base + k->offset) < 0)
+	if (k->parse(st, k, value, (char *)base + k->offset) < 0) {
 		st->bad |= 1ull << bit;
+		return;
+	}
+	if ((k->flags & KEY_PENDING) && st->refuse_pending)
+		add_error(st, st->line, name,
+			  "not supported by this oomkitd yet (refused rather than silently ignored)");
 }
 
 static int on_key(void *user, const char *section, const char *name, const char *value)
@@ -839,8 +918,60 @@ static void trim_jobs(struct parse_state *st)
 	}
 }
 
-int config_parse_string(const char *text, const char *source, struct config *ret, char *errors,
-			size_t errors_len)
+static struct config_cgroup *sort_base;
+
+static int by_pattern(const void *a, const void *b)
+{
+	const struct config_cgroup *x = &sort_base[*(const unsigned *)a],
+				   *y = &sort_base[*(const unsigned *)b];
+	int c = strcmp(x->pattern, y->pattern);
+	return c ? c : x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* A pattern given twice, in one job or in two, is an error at its second
+ * place: a cgroup that is an instance of two jobs would have two priorities. */
+static void check_cgroup_duplicates(struct parse_state *st)
+{
+	struct config *cfg = st->cfg;
+	unsigned *order;
+
+	if (cfg->n_cgroups < 2)
+		return;
+	order = malloc(cfg->n_cgroups * sizeof(*order));
+	if (!order) {
+		add_error(st, 0, NULL, "out of memory");
+		st->out_of_memory = true;
+		return;
+	}
+	for (unsigned i = 0; i < cfg->n_cgroups; i++)
+		order[i] = i;
+	sort_base = cfg->cgroups;
+	qsort(order, cfg->n_cgroups, sizeof(*order), by_pattern);
+	for (unsigned i = 1; i < cfg->n_cgroups; i++) {
+		const struct config_cgroup *first = &cfg->cgroups[order[i - 1]], *c = &cfg->cgroups[order[i]];
+		if (strcmp(first->pattern, c->pattern) != 0)
+			continue;
+		snprintf(st->section, sizeof(st->section), "job %s", cfg->jobs[c->job].name);
+		if (first->job == c->job)
+			add_error(st, c->line, "cgroup", "'%s' given twice (first at line %u)", c->pattern,
+				  first->line);
+		else
+			add_error(st, c->line, "cgroup", "'%s' is also a pattern of job %s (line %u)",
+				  c->pattern, cfg->jobs[first->job].name, first->line);
+	}
+	st->section[0] = '\0';
+	free(order);
+}
+
+/* The arrays are final: each job points at its own patterns. */
+static void link_cgroups(struct config *cfg)
+{
+	for (unsigned i = cfg->n_cgroups; i-- > 0;)
+		cfg->jobs[cfg->cgroups[i].job].cgroups = &cfg->cgroups[i];
+}
+
+static int parse_text(const char *text, const char *source, bool refuse_pending, struct config *ret,
+		      char *errors, size_t errors_len)
 {
 	struct config *cfg = calloc(1, sizeof(*cfg));
 	struct parse_state *st = calloc(1, sizeof(*st));
@@ -857,6 +988,7 @@ int config_parse_string(const char *text, const char *source, struct config *ret
 	st->text = text;
 	st->errors = errors;
 	st->errors_len = errors_len;
+	st->refuse_pending = refuse_pending;
 	if (errors && errors_len)
 		errors[0] = '\0';
 	apply_defaults(st, SECTION_DAEMON, cfg);
@@ -867,17 +999,27 @@ int config_parse_string(const char *text, const char *source, struct config *ret
 	else if (line < 0)
 		add_error(st, 0, NULL, "out of memory");
 	end_section(st);
+	st->section[0] = '\0';
+	check_cgroup_duplicates(st);
 
 	if (st->n_errors == 0) {
 		trim_jobs(st);
+		link_cgroups(cfg);
 		*ret = *cfg;
 	} else {
 		r = st->out_of_memory ? -ENOMEM : -EINVAL;
 		free(cfg->jobs);
+		free(cfg->cgroups);
 	}
 	free(cfg);
 	free(st);
 	return r;
+}
+
+int config_parse_string(const char *text, const char *source, struct config *ret, char *errors,
+			size_t errors_len)
+{
+	return parse_text(text, source, false, ret, errors, errors_len);
 }
 
 static const char *file_type(mode_t mode)
@@ -1005,8 +1147,8 @@ int config_read(const char *path, const char *memory_root, struct config *ret, c
 
 	if (path && (r = read_file(path, &text, errors, errors_len)) < 0)
 		return r;
-	r = config_parse_string(text ? text : builtin_text, path ? path : BUILTIN_SOURCE, &cfg, errors,
-				errors_len);
+	r = parse_text(text ? text : builtin_text, path ? path : BUILTIN_SOURCE, true, &cfg, errors,
+		       errors_len);
 	free(text);
 	if (r < 0)
 		return r;
@@ -1021,8 +1163,27 @@ int config_read(const char *path, const char *memory_root, struct config *ret, c
 void config_free(struct config *cfg)
 {
 	free(cfg->jobs);
+	free(cfg->cgroups);
 	cfg->jobs = NULL;
 	cfg->n_jobs = 0;
+	cfg->cgroups = NULL;
+	cfg->n_cgroups = 0;
+}
+
+int config_check_self(const struct config *cfg, const char *self, char *errors, size_t errors_len)
+{
+	struct parse_state st = {.source = cfg->source, .errors = errors, .errors_len = errors_len};
+
+	if (errors && errors_len)
+		errors[0] = '\0';
+	for (unsigned i = 0; i < cfg->n_cgroups; i++) {
+		const struct config_cgroup *c = &cfg->cgroups[i];
+		if (!pattern_match_self_or_ancestor(c->pattern, self))
+			continue;
+		snprintf(st.section, sizeof(st.section), "job %s", cfg->jobs[c->job].name);
+		add_error(&st, c->line, "cgroup", "'%s' takes in oomkitd's own cgroup %s", c->pattern, self);
+	}
+	return st.n_errors ? -EINVAL : 0;
 }
 
 const struct config_job *config_find_job(const struct config *cfg, const char *name)

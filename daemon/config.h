@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "pattern.h"
 #include "policy.h"
 #include "value.h"
 
@@ -24,8 +25,17 @@
 #define CONFIG_MAX_PROTECT 16
 #define CONFIG_NAME_MAX 64 /* job names, including the NUL */
 #define CONFIG_PATH_MAX 512
-#define CONFIG_SOCKET_MAX 108  /* sizeof(sun_path) */
-#define CONFIG_ERRORS_MAX 4096 /* all error lines of one parse */
+#define CONFIG_SOCKET_MAX 108	      /* sizeof(sun_path) */
+#define CONFIG_ERRORS_MAX 4096	      /* all error lines of one parse */
+#define CONFIG_MAX_CGROUPS 64	      /* cgroup patterns of one job */
+#define CONFIG_MAX_CGROUPS_TOTAL 4096 /* of all jobs */
+
+/* A "cgroup =" pattern of a job (pattern.h). */
+struct config_cgroup {
+	char pattern[PATTERN_MAX];
+	unsigned job;  /* index into the jobs */
+	unsigned line; /* where it is written */
+};
 
 struct config_job {
 	char name[CONFIG_NAME_MAX];
@@ -39,6 +49,10 @@ struct config_job {
 	unsigned n_protect;
 	bool has_owner;
 	uid_t owner;
+	/* The cgroups this job adopts, in the order written (into the
+	 * configuration's cgroups); none: the job is machine/NAME. */
+	const struct config_cgroup *cgroups;
+	unsigned n_cgroups;
 	unsigned line; /* where its section starts */
 };
 
@@ -66,6 +80,8 @@ struct config {
 	 * guardian lock their memory).  Owned by the struct: config_free(). */
 	struct config_job *jobs;
 	unsigned n_jobs;
+	struct config_cgroup *cgroups; /* every job's, job by job; owned likewise */
+	unsigned n_cgroups;
 };
 
 /* Reads the file at path (NULL: the built-in configuration, "(built-in)" in
@@ -91,13 +107,20 @@ int config_read(const char *path, const char *memory_root, struct config *ret, c
 int config_resolve_machine(struct config *cfg, const char *memory_root, char *errors, size_t errors_len);
 
 /* Parses text (named source in messages) into a fresh *ret, as config_read()
- * does with a file's contents but without resolving the machine.  Errors and
- * ownership as for config_read(). */
+ * does with a file's contents but without resolving the machine, and taking
+ * keys that are parsed and checked but not acted on by the daemon yet (which
+ * config_read() refuses, rather than have them silently ignored).  Errors
+ * and ownership as for config_read(). */
 int config_parse_string(const char *text, const char *source, struct config *ret, char *errors,
 			size_t errors_len);
 
 /* Frees what a parsed configuration owns (not the struct itself) and empties it. */
 void config_free(struct config *cfg);
+
+/* Refuses a configuration with a job whose cgroup pattern takes in self (a
+ * cgroup relative to the root: the daemon's own) or one of its ancestors.
+ * 0, or -EINVAL with one error per such pattern (as above). */
+int config_check_self(const struct config *cfg, const char *self, char *errors, size_t errors_len);
 
 /* Finds a job by name; NULL if there is none. */
 const struct config_job *config_find_job(const struct config *cfg, const char *name);

@@ -58,6 +58,30 @@ static void check_job(const struct config_job *job)
 	FUZZ_CHECK(job->limit_bytes <= job->limit_max_bytes);
 }
 
+/* A job's patterns are its own, valid, each written once in all jobs, and
+ * each matches a cgroup its stars are filled in for. */
+static void check_cgroups(const struct config *cfg, unsigned job)
+{
+	const struct config_job *j = &cfg->jobs[job];
+	char why[PATTERN_MAX + 128], sample[PATTERN_MAX];
+
+	FUZZ_CHECK(j->n_cgroups <= CONFIG_MAX_CGROUPS);
+	FUZZ_CHECK(j->n_cgroups == 0 || (j->cgroups >= cfg->cgroups &&
+					 j->cgroups + j->n_cgroups <= cfg->cgroups + cfg->n_cgroups));
+	for (unsigned i = 0; i < j->n_cgroups; i++) {
+		const struct config_cgroup *c = &j->cgroups[i];
+		FUZZ_CHECK(c->job == job && FUZZ_TERMINATED(c->pattern));
+		FUZZ_CHECK(pattern_check(c->pattern, why, sizeof(why)) == 0);
+		for (unsigned k = 0; k < cfg->n_cgroups; k++)
+			FUZZ_CHECK(&cfg->cgroups[k] == c || strcmp(cfg->cgroups[k].pattern, c->pattern) != 0);
+		snprintf(sample, sizeof(sample), "%s", c->pattern);
+		for (char *p = sample; *p; p++)
+			if (*p == '*')
+				*p = 'x';
+		FUZZ_CHECK(pattern_match(c->pattern, sample));
+	}
+}
+
 static void check_accepted(struct config *cfg)
 {
 	static char errors[CONFIG_ERRORS_MAX];
@@ -69,8 +93,13 @@ static void check_accepted(struct config *cfg)
 	FUZZ_CHECK(normal_path(cfg->machine) && strcmp(cfg->machine, "/") != 0);
 	FUZZ_CHECK(normal_path(cfg->report_dir) && normal_path(cfg->socket));
 	FUZZ_CHECK(cfg->metrics[0] == '\0' || normal_path(cfg->metrics));
-	for (unsigned i = 0; i < cfg->n_jobs; i++)
+	unsigned n_cgroups = 0;
+	for (unsigned i = 0; i < cfg->n_jobs; i++) {
 		check_job(&cfg->jobs[i]);
+		check_cgroups(cfg, i);
+		n_cgroups += cfg->jobs[i].n_cgroups;
+	}
+	FUZZ_CHECK(n_cgroups == cfg->n_cgroups);
 
 	/* Resolved against a mount, the machine is strictly below it. */
 	int r = config_resolve_machine(cfg, MEMORY_ROOT, errors, sizeof(errors));

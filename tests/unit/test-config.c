@@ -307,6 +307,28 @@ static const struct bad_case bad_cases[] = {
     {"[job tasks]\n", E "1: [job tasks]: the job name 'tasks' is reserved (a cgroup control file)\n"},
     {"[job notify_on_release]\n",
      E "1: [job notify_on_release]: the job name 'notify_on_release' is reserved (a cgroup control file)\n"},
+    /* cgroup patterns (issue 12): each refused with its reason, a line
+     * with an error adds no pattern, and a pattern is one job's only. */
+    {"[job a]\ncgroup =\n", E "2: [job a] cgroup: empty pattern in ''\n"},
+    {"[job a]\ncgroup = a/b,\n", E "2: [job a] cgroup: empty pattern in 'a/b,'\n"},
+    {"[job a]\ncgroup = /system.slice/x.service\n",
+     E "2: [job a] cgroup: '/system.slice/x.service' starts with '/': patterns are relative to the cgroup "
+       "root\n"},
+    {"[job a]\ncgroup = system.slice/../user.slice\n",
+     E "2: [job a] cgroup: 'system.slice/../user.slice' has a '..' component\n"},
+    {"[job a]\ncgroup = system.slice//x\n",
+     E "2: [job a] cgroup: 'system.slice//x' has an empty component\n"},
+    {"[job a]\ncgroup = system.slice/\n", E "2: [job a] cgroup: 'system.slice/' has an empty component\n"},
+    {"[job a]\ncgroup = ok.slice, system.slice/**\n",
+     E "2: [job a] cgroup: 'system.slice/**' has '**' ('*' matches within one component; nothing is "
+       "recursive)\n"},
+    {"[job a]\ncgroup = a.slice\ncgroup = b.slice, a.slice\n",
+     E "3: [job a] cgroup: 'a.slice' given twice (first at line 2)\n"},
+    {"[job a]\ncgroup = x/*.scope\n[job b]\npriority = 1\ncgroup = y.slice, x/*.scope\n",
+     E "5: [job b] cgroup: 'x/*.scope' is also a pattern of job a (line 2)\n"},
+    {"[job a]\ncgroup = p\n[job b]\ncgroup = p\n[job c]\ncgroup = p\n",
+     E "4: [job b] cgroup: 'p' is also a pattern of job a (line 2)\n" E
+       "6: [job c] cgroup: 'p' is also a pattern of job b (line 4)\n"},
     /* Limits too small to run anything (issue 11); 0 is not "unlimited". */
     {"[job a]\nlimit = 0\n", E "2: [job a] limit: '0' out of range (at least 1M, or max)\n"},
     {"[job a]\nlimit = 4k\n", E "2: [job a] limit: '4k' out of range (at least 1M, or max)\n"},
@@ -814,6 +836,125 @@ static void test_defaults_spelled_out(void **state)
 	drop(bare);
 }
 
+/* Patterns, in order, on the job that wrote them; a job without one has none. */
+static void test_cgroups(void **state)
+{
+	(void)state;
+	struct config *cfg =
+	    parse_ok("[job batch]\n"
+		     "cgroup = system.slice/batch-*.service, system.slice/nightly.service\n"
+		     "priority = 100\n"
+		     "cgroup = user.slice/user-*.slice/user@*.service/app.slice/app-*.scope\n"
+		     "[job plain]\n"
+		     "[job web]\n"
+		     "cgroup=system.slice/nginx.service\n");
+	const struct config_job *batch = config_find_job(cfg, "batch"),
+				*plain = config_find_job(cfg, "plain"), *web = config_find_job(cfg, "web");
+
+	assert_int_equal(cfg->n_cgroups, 4);
+	assert_int_equal(batch->n_cgroups, 3);
+	assert_string_equal(batch->cgroups[0].pattern, "system.slice/batch-*.service");
+	assert_int_equal(batch->cgroups[0].line, 2);
+	assert_string_equal(batch->cgroups[1].pattern, "system.slice/nightly.service");
+	assert_int_equal(batch->cgroups[1].line, 2);
+	assert_string_equal(batch->cgroups[2].pattern,
+			    "user.slice/user-*.slice/user@*.service/app.slice/app-*.scope");
+	assert_int_equal(batch->cgroups[2].line, 4);
+	assert_int_equal(batch->cgroups[2].job, 0);
+	assert_int_equal(batch->priority, 100);
+	assert_int_equal(plain->n_cgroups, 0);
+	assert_null(plain->cgroups);
+	assert_int_equal(web->n_cgroups, 1);
+	assert_string_equal(web->cgroups[0].pattern, "system.slice/nginx.service");
+	assert_int_equal(web->cgroups[0].job, 2);
+	drop(cfg);
+}
+
+static void test_cgroups_limits(void **state)
+{
+	(void)state;
+	char *text = malloc(64 * 1024), errors[CONFIG_ERRORS_MAX];
+	struct config cfg;
+	size_t off;
+
+	assert_non_null(text);
+	off = (size_t)snprintf(text, 64 * 1024, "[job a]\n");
+	for (int i = 0; i < CONFIG_MAX_CGROUPS; i++)
+		off += (size_t)snprintf(text + off, 64 * 1024 - off, "cgroup = s/p%d\n", i);
+	assert_int_equal(config_parse_string(text, "f", &cfg, errors, sizeof(errors)), 0);
+	assert_int_equal(cfg.jobs[0].n_cgroups, CONFIG_MAX_CGROUPS);
+	config_free(&cfg);
+	snprintf(text + off, 64 * 1024 - off, "cgroup = s/one-more\n");
+	assert_int_equal(config_parse_string(text, "f", &cfg, errors, sizeof(errors)), -EINVAL);
+	assert_string_equal(errors, "f:66: [job a] cgroup: too many patterns (at most 64 per job)\n");
+	free(text);
+}
+
+/* config_read(), what the daemon calls, refuses a key it does not act on
+ * yet with its line, rather than run without it. */
+static void test_pending_refused(void **state)
+{
+	(void)state;
+	char errors[CONFIG_ERRORS_MAX], want[256];
+	static const char pending_text[] = "[job a]\npriority = 1\ncgroup = system.slice/x.service\n";
+	char *path = temp_file(pending_text, strlen(pending_text));
+	struct config cfg;
+
+	assert_int_equal(config_read(path, NULL, &cfg, errors, sizeof(errors)), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s:3: [job a] cgroup: not supported by this oomkitd yet (refused rather than silently "
+		 "ignored)\n",
+		 path);
+	assert_string_equal(errors, want);
+	unlink(path);
+}
+
+static void test_check_self(void **state)
+{
+	(void)state;
+	struct config *cfg = parse_ok("[job a]\ncgroup = user.slice/*, system.slice/*.service\n"
+				      "[job b]\ncgroup = system.slice\n");
+	char errors[CONFIG_ERRORS_MAX];
+
+	assert_int_equal(config_check_self(cfg, "init.scope", errors, sizeof(errors)), 0);
+	assert_string_equal(errors, "");
+	assert_int_equal(config_check_self(cfg, "system.slice/oomkitd.service", errors, sizeof(errors)),
+			 -EINVAL);
+	assert_string_equal(errors,
+			    "oomkitd.conf:2: [job a] cgroup: 'system.slice/*.service' takes in oomkitd's "
+			    "own cgroup system.slice/oomkitd.service\n"
+			    "oomkitd.conf:4: [job b] cgroup: 'system.slice' takes in oomkitd's own cgroup "
+			    "system.slice/oomkitd.service\n");
+	drop(cfg);
+}
+
+/* The Kubernetes preset is valid apart from what the daemon does not act on yet. */
+static void test_kubernetes_preset(void **state)
+{
+	(void)state;
+	const char *root = getenv("OOMKIT_SOURCE_ROOT");
+	char path[1024], errors[CONFIG_ERRORS_MAX];
+	struct config cfg;
+	FILE *f;
+	static char text[64 * 1024];
+
+	if (!root)
+		skip();
+	snprintf(path, sizeof(path), "%s/examples/kubernetes-node.conf", root);
+	f = fopen(path, "r");
+	if (!f)
+		skip();
+	text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+	fclose(f);
+	if (config_parse_string(text, path, &cfg, errors, sizeof(errors)) != 0)
+		fail_msg("%s", errors);
+	assert_string_equal(config_find_job(&cfg, "besteffort")->cgroups[0].pattern,
+			    "kubepods.slice/kubepods-besteffort.slice/*");
+	assert_true(pattern_match(config_find_job(&cfg, "besteffort")->cgroups[0].pattern,
+				  "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1.slice"));
+	config_free(&cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -834,6 +975,11 @@ int main(void)
 	    cmocka_unit_test(test_format),
 	    cmocka_unit_test(test_sample_file),
 	    cmocka_unit_test(test_defaults_spelled_out),
+	    cmocka_unit_test(test_cgroups),
+	    cmocka_unit_test(test_cgroups_limits),
+	    cmocka_unit_test(test_pending_refused),
+	    cmocka_unit_test(test_check_self),
+	    cmocka_unit_test(test_kubernetes_preset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
