@@ -9,9 +9,9 @@
  * Capabilities kept, and why (the daemon runs as uid 0, so files owned by
  * root need none):
  *   CAP_KILL          the victims belong to other users (kill, pidfd_send_signal);
- *   CAP_DAC_OVERRIDE  a delegated job's control files (oom_control,
- *                     cgroup.event_control, cgroup.procs) and its owner's
- *                     sub-memcgs belong to the owner;
+ *   CAP_DAC_OVERRIDE  a delegated job's cgroup.event_control and
+ *                     cgroup.procs, and its owner's sub-memcgs, belong to
+ *                     the owner;
  *   CAP_CHOWN         delegating a job added on reload;
  *   CAP_IPC_LOCK      mlockall(MCL_FUTURE): later allocations stay locked
  *                     past RLIMIT_MEMLOCK;

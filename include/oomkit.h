@@ -283,9 +283,14 @@ int oomkit_cgroup_attach(oomkit_ctx *ctx, const char *cgroup, pid_t pid);
 /* Removes an empty cgroup.  -EBUSY: it still has processes or children. */
 int oomkit_cgroup_remove(oomkit_ctx *ctx, const char *cgroup);
 
-/* Delegates a cgroup to uid:gid: the directory and every control file except
- * those of limits and reserves change owner, so the owner may create child
- * cgroups, move its processes and handle their OOMs, but not raise its limit.
+/* Delegates a cgroup to uid:gid: the directory and an allow-list of control
+ * files change owner -- cgroup.procs, and v1 tasks and cgroup.event_control
+ * (eventfd notifications of the cgroup's OOMs, thresholds and pressure), v2
+ * cgroup.threads and cgroup.subtree_control.  The owner may create child
+ * cgroups (which are then wholly its own: their limits, their OOM handling),
+ * move its processes between them and watch the cgroup's events; it may not
+ * change the cgroup's own limits, its kernel OOM killer switch (v1
+ * memory.oom_control, v2 memory.high: the handler's hold) or any other file.
  * Returns the number of files given.  Not for the handler path. */
 int oomkit_cgroup_delegate(oomkit_ctx *ctx, const char *cgroup, uid_t uid, gid_t gid);
 

@@ -191,3 +191,18 @@ int oomkit__v1_hold(int dirfd, bool hold)
 {
 	return oomkit__write_file_at(dirfd, "memory.oom_control", hold ? "1" : "0");
 }
+
+/* What a job's owner may write in the job's own memcg:
+ *   cgroup.procs, tasks     move its processes between the job and the
+ *                           memcgs it creates below (the kernel still wants
+ *                           the mover to own the process, or be root);
+ *   cgroup.event_control    register eventfds on the job's files (OOM,
+ *                           usage thresholds, pressure), which only notify.
+ * Not memory.oom_control (the handler's hold on the job: an owner could
+ * give its OOM to the kernel, or block it past the handler's delay),
+ * limits, soft limits, use_hierarchy (0 would let children escape the
+ * limit), swappiness, force_empty, move_charge_at_immigrate, the counters
+ * that a write resets (failcnt, max_usage), notify_on_release (it runs the
+ * hierarchy's release agent as root with a path the owner names), or any
+ * file a kernel adds later. */
+const char *const oomkit__v1_delegated[] = {"cgroup.procs", "tasks", "cgroup.event_control", NULL};

@@ -184,3 +184,16 @@ int oomkit__v2_set_limit(int dirfd, uint64_t limit_bytes)
 								   : limit_bytes - hold_margin(limit_bytes));
 	return 0;
 }
+
+/* What a job's owner may write in the job's own cgroup, as the kernel's
+ * delegation model has it (Documentation/admin-guide/cgroup-v2.rst):
+ *   cgroup.procs, cgroup.threads   move its processes within the job;
+ *   cgroup.subtree_control         enable controllers (memory) for the
+ *                                  cgroups it creates, within what the job
+ *                                  was given.
+ * Not memory.high (the handler's hold on the job), memory.max, .low, .min,
+ * .swap.max, .zswap.max, memory.oom.group (how the kernel kills the job is
+ * the handler's policy), cgroup.max.depth/descendants, cgroup.freeze,
+ * cgroup.kill, cgroup.type, or any file a kernel adds later.  Events and
+ * counters (memory.events, memory.pressure for reading) need no owner. */
+const char *const oomkit__v2_delegated[] = {"cgroup.procs", "cgroup.threads", "cgroup.subtree_control", NULL};

@@ -99,6 +99,11 @@ int oomkit__hold_at(oomkit_ctx *ctx, int dirfd, bool hold)
 						 : oomkit__v1_hold(dirfd, hold);
 }
 
+const char *const *oomkit__delegated_files(const oomkit_ctx *ctx)
+{
+	return ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_delegated : oomkit__v1_delegated;
+}
+
 /* ---------------------------------------------------- public readers */
 
 /* Opens an O_PATH dirfd for a caller's cgroup argument. */

@@ -5,36 +5,23 @@
  * The reference design lets system software chown a job's memcg "so that
  * memcg control fields are configurable (except for the limit or reserve, of
  * course)": the owner may create child memcgs, move its processes and run its
- * own OOM handler inside, but never raise what it was given.  Every control
- * file whose name mentions a limit or a reserve stays with root.
+ * own OOM handler inside, but never raise what it was given.
+ *
+ * What is given comes from an allow-list of files that are safe to hand over
+ * (the backend's, in cgroup-v1.c and cgroup-v2.c), never from a deny-list:
+ * a kernel adds control files (memory.shown_ram_in_bytes, memory.zswap.max,
+ * ...) that a deny-list cannot know, and each of them would be the owner's.
+ * The job's own directory is the owner's, so the cgroups it creates below are
+ * wholly its own (the kernel gives a new cgroup's files to the owner of its
+ * parent); the job's own limits, its kernel OOM killer switch (the handler's
+ * hold: memory.oom_control on v1, memory.high on v2) and every counter stay
+ * root's.
  */
 #include "internal.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <string.h>
 #include <unistd.h>
-
-/* Whether one of the dot-separated parts of name is part. */
-static bool has_part(const char *name, const char *part)
-{
-	size_t n = strlen(part);
-	for (const char *p = name; (p = strstr(p, part)); p += n)
-		if ((p == name || p[-1] == '.') && (p[n] == 0 || p[n] == '.'))
-			return true;
-	return false;
-}
-
-/* Files the owner must not write.  v1: every *limit_in_bytes, any reserve.
- * v2 names its limits and protections memory.max, memory.high, memory.low,
- * memory.min, memory.swap.max, pids.max, cgroup.max.depth...: a part "max",
- * "high", "low" or "min" is a limit or a reserve there. */
-static bool kept_by_root(const char *name)
-{
-	return strstr(name, "limit") != NULL || strstr(name, "reserve") != NULL || has_part(name, "max") ||
-	       has_part(name, "high") || has_part(name, "low") || has_part(name, "min");
-}
 
 OOMKIT__EXPORT int oomkit_cgroup_delegate(oomkit_ctx *ctx, const char *cgroup, uid_t uid, gid_t gid)
 {
@@ -47,28 +34,16 @@ OOMKIT__EXPORT int oomkit_cgroup_delegate(oomkit_ctx *ctx, const char *cgroup, u
 	int dfd = openat(ctx->memory_root_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (dfd < 0)
 		return -errno;
-	if (fchown(dfd, uid, gid) < 0) {
-		r = -errno;
-		close(dfd);
-		return r;
-	}
-	DIR *dir = fdopendir(dfd);
-	if (!dir) {
-		r = -errno;
-		close(dfd);
-		return r;
-	}
 	int given = 0;
-	struct dirent *de;
-	while ((de = readdir(dir))) {
-		if (de->d_type != DT_REG || kept_by_root(de->d_name))
-			continue;
-		if (fchownat(dirfd(dir), de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0) {
-			r = -errno;
-			break;
-		}
-		given++;
+	if (fchown(dfd, uid, gid) < 0)
+		given = -errno;
+	for (const char *const *f = oomkit__delegated_files(ctx); given >= 0 && *f; f++) {
+		if (fchownat(dfd, *f, uid, gid, AT_SYMLINK_NOFOLLOW) == 0)
+			given++;
+		/* Not every kernel has every file (cgroup.threads arrived in 4.14). */
+		else if (errno != ENOENT)
+			given = -errno;
 	}
-	closedir(dir);
-	return r < 0 ? r : given;
+	close(dfd);
+	return given;
 }

@@ -280,6 +280,10 @@ int oomkit__oom_state(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__oo
 /* Holds the kernel OOM killer off (hold) or gives it back, for the cgroup at dirfd. */
 int oomkit__hold_at(oomkit_ctx *ctx, int dirfd, bool hold);
 
+/* The control files of a job's own cgroup that its owner is given (a
+ * NULL-terminated allow-list; the directory itself is given too). */
+const char *const *oomkit__delegated_files(const oomkit_ctx *ctx);
+
 /* -------------------------------------------------------- cgroup-v1.c */
 
 int oomkit__v1_register(oomkit_ctx *ctx, struct oomkit_watch *w);
@@ -295,6 +299,7 @@ int oomkit__v1_memory(int dirfd, struct oomkit_cgroup_memory *ret);
 int oomkit__v1_event_memory(struct oomkit_watch *w, struct oomkit_cgroup_memory *ret);
 int oomkit__v1_set_limit(int dirfd, uint64_t limit_bytes);
 int oomkit__v1_hold(int dirfd, bool hold);
+extern const char *const oomkit__v1_delegated[];
 
 /* -------------------------------------------------------- cgroup-v2.c */
 
@@ -306,6 +311,7 @@ int oomkit__v2_oom_state(int dirfd, struct oomkit__oom_control *ret);
 int oomkit__v2_hold(int dirfd, bool hold);
 /* Sets memory.max, and memory.high the same margin below it if held. */
 int oomkit__v2_set_limit(int dirfd, uint64_t limit_bytes);
+extern const char *const oomkit__v2_delegated[];
 
 /* ------------------------------------------------------------- walk.c */
 

@@ -1,10 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Delegation: a job with an owner uid gets its memcg's control files except
-# the limits; the owner creates a sub-memcg and runs its own liboomkit
-# handler (examples/kill-newest) that resolves the sub-memcg's OOM without
-# the daemon; the owner cannot raise its limit; and when the job's own limit
-# is hit and the owner does not resolve it within the delay, the daemon does.
+# Delegation: a job with an owner uid gets its memcg's directory,
+# cgroup.procs, tasks and cgroup.event_control, and nothing else (not the
+# limits, not oom_control: the daemon's hold); the owner creates a sub-memcg
+# and runs its own liboomkit handler (examples/kill-newest) that resolves
+# the sub-memcg's OOM without the daemon; the owner cannot raise its limit;
+# and when the job's own limit is hit and the owner does not resolve it
+# within the delay, the daemon does.
 . "$(dirname "$0")/daemon-lib.sh"
 require_kernel
 require_user_tools
@@ -27,10 +29,18 @@ start_daemon
 
 check "the owner gets the job's directory" test "$(stat -c %u "$R/del")" = $OWNER
 check "the owner gets cgroup.procs" test "$(stat -c %u "$R/del/cgroup.procs")" = $OWNER
-check "the owner gets oom_control" test "$(stat -c %u "$R/del/memory.oom_control")" = $OWNER
+check "the owner gets cgroup.event_control" test "$(stat -c %u "$R/del/cgroup.event_control")" = $OWNER
 check "the limit stays root's" test "$(stat -c %u "$R/del/memory.limit_in_bytes")" = 0
 as_owner sh -c "echo 1G > '$R/del/memory.limit_in_bytes'" 2>/dev/null
 check "the owner cannot raise its limit" test $? != 0 -a "$(cat "$R/del/memory.limit_in_bytes")" = $((64 << 20))
+# The daemon's hold on the job is root's: the owner cannot give its OOM to the kernel.
+check "oom_control stays root's" test "$(stat -c %u "$R/del/memory.oom_control")" = 0
+as_owner sh -c "echo 0 > '$R/del/memory.oom_control'" 2>/dev/null
+check "the owner cannot turn the hold off" test $? != 0
+check "the hold is still on" grep -q "oom_kill_disable 1" "$R/del/memory.oom_control"
+# Only an allow-list is given: files this kernel adds (memory.shown_ram_in_bytes) stay root's.
+others=$(find "$R/del" -maxdepth 1 -type f -user $OWNER ! -name cgroup.procs ! -name tasks ! -name cgroup.event_control)
+check "nothing else is the owner's" test -z "$others"
 
 # The owner's own sub-memcg and handler.
 as_owner mkdir "$R/del/sub"

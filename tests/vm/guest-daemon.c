@@ -633,9 +633,14 @@ static void job_delegated(void)
 	int r = as_owner(1000, rel, "sub", NULL);
 	th_check(r == 0, "delegation: the owner creates a child cgroup in its job (%s)",
 		 r > 0 ? strerror(r) : "ok");
+	/* Its limits, the daemon's hold (v1 oom_control, v2 memory.high) and
+	 * whatever is not on the library's allow-list stay root's. */
 	const char *limits[] = {v2 ? "memory.max" : "memory.limit_in_bytes",
 				v2 ? "memory.high" : "memory.soft_limit_in_bytes",
-				v2 ? "memory.low" : "memory.memsw.limit_in_bytes"};
+				v2 ? "memory.low" : "memory.memsw.limit_in_bytes",
+				v2 ? "memory.oom.group" : "memory.oom_control",
+				v2 ? "cgroup.freeze" : "memory.use_hierarchy",
+				v2 ? "cgroup.max.depth" : "notify_on_release"};
 	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
 		if (access(cg_file(rel, limits[i]), F_OK) < 0)
 			continue;
@@ -646,6 +651,11 @@ static void job_delegated(void)
 				  : "?");
 	}
 	th_check(cg_limit(rel) == 32 * MIB, "delegation: the job's limit is still 32 MiB");
+	/* What it is given: permission passes (a blank value may be refused as such). */
+	const char *given = v2 ? "cgroup.subtree_control" : "cgroup.event_control";
+	r = as_owner(1000, rel, given, " ");
+	th_check(r == 0 || r == EINVAL, "delegation: the owner may write %s (%s)", given,
+		 r > 0 ? strerror(r) : "ok");
 }
 
 /* SIGHUP gives the job spare, unlimited so far, a limit of 32 MiB: from then
