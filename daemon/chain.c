@@ -64,10 +64,19 @@ void chain_synth_event(oomkit_ctx *ctx, const char *rel, oomkit_watch *watch, ui
 
 /* ------------------------------------------------------------ reports */
 
+/* What the index keeps of a report decided so. */
+static struct report_summary summary(uint64_t time_ms, const struct policy_decision *dec)
+{
+	return (struct report_summary){.time_ms = time_ms,
+				       .action = policy_action_name(dec->action),
+				       .victim_pid = dec->victim_pid,
+				       .reason = dec->reason};
+}
+
 /* Creates the scope's report and writes its head: the fd, or -errno. */
 static int open_report(struct chain *c, struct scope *scope, const struct oomkit_event *ev,
-		       const struct policy_input *in, const struct policy_decision *dec, unsigned *ret_id,
-		       struct oomkit__json *w)
+		       const struct policy_input *in, const struct policy_decision *dec, uint64_t time_ms,
+		       unsigned *ret_id, struct oomkit__json *w)
 {
 	int fd = reports_create(c->reports, scope->name, ret_id);
 
@@ -76,6 +85,7 @@ static int open_report(struct chain *c, struct scope *scope, const struct oomkit
 		return fd;
 	}
 	struct report_head h = {.id = *ret_id,
+				.time_ms = time_ms,
 				.machine = scope->kind == SCOPE_KIND_MACHINE,
 				.job = scope->kind == SCOPE_KIND_MACHINE ? NULL : scope->name,
 				.dry_run = c->dry_run,
@@ -147,16 +157,20 @@ static void tell_outcome(struct chain *c, unsigned id, const char *scope, const 
 /* ------------------------------------------------------------ prompts */
 
 static enum oomkit_verdict ask(struct chain *c, struct scope *scope, const struct oomkit_event *ev,
-			       const struct policy_decision *dec, int fd, unsigned id, struct oomkit__json *w)
+			       const struct policy_decision *dec, uint64_t time_ms, int fd, unsigned id,
+			       struct oomkit__json *w)
 {
 	uint64_t timeout_ms = c->cfg->delay_ms / 2;
+	struct prompt *p = c->prompt;
 
 	/* A report whose first half failed is dropped now, not after the answer. */
 	if (fd >= 0 && w->err) {
-		reports_done(c->reports, id, scope->name, fd, w->err);
+		reports_done(c->reports, id, scope->name, fd, w->err, NULL);
 		fd = -1;
 	}
-	int sent = prompt_ask(c->prompt, dec, ev->time_ns, timeout_ms, fd, id, fd >= 0 ? w : NULL);
+	int sent = prompt_ask(p, dec, ev->time_ns, timeout_ms, fd, id, fd >= 0 ? w : NULL);
+	p->report_time_ms = time_ms;
+	snprintf(p->report_reason, sizeof(p->report_reason), "%s", dec->reason);
 	log_notice("%s: asking %d connected prompt(s), %" PRIu64 " ms to answer", scope->name, sent,
 		   timeout_ms);
 	metrics_changed(c->metrics);
@@ -179,7 +193,10 @@ static void finish_prompt(struct chain *c, const char *answer, uid_t uid, const 
 		p->report.cap = c->buf_len;
 		report_write_answer(&p->report, answer, uid, user, in, dec);
 		report_write_tail(&p->report, result, &t);
-		reports_done(c->reports, p->report_id, p->scope_name, p->report_fd, p->report.err);
+		struct report_summary sum = {.time_ms = p->report_time_ms,
+					     .action = policy_action_name(ACTION_PROMPT),
+					     .reason = p->report_reason};
+		reports_done(c->reports, p->report_id, p->scope_name, p->report_fd, p->report.err, &sum);
 	}
 	prompt_close(p);
 	snprintf(by, sizeof(by), "%s%s", user ? "user " : "nobody", user ? user : "");
@@ -404,11 +421,15 @@ enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct
 	if (policy_decide(&in, &dec) < 0)
 		return OOMKIT_KERNEL;
 	uint64_t decided = now_ns();
-	log_notice("%s: OOM: %s: %s", scope->name, policy_action_name(dec.action), dec.reason);
+	/* The reason names the victim's comm, which its owner chose. */
+	char reason[LOG_ESCAPED_MAX(POLICY_REASON_MAX)];
+	log_notice("%s: OOM: %s: %s", scope->name, policy_action_name(dec.action),
+		   log_escape(reason, sizeof(reason), dec.reason));
 
-	int fd = open_report(c, scope, ev, &in, &dec, &id, &w);
+	uint64_t time_ms = realtime_ms();
+	int fd = open_report(c, scope, ev, &in, &dec, time_ms, &id, &w);
 	if (dec.action == ACTION_PROMPT && !c->dry_run)
-		return ask(c, scope, ev, &dec, fd, id, &w);
+		return ask(c, scope, ev, &dec, time_ms, fd, id, &w);
 
 	enum oomkit_verdict verdict = OOMKIT_WAIT;
 	struct report_times t = {.event_ns = ev->time_ns, .decided_ns = decided};
@@ -421,7 +442,8 @@ enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct
 	}
 	if (fd >= 0) {
 		report_write_tail(&w, result, &t);
-		reports_done(c->reports, id, scope->name, fd, w.err);
+		struct report_summary sum = summary(time_ms, &dec);
+		reports_done(c->reports, id, scope->name, fd, w.err, &sum);
 	}
 	c->stats->handled++;
 	c->stats->last_handling_ns = t.acted_ns - ev->time_ns;

@@ -322,52 +322,17 @@ static void cmd_ps(struct control *ctl, struct client *c, const char *job_name)
 	out(c, ".\n");
 }
 
-/* Copies the JSON string value after key in s (first occurrence after from). */
-static void json_field(const char *s, const char *key, char *buf, size_t len)
-{
-	const char *p = strstr(s, key);
-	size_t n = 0;
-
-	buf[0] = '\0';
-	if (!p)
-		return;
-	p += strlen(key);
-	if (*p == '"') {
-		for (p++; *p && *p != '"' && n + 1 < len; p++) {
-			if (*p == '\\' && p[1])
-				p++;
-			buf[n++] = *p == '\t' || *p == '\n' ? ' ' : *p;
-		}
-	} else {
-		while (*p && *p != ',' && *p != '}' && n + 1 < len)
-			buf[n++] = *p++;
-	}
-	buf[n] = '\0';
-}
-
+/* From the reports' index (reports.h): no file is read. */
 static void cmd_reports(struct control *ctl, struct client *c)
 {
-	static char head[8192];
+	char reason[REPORTS_REASON_MAX];
 
 	out(c, "ok\n");
 	for (unsigned i = 0; i < reports_count(ctl->reports); i++) {
 		const struct report_entry *e = reports_entry(ctl->reports, i);
-		char action[32], victim[16], reason[POLICY_REASON_MAX], when[32];
-		struct stat st;
-		int fd = reports_open_existing(ctl->reports, e->id);
-		ssize_t n = fd >= 0 ? pread(fd, head, sizeof(head) - 1, 0) : -1;
-		head[n > 0 ? n : 0] = '\0';
-		const char *dec = strstr(head, "\"decision\":");
-		json_field(dec ? dec : "", "\"action\":", action, sizeof(action));
-		json_field(dec ? dec : "", "\"victim_pid\":", victim, sizeof(victim));
-		json_field(dec ? dec : "", "\"reason\":", reason, sizeof(reason));
-		json_field(head, "\"time\":", when, sizeof(when));
-		if (fd >= 0 && fstat(fd, &st) == 0 && !when[0])
-			snprintf(when, sizeof(when), "%lld", (long long)st.st_mtime);
-		if (fd >= 0)
-			close(fd);
-		out(c, "report\t%u\t%s\t%" PRIu64 "\t%s\t%s\t%s\t%s\n", e->id, e->scope, e->bytes, when,
-		    action[0] ? action : "?", victim[0] ? victim : "0", reason);
+		out(c, "report\t%u\t%s\t%" PRIu64 "\t%" PRIu64 ".%03u\t%s\t%d\t%s\n", e->id, e->scope,
+		    e->bytes, e->time_ms / 1000u, (unsigned)(e->time_ms % 1000u), e->action,
+		    (int)e->victim_pid, field(e->reason, reason, sizeof(reason)));
 	}
 	out(c, ".\n");
 }

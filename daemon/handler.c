@@ -126,7 +126,10 @@ static enum oomkit_verdict on_oom(oomkit_ctx *ctx, const struct oomkit_event *ev
 		return OOMKIT_WAIT;
 	/* A machine OOM also wakes every job: act once, where the limit was hit. */
 	if (!ev->own) {
-		log_debug("%s: under OOM because of %s", ev->cgroup, ev->origin);
+		char origin[LOG_ESCAPED_MAX(SCOPE_REL_MAX)];
+		/* The origin may be a sub-cgroup a delegated owner named. */
+		log_debug("%s: under OOM because of %s", ev->cgroup,
+			  log_escape(origin, sizeof(origin), ev->origin));
 		return OOMKIT_WAIT;
 	}
 	scope->ooms++;

@@ -5,13 +5,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "log.h"
 
-#define LINE_MAX_BYTES 1024
+#define LOG_LINE_MAX 1024
 
 void log_at(enum log_level level, const char *fmt, ...)
 {
-	char buf[LINE_MAX_BYTES];
+	char buf[LOG_LINE_MAX];
 	va_list ap;
 	int n = snprintf(buf, sizeof(buf), "<%d>", (int)level);
 
@@ -39,5 +40,13 @@ void log_lines(enum log_level level, const char *text)
 void log_liboomkit(enum oomkit_log_level level, const char *msg, void *userdata)
 {
 	(void)userdata;
-	log_at((enum log_level)level, "liboomkit: %s", msg);
+	char shown[LOG_LINE_MAX];
+
+	/* The library's messages may name cgroups and processes. */
+	log_at((enum log_level)level, "liboomkit: %s", log_escape(shown, sizeof(shown), msg));
+}
+
+const char *log_escape(char *buf, size_t len, const char *s)
+{
+	return oomkit__escape_str(buf, len, s);
 }

@@ -9,6 +9,8 @@
 #ifndef OOMKITD_LOG_H
 #define OOMKITD_LOG_H
 
+#include <stddef.h>
+
 #include "oomkit.h"
 
 /* The syslog priorities the daemon uses (syslog(3) numbers them so). */
@@ -31,6 +33,16 @@ void log_at(enum log_level level, const char *fmt, ...) __attribute__((format(pr
 
 /* Logs each line of text (lines end with '\n'; the last may not) at level. */
 void log_lines(enum log_level level, const char *text);
+
+/* Writes s escaped for a log line into buf (lib/json.h's text escaper) and
+ * returns buf: printable text and valid UTF-8 stay, a newline, a control
+ * byte or invalid UTF-8 becomes \xNN, so a name from a process or a job
+ * owner cannot forge a line of its own ("\n<0>...") or drive a terminal.
+ * Cut to fit. */
+const char *log_escape(char *buf, size_t len, const char *s);
+
+/* Room for an escaped name of n bytes: each byte may become four. */
+#define LOG_ESCAPED_MAX(n) (4 * (n) + 1)
 
 /* liboomkit's log callback (oomkit_options.log): its messages at their level. */
 void log_liboomkit(enum oomkit_log_level level, const char *msg, void *userdata);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -211,28 +212,108 @@ static void format_all(struct metrics *m, struct prom *p)
 
 /* ------------------------------------------------------------ the file */
 
-void metrics_write(struct metrics *m)
+#define MAGIC "# HELP oomkit_"
+
+/* Splits path into its directory and its base name. */
+static int split_path(const char *path, char *dir, size_t dir_len, const char **ret_base)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash || !slash[1] || (size_t)(slash - path) >= dir_len)
+		return -EINVAL;
+	snprintf(dir, dir_len, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	*ret_base = slash + 1;
+	return 0;
+}
+
+/* Whether an existing target is a metrics file this daemon wrote: a regular
+ * file of its own that starts as it writes them.  Read without blocking and
+ * without following a link. */
+static bool ours(int dirfd, const char *base)
+{
+	char head[sizeof(MAGIC) - 1];
+	struct stat st;
+	int fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	bool yes = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		   pread(fd, head, sizeof(head), 0) == (ssize_t)sizeof(head) &&
+		   memcmp(head, MAGIC, sizeof(head)) == 0;
+
+	if (fd >= 0)
+		close(fd);
+	return yes;
+}
+
+/* The directory of the metrics file, opened, if it is the daemon's to write
+ * in (owned by it, writable by nobody else) and the target is absent or a
+ * metrics file it wrote: its fd, or -errno after logging why not. */
+static int open_target(const char *path, const char **ret_base, bool quiet)
+{
+	char dir[CONFIG_PATH_MAX];
+	struct stat st;
+
+	if (split_path(path, dir, sizeof(dir), ret_base) < 0) {
+		log_err("metrics %s: not an absolute file path", path);
+		return -EINVAL;
+	}
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int err = -errno;
+		if (!quiet)
+			log_err("metrics %s: %s", dir, strerror(-err));
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	const char *why = st.st_uid != geteuid() ? "its directory is owned by another user"
+			  : (st.st_mode & 0022)	 ? "its directory is writable by others"
+			  : faccessat(fd, *ret_base, F_OK, AT_SYMLINK_NOFOLLOW) == 0 && !ours(fd, *ret_base)
+			      ? "it exists and is not a metrics file this daemon wrote"
+			      : NULL;
+	if (why) {
+		if (!quiet)
+			log_err("metrics %s: %s: refused, no metrics are written", path, why);
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+/* Writes path.tmp beside the target (created anew, never through a link)
+ * and renames it over the target. */
+static void write_file(struct metrics *m, const char *path)
 {
 	char tmp[CONFIG_PATH_MAX + 16];
-	const char *path = m->cfg ? m->cfg->metrics : "";
+	const char *base;
+	int dirfd = open_target(path, &base, true);
 
-	m->dirty = false;
-	if (!path[0])
+	if (dirfd < 0) {
+		log_warning("metrics %s: not updated: %s", path, strerror(-dirfd));
 		return;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", base);
+	(void)unlinkat(dirfd, tmp, 0);
 	struct prom p = {.buf = m->buf, .cap = m->buf_len};
-	p.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	p.fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
 	if (p.fd < 0) {
-		log_warning("metrics %s: %s", tmp, strerror(errno));
+		log_warning("metrics %s.tmp: %s", path, strerror(errno));
+		close(dirfd);
 		return;
 	}
 	format_all(m, &p);
 	prom_flush(&p);
 	close(p.fd);
-	if (p.err || rename(tmp, path) < 0) {
+	if (p.err || renameat(dirfd, tmp, dirfd, base) < 0) {
 		log_warning("metrics %s: not updated: %s", path, strerror(p.err ? -p.err : errno));
-		unlink(tmp);
+		(void)unlinkat(dirfd, tmp, 0);
 	}
+	close(dirfd);
+}
+
+void metrics_write(struct metrics *m)
+{
+	m->dirty = false;
+	if (m->cfg && m->cfg->metrics[0] && m->path_ok)
+		write_file(m, m->cfg->metrics);
 }
 
 void metrics_changed(struct metrics *m)
@@ -284,8 +365,16 @@ void metrics_free(struct metrics *m)
 void metrics_configure(struct metrics *m, const struct config *cfg)
 {
 	uint64_t old = m->cfg ? m->cfg->metrics_interval_ms : UINT64_MAX;
+	const char *base;
 
 	m->cfg = cfg;
+	m->path_ok = false;
+	if (cfg->metrics[0]) {
+		int fd = open_target(cfg->metrics, &base, false);
+		m->path_ok = fd >= 0;
+		if (fd >= 0)
+			close(fd);
+	}
 	/* Periodic rewrites only when metrics_interval is set; by default the
 	 * file is rewritten on events alone. */
 	if (cfg->metrics_interval_ms != old)

@@ -4,7 +4,9 @@
  * collector.  It is rewritten after each turn of the loop in which something
  * changed (metrics_changed()), so a storm of OOMs costs one rewrite per turn,
  * and with metrics_interval set also on that clock.  Each memcg is read once
- * per rewrite.
+ * per rewrite.  The daemon writes only a file of its own: in a directory
+ * owned by it and writable by nobody else, where the target is absent or a
+ * metrics file it wrote; anything else (metrics = /etc/shadow) is refused.
  */
 #ifndef OOMKITD_METRICS_H
 #define OOMKITD_METRICS_H
@@ -29,6 +31,7 @@ struct metrics {
 	size_t buf_len;
 	struct metrics_sample *samples; /* a job slot's memcg, read once per rewrite */
 	bool dirty;
+	bool path_ok; /* the metrics path is the daemon's to write (checked on configure) */
 	struct loop_timer interval;
 };
 

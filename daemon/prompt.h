@@ -77,7 +77,9 @@ struct prompt {
 	unsigned report_id;
 	int report_fd; /* -1: no report */
 	struct oomkit__json report;
-	unsigned next_step; /* where the chain resumes without an answer */
+	uint64_t report_time_ms;	       /* the report's time, for its index entry */
+	char report_reason[POLICY_REASON_MAX]; /* the decision to ask, likewise */
+	unsigned next_step;		       /* where the chain resumes without an answer */
 	uint64_t event_ns, timeout_ms;
 	struct loop_timer timer; /* due at the deadline; its fn is chain.c's */
 	struct prompt_candidate *procs;

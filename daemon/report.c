@@ -72,7 +72,7 @@ void report_write_head(struct oomkit__json *w, oomkit_ctx *ctx, const struct rep
 	oomkit__json_open(w, NULL, '{');
 	oomkit__json_u64(w, "oomkitd_report", 1);
 	oomkit__json_u64(w, "id", h->id);
-	oomkit__json_fixed(w, "time", realtime_ms(), 3);
+	oomkit__json_fixed(w, "time", h->time_ms, 3);
 	oomkit__json_str(w, "scope", h->machine ? "machine" : "job");
 	oomkit__json_str(w, "job", h->job);
 	oomkit__json_str(w, "cgroup", ev->cgroup);
@@ -81,9 +81,10 @@ void report_write_head(struct oomkit__json *w, oomkit_ctx *ctx, const struct rep
 	oomkit__json_u64(w, "capacity_bytes", in->capacity_bytes);
 	config_format_chain(in->chain, chain, sizeof(chain));
 	oomkit__json_str(w, "chain", chain);
+	/* The decision before the snapshot: the index reads it from the head. */
+	write_decision(w, "decision", in, dec);
 	write_groups(w, in);
 	write_candidates(w, in);
-	write_decision(w, "decision", in, dec);
 	/* The library's artifact: counters, oom_control, memory.stat, every process. */
 	struct oomkit_decision ld = {.action = policy_action_name(dec->action),
 				     .reason = dec->reason,

@@ -21,8 +21,9 @@
 
 struct report_head {
 	unsigned id;
-	bool machine;	 /* the machine's OOM, else a job's */
-	const char *job; /* the job's name; NULL for the machine */
+	uint64_t time_ms; /* wall clock (realtime_ms()), as the index has it */
+	bool machine;	  /* the machine's OOM, else a job's */
+	const char *job;  /* the job's name; NULL for the machine */
 	bool dry_run;
 	const struct oomkit_event *event;
 };

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * reports.c - the report directory: created 0750, one JSON file per OOM named
- * oom-NNNNNNNN-SCOPE.json, each opened O_CREAT|O_EXCL|O_NOFOLLOW relative to
- * a directory fd kept open, so no link planted in the directory is followed.
- * Retention (count and bytes) is enforced from an in-memory list built at
- * startup, so pruning on the handler path reads no directory.
+ * reports.c - see reports.h.  Each report is created O_CREAT|O_EXCL|
+ * O_NOFOLLOW relative to the directory fd, so no link planted in the
+ * directory is followed.  Retention (count and bytes) is enforced from the
+ * index, so pruning on the handler path reads no directory.
  *
  * Faults never stop the handling of an OOM; each is logged: a directory that
- * cannot be created or is a link (reports are then not written), one moved
- * or replaced since it was opened (nothing is written through what replaced
- * it), a file that cannot be created (read-only) or written in full (full:
- * the partial file is removed, so every listed report is whole).
+ * cannot be created, is a link, is not the daemon's or holds other files
+ * (reports are then not written), one moved or replaced since it was opened
+ * (nothing is written through what replaced it), a file that cannot be
+ * created (read-only) or written in full (full: the partial file is
+ * removed, so every listed report is whole).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,29 +24,12 @@
 #include "log.h"
 #include "reports.h"
 
-static int mkdir_p(const char *path, mode_t last_mode)
-{
-	char buf[CONFIG_PATH_MAX];
+/* A report's head holds what the index needs (the decision comes before
+ * the snapshot); an older report may have it further in. */
+#define SCAN_MAX (64 * 1024)
+#define NAME_MAX_LEN (CONFIG_NAME_MAX + 32)
 
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *p = buf + 1;; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char saved = *p;
-		*p = '\0';
-		if (mkdir(buf, saved ? 0755 : last_mode) < 0 && errno != EEXIST)
-			return -errno;
-		*p = saved;
-		if (!saved)
-			return 0;
-	}
-}
-
-static int by_id(const void *a, const void *b)
-{
-	const struct report_entry *x = a, *y = b;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
+/* ------------------------------------------------------------ names */
 
 /* "oom-00000012-web.json" -> 12 and "web". */
 static bool parse_name(const char *name, unsigned *ret_id, char *scope, size_t scope_len)
@@ -71,9 +54,9 @@ static bool parse_name(const char *name, unsigned *ret_id, char *scope, size_t s
 	return true;
 }
 
-static void name_of(const struct report_entry *e, char *buf, size_t len)
+static void name_of(unsigned id, const char *scope, char *buf, size_t len)
 {
-	snprintf(buf, len, "oom-%08u-%s.json", e->id, e->scope);
+	snprintf(buf, len, "oom-%08u-%s.json", id, scope);
 }
 
 static const struct report_entry *find(const struct reports *r, unsigned id)
@@ -84,14 +67,307 @@ static const struct report_entry *find(const struct reports *r, unsigned id)
 	return NULL;
 }
 
+static int by_id(const void *a, const void *b)
+{
+	const struct report_entry *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* ------------------------------------------------------------ a head */
+
+struct scan {
+	const char *p, *end;
+};
+
+static void ws(struct scan *s)
+{
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\t' || *s->p == '\r'))
+		s->p++;
+}
+
+static bool take(struct scan *s, char c)
+{
+	ws(s);
+	if (s->p >= s->end || *s->p != c)
+		return false;
+	s->p++;
+	return true;
+}
+
+/* A string (at its quote) decoded into out, cut to fit; \u00XX is the byte
+ * the writer escaped, any other \u a '?'. */
+static bool string(struct scan *s, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	if (!take(s, '"'))
+		return false;
+	while (s->p < s->end && *s->p != '"') {
+		char c = *s->p++;
+		if (c == '\\' && s->p < s->end) {
+			c = *s->p++;
+			c = c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c;
+			if (c == 'u') {
+				unsigned v = 0;
+				for (int i = 0; i < 4 && s->p < s->end; i++, s->p++)
+					v = v * 16 + (unsigned)(*s->p <= '9' ? *s->p - '0'
+									     : (*s->p | 0x20) - 'a' + 10);
+				c = v < 0x100 ? (char)v : '?';
+			}
+		}
+		if (out && n + 1 < cap)
+			out[n++] = c;
+	}
+	if (out && cap)
+		out[n] = '\0';
+	return take(s, '"');
+}
+
+/* A number or literal's text into out. */
+static bool scalar(struct scan *s, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	ws(s);
+	if (s->p < s->end && *s->p == '"')
+		return string(s, out, cap);
+	while (s->p < s->end && !strchr(",}] \n\t\r", *s->p)) {
+		if (out && n + 1 < cap)
+			out[n++] = *s->p;
+		s->p++;
+	}
+	if (out && cap)
+		out[n] = '\0';
+	return n > 0 || !out;
+}
+
+/* Skips one value of any kind. */
+static bool skip(struct scan *s)
+{
+	int depth = 0;
+
+	ws(s);
+	do {
+		if (s->p >= s->end)
+			return false;
+		if (*s->p == '"') {
+			if (!string(s, NULL, 0))
+				return false;
+			continue;
+		}
+		if (*s->p == '{' || *s->p == '[')
+			depth++;
+		else if (*s->p == '}' || *s->p == ']')
+			depth--;
+		else if (depth == 0)
+			return scalar(s, NULL, 0);
+		s->p++;
+	} while (depth > 0);
+	return true;
+}
+
+static uint64_t parse_time_ms(const char *t)
+{
+	uint64_t ms = 0, scale = 1000;
+	const char *p = t;
+
+	for (; *p >= '0' && *p <= '9'; p++)
+		ms = ms * 10 + (uint64_t)(*p - '0');
+	ms *= 1000;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9' && scale > 1; p++)
+			ms += (uint64_t)(*p - '0') * (scale /= 10);
+	return ms;
+}
+
+static bool decision(struct scan *s, struct report_entry *e)
+{
+	char key[32], v[24];
+
+	if (!take(s, '{'))
+		return false;
+	while (!take(s, '}')) {
+		if (!string(s, key, sizeof(key)) || !take(s, ':'))
+			return false;
+		bool ok;
+		if (strcmp(key, "action") == 0) {
+			ok = string(s, e->action, sizeof(e->action));
+		} else if (strcmp(key, "reason") == 0) {
+			ok = string(s, e->reason, sizeof(e->reason));
+		} else if (strcmp(key, "victim_pid") == 0) {
+			ok = scalar(s, v, sizeof(v));
+			if (ok)
+				e->victim_pid = (pid_t)strtol(v, NULL, 10);
+		} else {
+			ok = skip(s);
+		}
+		if (!ok)
+			return false;
+		(void)take(s, ',');
+	}
+	return true;
+}
+
+void reports_scan_head(const char *buf, size_t len, struct report_entry *e)
+{
+	struct scan s = {buf, buf + len};
+	char key[32], v[32];
+	bool have_time = false, have_decision = false;
+
+	if (!take(&s, '{'))
+		return;
+	while (!(have_time && have_decision) && !take(&s, '}')) {
+		if (!string(&s, key, sizeof(key)) || !take(&s, ':'))
+			return;
+		if (strcmp(key, "time") == 0 && scalar(&s, v, sizeof(v))) {
+			e->time_ms = parse_time_ms(v);
+			have_time = true;
+		} else if (strcmp(key, "decision") == 0) {
+			if (!decision(&s, e))
+				return;
+			have_decision = true;
+		} else if (!skip(&s)) {
+			return;
+		}
+		(void)take(&s, ',');
+	}
+}
+
+/* ------------------------------------------------------------ the directory */
+
+/* Opens a report for reading relative to dirfd: never through a link, never
+ * blocking (a FIFO planted there), and only a regular file. */
+static int open_report(int dirfd, const char *name, struct stat *st)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
+static void index_file(struct reports *r, int dirfd, const char *name)
+{
+	struct report_entry *e = &r->entries[r->n];
+	struct stat st;
+	unsigned id;
+
+	memset(e, 0, sizeof(*e));
+	if (r->n >= REPORTS_MAX || !parse_name(name, &id, e->scope, sizeof(e->scope)))
+		return;
+	int fd = open_report(dirfd, name, &st);
+	if (fd < 0)
+		return;
+	ssize_t n = pread(fd, r->scanbuf, SCAN_MAX, 0);
+	close(fd);
+	e->id = id;
+	e->bytes = (uint64_t)st.st_size;
+	e->time_ms = (uint64_t)st.st_mtim.tv_sec * 1000u + (uint64_t)st.st_mtim.tv_nsec / 1000000u;
+	snprintf(e->action, sizeof(e->action), "?");
+	if (n > 0)
+		reports_scan_head(r->scanbuf, (size_t)n, e);
+	r->n++;
+	if (id >= r->next_id)
+		r->next_id = id + 1;
+}
+
+/* Whether a name in the directory is a report (or . and ..). */
+static bool report_name(const char *name)
+{
+	unsigned id;
+	char scope[CONFIG_NAME_MAX];
+
+	return strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+	       parse_name(name, &id, scope, sizeof(scope));
+}
+
+/* Builds the index; refuses a directory that holds anything but reports. */
+static int read_dir(struct reports *r, int fd, const char *path)
+{
+	int dup_fd = dup(fd);
+	DIR *dir = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	struct dirent *de;
+
+	if (!dir) {
+		int err = -errno;
+		if (dup_fd >= 0)
+			close(dup_fd);
+		return err;
+	}
+	r->n = 0;
+	r->next_id = 1;
+	while ((de = readdir(dir))) {
+		if (!report_name(de->d_name)) {
+			char shown[LOG_ESCAPED_MAX(NAME_MAX_LEN)];
+			log_err("report directory %s holds '%s', which is not a report: not the daemon's; "
+				"reports are not written",
+				path, log_escape(shown, sizeof(shown), de->d_name));
+			closedir(dir);
+			r->n = 0;
+			return -EPERM;
+		}
+		index_file(r, fd, de->d_name);
+	}
+	closedir(dir);
+	qsort(r->entries, r->n, sizeof(r->entries[0]), by_id);
+	return 0;
+}
+
+static int mkdir_p(const char *path, mode_t last_mode, bool *ret_created)
+{
+	char buf[CONFIG_PATH_MAX];
+
+	*ret_created = false;
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char saved = *p;
+		*p = '\0';
+		int r = mkdir(buf, saved ? 0755 : last_mode);
+		if (r < 0 && errno != EEXIST)
+			return -errno;
+		*p = saved;
+		if (!saved) {
+			*ret_created = r == 0;
+			return 0;
+		}
+	}
+}
+
+/* An existing directory is used only if it is the daemon's: owned by it and
+ * writable by nobody else.  Its mode is never changed. */
+static int check_owner(int fd, const char *path)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_uid != geteuid() || (st.st_mode & 0022)) {
+		log_err("report directory %s is %s: not the daemon's; reports are not written", path,
+			st.st_uid != geteuid() ? "owned by another user" : "writable by others");
+		return -EPERM;
+	}
+	if (st.st_mode & 0007)
+		log_warning("report directory %s is readable by everyone (mode %04o); reports name processes "
+			    "and their command lines",
+			    path, (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
 static int open_dir(struct reports *r)
 {
 	const char *path = r->cfg->report_dir;
-	int err = mkdir_p(path, 0750), fd;
+	bool created;
+	int err = mkdir_p(path, 0750, &created), fd;
 
 	if (err < 0)
 		return err;
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		struct stat st;
 		err = -errno;
@@ -99,43 +375,17 @@ static int open_dir(struct reports *r)
 			log_err("report directory %s is a symbolic link: not followed", path);
 		return err;
 	}
-	/* An existing directory keeps its owner but not a looser mode. */
-	struct stat st;
-	if (fstat(fd, &st) == 0 && (st.st_mode & 0027))
-		(void)fchmod(fd, st.st_mode & ~(mode_t)0027);
-
-	int dup_fd = dup(fd);
-	DIR *dir = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-	if (!dir) {
-		err = -errno;
+	if ((!created && (err = check_owner(fd, path)) < 0) || (err = read_dir(r, fd, path)) < 0) {
 		close(fd);
-		if (dup_fd >= 0)
-			close(dup_fd);
 		return err;
 	}
-	r->n = 0;
-	r->next_id = 1;
-	struct dirent *de;
-	while ((de = readdir(dir)) && r->n < REPORTS_MAX) {
-		unsigned id;
-		char scope[CONFIG_NAME_MAX];
-		if (!parse_name(de->d_name, &id, scope, sizeof(scope)) ||
-		    fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-			continue;
-		struct report_entry *e = &r->entries[r->n++];
-		e->id = id;
-		e->bytes = (uint64_t)st.st_size;
-		snprintf(e->scope, sizeof(e->scope), "%s", scope);
-		if (id >= r->next_id)
-			r->next_id = id + 1;
-	}
-	closedir(dir);
-	qsort(r->entries, r->n, sizeof(r->entries[0]), by_id);
 	if (r->dirfd >= 0)
 		close(r->dirfd);
 	r->dirfd = fd;
 	return 0;
 }
+
+/* ------------------------------------------------------------ the index */
 
 int reports_init(struct reports *r)
 {
@@ -143,7 +393,8 @@ int reports_init(struct reports *r)
 	r->dirfd = -1;
 	r->next_id = 1;
 	r->entries = calloc(REPORTS_MAX, sizeof(*r->entries));
-	return r->entries ? 0 : -ENOMEM;
+	r->scanbuf = malloc(SCAN_MAX);
+	return r->entries && r->scanbuf ? 0 : -ENOMEM;
 }
 
 void reports_free(struct reports *r)
@@ -151,6 +402,7 @@ void reports_free(struct reports *r)
 	if (r->dirfd >= 0)
 		close(r->dirfd);
 	free(r->entries);
+	free(r->scanbuf);
 	memset(r, 0, sizeof(*r));
 	r->dirfd = -1;
 }
@@ -189,7 +441,7 @@ static bool dir_still_ours(const struct reports *r)
 
 int reports_create(struct reports *r, const char *scope, unsigned *ret_id)
 {
-	char name[CONFIG_NAME_MAX + 32];
+	char name[NAME_MAX_LEN];
 
 	if (r->dirfd < 0)
 		return -ENOTDIR; /* it could not be opened: logged at start */
@@ -201,8 +453,9 @@ int reports_create(struct reports *r, const char *scope, unsigned *ret_id)
 	}
 	for (int tries = 0; tries < 16; tries++) {
 		unsigned id = r->next_id++;
-		snprintf(name, sizeof(name), "oom-%08u-%s.json", id, scope);
-		int fd = openat(r->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+		name_of(id, scope, name, sizeof(name));
+		int fd = openat(r->dirfd, name,
+				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0640);
 		if (fd >= 0) {
 			*ret_id = id;
 			return fd;
@@ -218,7 +471,7 @@ static void prune(struct reports *r)
 	const struct config *cfg = r->cfg;
 	uint64_t total = 0;
 	unsigned drop = 0;
-	char name[CONFIG_NAME_MAX + 32];
+	char name[NAME_MAX_LEN];
 
 	for (unsigned i = 0; i < r->n; i++)
 		total += r->entries[i].bytes;
@@ -227,7 +480,7 @@ static void prune(struct reports *r)
 		/* The newest report is kept even if it alone is over the byte bound. */
 		if (r->n - drop == 1 && cfg->report_max_count > 0)
 			break;
-		name_of(&r->entries[drop], name, sizeof(name));
+		name_of(r->entries[drop].id, r->entries[drop].scope, name, sizeof(name));
 		if (unlinkat(r->dirfd, name, 0) < 0)
 			log_warning("report %s: cannot remove: %s", name, strerror(errno));
 		total -= r->entries[drop].bytes;
@@ -239,10 +492,27 @@ static void prune(struct reports *r)
 	}
 }
 
-void reports_done(struct reports *r, unsigned id, const char *scope, int fd, int err)
+static void add_entry(struct reports *r, unsigned id, const char *scope, uint64_t bytes,
+		      const struct report_summary *sum)
+{
+	if (r->n >= REPORTS_MAX)
+		return;
+	struct report_entry *e = &r->entries[r->n++];
+	memset(e, 0, sizeof(*e));
+	e->id = id;
+	e->bytes = bytes;
+	snprintf(e->scope, sizeof(e->scope), "%s", scope);
+	e->time_ms = sum ? sum->time_ms : 0;
+	e->victim_pid = sum ? sum->victim_pid : 0;
+	snprintf(e->action, sizeof(e->action), "%s", sum && sum->action ? sum->action : "?");
+	snprintf(e->reason, sizeof(e->reason), "%s", sum && sum->reason ? sum->reason : "");
+}
+
+void reports_done(struct reports *r, unsigned id, const char *scope, int fd, int err,
+		  const struct report_summary *sum)
 {
 	struct stat st;
-	char name[CONFIG_NAME_MAX + 32];
+	char name[NAME_MAX_LEN];
 
 	if (fd < 0)
 		return;
@@ -250,32 +520,27 @@ void reports_done(struct reports *r, unsigned id, const char *scope, int fd, int
 	if (close(fd) < 0 && !err)
 		err = -errno; /* some file systems report a failed write only here */
 	if (err < 0) {
-		snprintf(name, sizeof(name), "oom-%08u-%s.json", id, scope);
+		name_of(id, scope, name, sizeof(name));
 		log_err("report %s/%s: cannot be written: %s; removed", r->cfg->report_dir, name,
 			strerror(-err));
 		if (unlinkat(r->dirfd, name, 0) < 0)
 			log_warning("report %s: cannot remove the partial file: %s", name, strerror(errno));
 		return;
 	}
-	if (r->n < REPORTS_MAX) {
-		struct report_entry *e = &r->entries[r->n++];
-		e->id = id;
-		e->bytes = bytes;
-		snprintf(e->scope, sizeof(e->scope), "%s", scope);
-	}
+	add_entry(r, id, scope, bytes, sum);
 	prune(r);
 }
 
 int reports_open_existing(const struct reports *r, unsigned id)
 {
-	char name[CONFIG_NAME_MAX + 32];
+	char name[NAME_MAX_LEN];
+	struct stat st;
 
 	if (r->dirfd < 0)
 		return -EBADF;
 	const struct report_entry *e = find(r, id);
 	if (!e)
 		return -ENOENT;
-	name_of(e, name, sizeof(name));
-	int fd = openat(r->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	name_of(e->id, e->scope, name, sizeof(name));
+	return open_report(r->dirfd, name, &st);
 }

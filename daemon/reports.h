@@ -2,23 +2,46 @@
 /*
  * reports.h - the report directory: one JSON file per OOM named
  * oom-NNNNNNNN-SCOPE.json, created relative to a directory fd kept open, and
- * an index of them in memory (built from the directory at start, then kept
- * as reports are written and pruned), so neither retention nor the control
- * socket's listing reads the directory or the files on the handler path.
+ * an index of them in memory -- id, scope, time, action, victim, reason,
+ * size -- built from the directory when it is opened (each file's head
+ * read once), then kept as reports are written and pruned, so neither
+ * retention nor the control socket's listing reads the directory or the
+ * files again.
+ *
+ * The daemon writes only into a directory of its own: one it created, or an
+ * existing one owned by it, writable by nobody else and holding nothing but
+ * reports.  It never changes the mode of a directory it did not create, and
+ * every file it opens there is opened without following a link and without
+ * blocking, and used only if it is a regular file.
  */
 #ifndef OOMKITD_REPORTS_H
 #define OOMKITD_REPORTS_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "config.h"
 
 #define REPORTS_MAX 4096
+#define REPORTS_ACTION_MAX 16
+#define REPORTS_REASON_MAX 160
 
 struct report_entry {
 	unsigned id;
 	uint64_t bytes;
-	char scope[CONFIG_NAME_MAX]; /* "machine" or the job's name */
+	uint64_t time_ms;		 /* when it was written (wall clock, ms since the epoch) */
+	pid_t victim_pid;		 /* 0: none */
+	char scope[CONFIG_NAME_MAX];	 /* "machine" or the job's name */
+	char action[REPORTS_ACTION_MAX]; /* the decision's action; "?" if the file does not say */
+	char reason[REPORTS_REASON_MAX]; /* cut to fit */
+};
+
+/* What a report says, for its index entry. */
+struct report_summary {
+	uint64_t time_ms;
+	const char *action;
+	pid_t victim_pid;
+	const char *reason;
 };
 
 struct reports {
@@ -27,6 +50,7 @@ struct reports {
 	unsigned next_id;
 	struct report_entry *entries; /* REPORTS_MAX, oldest first */
 	unsigned n;
+	char *scanbuf; /* a file's head, read when the directory is opened */
 };
 
 int reports_init(struct reports *r);
@@ -40,8 +64,10 @@ int reports_configure(struct reports *r, const struct config *cfg);
 int reports_create(struct reports *r, const char *scope, unsigned *ret_id);
 
 /* Closes a report; one whose writing failed (err < 0) is logged and removed.
- * Otherwise it joins the index and retention prunes the oldest.  fd < 0: none. */
-void reports_done(struct reports *r, unsigned id, const char *scope, int fd, int err);
+ * Otherwise it joins the index with sum and retention prunes the oldest.
+ * fd < 0: none. */
+void reports_done(struct reports *r, unsigned id, const char *scope, int fd, int err,
+		  const struct report_summary *sum);
 
 /* The index, oldest first. */
 unsigned reports_count(const struct reports *r);
@@ -49,5 +75,10 @@ const struct report_entry *reports_entry(const struct reports *r, unsigned i);
 
 /* Opens report id for reading: an fd, or -ENOENT. */
 int reports_open_existing(const struct reports *r, unsigned id);
+
+/* Fills e's time, action, victim and reason from the head of a report
+ * (buf[0, len), possibly cut short); what it does not find stays as it is.
+ * Exposed for the unit tests. */
+void reports_scan_head(const char *buf, size_t len, struct report_entry *e);
 
 #endif
