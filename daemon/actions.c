@@ -84,11 +84,11 @@ static int kill_job(struct actions *a, struct scope *scope, const struct policy_
 	}
 	int r = oomkit_kill_cgroup(a->ctx, victim->rel, KILL_TIMEOUT_MS);
 	if (r < 0) {
-		snprintf(result, len, "kill of job %s failed: %s", victim->name, strerror(-r));
+		snprintf(result, len, "kill of job %s failed: %s", victim->label, strerror(-r));
 		return r;
 	}
-	snprintf(result, len, "killed job %s (%d processes)", victim->name, r);
-	actions_set_last(scope, "%s killed job %s", policy_kind_name(dec->policy), victim->name);
+	snprintf(result, len, "killed job %s (%d processes)", victim->label, r);
+	actions_set_last(scope, "%s killed job %s", policy_kind_name(dec->policy), victim->label);
 	count_kills(a, scope, victim, dec, (uint64_t)r);
 	return 0;
 }

@@ -81,7 +81,7 @@ static int open_report(struct chain *c, struct scope *scope, const struct oomkit
 	int fd = reports_create(c->reports, scope->name, ret_id);
 
 	if (fd < 0) {
-		log_warning("%s: no report: %s", scope->name, strerror(-fd));
+		log_warning("%s: no report: %s", scope->label, strerror(-fd));
 		return fd;
 	}
 	struct report_head h = {.id = *ret_id,
@@ -171,7 +171,7 @@ static enum oomkit_verdict ask(struct chain *c, struct scope *scope, const struc
 	int sent = prompt_ask(p, dec, ev->time_ns, timeout_ms, fd, id, fd >= 0 ? w : NULL);
 	p->report_time_ms = time_ms;
 	snprintf(p->report_reason, sizeof(p->report_reason), "%s", dec->reason);
-	log_notice("%s: asking %d connected prompt(s), %" PRIu64 " ms to answer", scope->name, sent,
+	log_notice("%s: asking %d connected prompt(s), %" PRIu64 " ms to answer", scope->label, sent,
 		   timeout_ms);
 	metrics_changed(c->metrics);
 	return OOMKIT_WAIT;
@@ -411,7 +411,7 @@ enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct
 
 	r = snapshot_take(c->snap, scope, snapshot_capacity(c->ctx, c->scopes, c->cfg->reserve_bytes), &in);
 	if (r < 0) {
-		log_err("%s: cannot list processes: %s; the kernel decides", scope->name, strerror(-r));
+		log_err("%s: cannot list processes: %s; the kernel decides", scope->label, strerror(-r));
 		return OOMKIT_KERNEL;
 	}
 	in.first_step = first_step;
@@ -423,7 +423,7 @@ enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct
 	uint64_t decided = now_ns();
 	/* The reason names the victim's comm, which its owner chose. */
 	char reason[LOG_ESCAPED_MAX(POLICY_REASON_MAX)];
-	log_notice("%s: OOM: %s: %s", scope->name, policy_action_name(dec.action),
+	log_notice("%s: OOM: %s: %s", scope->label, policy_action_name(dec.action),
 		   log_escape(reason, sizeof(reason), dec.reason));
 
 	uint64_t time_ms = realtime_ms();
@@ -448,7 +448,7 @@ enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct
 	c->stats->handled++;
 	c->stats->last_handling_ns = t.acted_ns - ev->time_ns;
 	c->stats->handling_ns_sum += c->stats->last_handling_ns;
-	log_at(r < 0 ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO, "%s: %s", scope->name, result);
+	log_at(r < 0 ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO, "%s: %s", scope->label, result);
 	if (!c->dry_run && dec.action != ACTION_NONE) {
 		struct protocol_asker owner = {.job = scope->kind != SCOPE_KIND_MACHINE};
 		char by[64];

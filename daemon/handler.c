@@ -83,7 +83,11 @@ static void arm_delegated(struct handler *h)
 
 static enum oomkit_verdict on_gone(struct handler *h, struct scope *scope, const struct oomkit_event *ev)
 {
-	log_warning("%s: memcg %s was removed", scope->name, ev->cgroup);
+	/* An instance's cgroup comes and goes with its unit: adopt.c drops it. */
+	if (scope->kind == SCOPE_KIND_INSTANCE)
+		log_info("%s: its cgroup was removed", scope->label);
+	else
+		log_warning("%s: memcg %s was removed", scope->name, ev->cgroup);
 	scope->watch = NULL;
 	metrics_changed(h->metrics);
 	return OOMKIT_WAIT;
@@ -96,7 +100,7 @@ static enum oomkit_verdict leave_to_owner(struct handler *h, struct scope *scope
 	if (!scope->delegated_due_ns)
 		scope->delegated_due_ns = ev->time_ns + h->cfg->delay_ms * NS_PER_MS;
 	arm_delegated(h);
-	log_info("%s: OOM left to its owner for %" PRIu64 " ms", scope->name, h->cfg->delay_ms);
+	log_info("%s: OOM left to its owner for %" PRIu64 " ms", scope->label, h->cfg->delay_ms);
 	metrics_changed(h->metrics);
 	return OOMKIT_WAIT;
 }
@@ -200,27 +204,32 @@ static bool has_limit(struct handler *h, const char *rel)
 	return oomkit_cgroup_memory(h->ctx, rel, &m) >= 0 && m.limit_bytes != OOMKIT_UNLIMITED;
 }
 
-void handler_watch(struct handler *h, struct scope *scope, uint64_t delay_ms)
+int handler_watch(struct handler *h, struct scope *scope, uint64_t delay_ms)
 {
 	int r;
 
 	if (!scope->watch) {
 		r = oomkit_watch_oom(h->ctx, scope->rel, 0, on_oom, h, &scope->watch);
+		if (r == -ENOENT && scope->kind == SCOPE_KIND_INSTANCE)
+			return r; /* gone already: adopt.c says so */
 		if (r < 0) {
-			log_err("%s: cannot watch: %s", scope->rel, strerror(-r));
-			return;
+			log_err("%s: cannot watch: %s", scope->label, strerror(-r));
+			return r;
 		}
 	}
 	if (h->dry_run)
-		return;
+		return 0;
 	r = oomkit_take_over(h->ctx, scope->watch, delay_ms);
+	if (r == -ENOENT && scope->kind == SCOPE_KIND_INSTANCE)
+		return r;
 	if (r == -EINVAL && !has_limit(h, scope->rel))
 		/* cgroup v2 holds a cgroup off the kernel killer just below its
 		 * limit: without one there is nothing to hold, and no OOM of its
 		 * own to handle.  It is taken over once a reload gives it a limit. */
-		log_info("%s: no limit, so no OOM of its own to take over", scope->rel);
+		log_info("%s: no limit, so no OOM of its own to take over", scope->label);
 	else if (r < 0)
-		log_err("%s: cannot take over its OOM handling: %s", scope->rel, strerror(-r));
+		log_err("%s: cannot take over its OOM handling: %s", scope->label, strerror(-r));
+	return r == -EINVAL ? 0 : r;
 }
 
 void handler_hold_after_limit(struct handler *h, struct scope *scope, uint64_t delay_ms)

@@ -39,8 +39,10 @@ int handler_init(struct handler *h, struct loop *loop);
 void handler_configure(struct handler *h, const struct config *cfg);
 
 /* Watches scope's OOMs (if not yet) and, unless a dry run, takes its OOM
- * handling over with delay_ms; failures are logged. */
-void handler_watch(struct handler *h, struct scope *scope, uint64_t delay_ms);
+ * handling over with delay_ms; failures are logged, except an instance's
+ * -ENOENT (its cgroup went meanwhile), which is returned for adopt.c.  A
+ * scope without a limit on cgroup v2 is watched, not taken over: 0. */
+int handler_watch(struct handler *h, struct scope *scope, uint64_t delay_ms);
 /* After a reload changed scope's limit: takes it over if it is not held (on
  * cgroup v2 a scope without a limit could not be). */
 void handler_hold_after_limit(struct handler *h, struct scope *scope, uint64_t delay_ms);

@@ -108,8 +108,9 @@ int jobs_setup(struct jobs *j, const struct config *cfg)
 		log_err("machine %s does not exist (dry run creates nothing)", cfg->machine);
 		return -ENOENT;
 	}
+	/* A job with patterns is its instances (adopt.c), not a memcg of ours. */
 	for (unsigned i = 0; i < cfg->n_jobs; i++) {
-		struct scope *s = add_job(j, &cfg->jobs[i]);
+		struct scope *s = cfg->jobs[i].n_cgroups ? NULL : add_job(j, &cfg->jobs[i]);
 		if (s)
 			setup_job(j, s);
 	}
@@ -164,7 +165,8 @@ void jobs_reload(struct jobs *j, const struct config *cfg)
 	j->cfg = cfg;
 	reload_machine(j, old);
 	SCOPE_FOREACH_JOB (s, j->scopes) {
-		if (config_find_job(cfg, s->name))
+		const struct config_job *c = config_find_job(cfg, s->name);
+		if (s->kind != SCOPE_KIND_JOB || (c && !c->n_cgroups))
 			continue;
 		log_notice("reload: %s is no longer configured; its memcg is left as it is, unwatched",
 			   s->name);
@@ -174,6 +176,8 @@ void jobs_reload(struct jobs *j, const struct config *cfg)
 	for (unsigned i = 0; i < cfg->n_jobs; i++) {
 		const struct config_job *c = &cfg->jobs[i];
 		struct scope *s = scope_by_name(j->scopes, c->name);
+		if (c->n_cgroups)
+			continue;
 		if (s)
 			reload_job(j, s, old, c);
 		else if ((s = add_job(j, c)))

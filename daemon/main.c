@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "actions.h"
+#include "adopt.h"
 #include "chain.h"
 #include "clock.h"
 #include "config.h"
@@ -38,6 +39,9 @@
 #include "stats.h"
 
 #define MAX_PIDS 4096
+/* Slots for instances, on top of the jobs', when the configuration at start
+ * has patterns (a reload cannot grow the table). */
+#define INSTANCE_ROOM 512
 
 struct daemon {
 	struct config *cfg;
@@ -55,6 +59,7 @@ struct daemon {
 	struct chain chain;
 	struct handler handler;
 	struct jobs jobs;
+	struct adopt adopt;
 	struct control control;
 	pid_t *control_pids;
 	struct notifier notifier; /* $NOTIFY_SOCKET; fd -1: not under a service manager */
@@ -232,12 +237,19 @@ static int apply_reload(struct daemon *d)
 		drop_config(n);
 		return -EINVAL;
 	}
+	if (adopt_check_self(&d->adopt, n) < 0) {
+		log_err("reload: %s has errors; the running configuration stays",
+			d->config_path ? d->config_path : "(built-in)");
+		drop_config(n);
+		return -EINVAL;
+	}
 	if (strcmp(n->socket, old->socket) != 0) {
 		log_warning("reload: the socket moves only on restart; still %s", old->socket);
 		snprintf(n->socket, sizeof(n->socket), "%s", old->socket);
 	}
 	d->cfg = n;
 	jobs_reload(&d->jobs, n);
+	adopt_reload(&d->adopt, n);
 	configure(d);
 	drop_config(old);
 	log_notice("reloaded %s: %u jobs", d->config_path ? d->config_path : "(built-in)", n->n_jobs);
@@ -286,6 +298,12 @@ static void on_library(void *data, uint32_t index, uint32_t events)
 	(void)oomkit_dispatch(d->ctx, 0);
 }
 
+/* Job slots: for the configured jobs, and for instances if there are patterns. */
+static unsigned room(const struct config *cfg)
+{
+	return scopes_room(cfg->n_jobs + (cfg->n_cgroups ? INSTANCE_ROOM : 0));
+}
+
 static int start_library(struct daemon *d)
 {
 	struct oomkit_options opts;
@@ -294,7 +312,7 @@ static int start_library(struct daemon *d)
 	oomkit_options_init(&opts);
 	opts.max_pids = MAX_PIDS;
 	/* A watch per job slot, the machine's OOM and pressure watches, and room. */
-	opts.max_cgroups = scopes_room(d->cfg->n_jobs) + 16;
+	opts.max_cgroups = room(d->cfg) + 16;
 	opts.guardian = !d->dry_run;
 	opts.protect = !d->dry_run && geteuid() == 0;
 	opts.mlock = !d->dry_run && geteuid() == 0 && !sanitized();
@@ -311,7 +329,7 @@ static int setup_modules(struct daemon *d)
 {
 	int r, source;
 
-	if ((r = loop_init(&d->loop)) < 0 || (r = scopes_init(&d->scopes, scopes_room(d->cfg->n_jobs))) < 0 ||
+	if ((r = loop_init(&d->loop)) < 0 || (r = scopes_init(&d->scopes, room(d->cfg))) < 0 ||
 	    (r = snapshot_init(&d->snap, d->ctx, &d->scopes, MAX_PIDS)) < 0 ||
 	    (r = reports_init(&d->reports)) < 0 || (r = prompt_init(&d->prompt, MAX_PIDS)) < 0 ||
 	    (r = metrics_init(&d->metrics, d->ctx, &d->scopes, &d->stats, &d->loop)) < 0)
@@ -338,7 +356,15 @@ static int setup_modules(struct daemon *d)
 				.handler = &d->handler,
 				.pids = d->snap.pids,
 				.max_pids = MAX_PIDS};
-	if ((r = chain_init(&d->chain, &d->loop)) < 0 || (r = handler_init(&d->handler, &d->loop)) < 0)
+	d->adopt = (struct adopt){.ctx = d->ctx,
+				  .dry_run = d->dry_run,
+				  .scopes = &d->scopes,
+				  .handler = &d->handler,
+				  .metrics = &d->metrics,
+				  .pids = d->snap.pids,
+				  .max_pids = MAX_PIDS};
+	if ((r = chain_init(&d->chain, &d->loop)) < 0 || (r = handler_init(&d->handler, &d->loop)) < 0 ||
+	    (r = adopt_init(&d->adopt, &d->loop)) < 0)
 		return r;
 	d->watchdog = (struct loop_timer){.fn = on_watchdog, .data = d};
 	if ((r = loop_add_timer(&d->loop, &d->watchdog)) < 0)
@@ -381,6 +407,9 @@ static int start(struct daemon *d)
 		return r;
 	if ((r = jobs_setup(&d->jobs, d->cfg)) < 0 || (r = jobs_enter_reserve(&d->jobs)) < 0)
 		return r;
+	/* Where the daemon runs is known now: no pattern may take it in. */
+	if ((r = adopt_check_self(&d->adopt, d->cfg)) < 0 || (r = adopt_start(&d->adopt, d->cfg)) < 0)
+		return r;
 	if ((r = start_control(d)) < 0)
 		return r;
 	setup_notify(d);
@@ -393,6 +422,7 @@ static void stop(struct daemon *d, bool clean)
 	if (d->control.loop)
 		control_close_all(&d->control);
 	chain_free(&d->chain);
+	adopt_stop(&d->adopt);
 	if (clean && d->ctx)
 		jobs_leave_reserve(&d->jobs);
 	/* Every taken-over memcg gets the kernel OOM killer back. */

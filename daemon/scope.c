@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "scope.h"
 
 unsigned scopes_room(unsigned configured)
@@ -25,6 +26,7 @@ int scopes_init(struct scopes *t, unsigned max_jobs)
 	t->machine.in_use = true;
 	t->machine.gen = ++t->next_gen;
 	snprintf(t->machine.name, sizeof(t->machine.name), "%s", SCOPE_MACHINE_NAME);
+	snprintf(t->machine.label, sizeof(t->machine.label), "%s", SCOPE_MACHINE_NAME);
 	return 0;
 }
 
@@ -35,7 +37,30 @@ void scopes_free(struct scopes *t)
 	t->max_jobs = t->n_slots = 0;
 }
 
-struct scope *scope_add_job(struct scopes *t, const struct config_job *job, const char *rel, int *ret_err)
+/* An instance is labelled by the last component of its cgroup, which
+ * tells instances apart within a job (batch-17.service, app-x.scope); the
+ * full path is in the scope's rel for whoever needs it. */
+static void set_label(struct scope *s)
+{
+	const char *base = strrchr(s->rel, '/');
+	char shown[SCOPE_LABEL_MAX];
+
+	size_t n = strlen(s->name);
+
+	memcpy(s->label, s->name, n + 1);
+	if (s->kind != SCOPE_KIND_INSTANCE)
+		return;
+	base = base ? base + 1 : s->rel;
+	oomkit__escape_str(shown, sizeof(shown) - n - 3, base);
+	memcpy(s->label + n, " [", 2);
+	n += 2;
+	size_t k = strlen(shown);
+	memcpy(s->label + n, shown, k);
+	memcpy(s->label + n + k, "]", 2);
+}
+
+static struct scope *add(struct scopes *t, enum scope_kind kind, const struct config_job *job,
+			 const char *rel, int *ret_err)
 {
 	struct scope *s = NULL;
 
@@ -53,14 +78,26 @@ struct scope *scope_add_job(struct scopes *t, const struct config_job *job, cons
 		return NULL;
 	}
 	memset(s, 0, sizeof(*s));
-	s->kind = SCOPE_KIND_JOB;
+	s->kind = kind;
 	s->in_use = true;
 	s->gen = ++t->next_gen;
 	snprintf(s->name, sizeof(s->name), "%s", job->name);
 	snprintf(s->rel, sizeof(s->rel), "%s", rel);
+	set_label(s);
 	s->job = job;
 	s->chain = &job->chain;
 	return s;
+}
+
+struct scope *scope_add_job(struct scopes *t, const struct config_job *job, const char *rel, int *ret_err)
+{
+	return add(t, SCOPE_KIND_JOB, job, rel, ret_err);
+}
+
+struct scope *scope_add_instance(struct scopes *t, const struct config_job *job, const char *rel,
+				 int *ret_err)
+{
+	return add(t, SCOPE_KIND_INSTANCE, job, rel, ret_err);
 }
 
 void scope_remove(struct scopes *t, struct scope *s)
@@ -87,7 +124,25 @@ unsigned scope_index(const struct scopes *t, const struct scope *s)
 struct scope *scope_by_name(struct scopes *t, const char *name)
 {
 	SCOPE_FOREACH_JOB (s, t)
-		if (strcmp(s->name, name) == 0)
+		if (s->kind == SCOPE_KIND_JOB && strcmp(s->name, name) == 0)
+			return s;
+	return NULL;
+}
+
+struct scope *scope_next_instance(const struct scopes *t, const char *name, const struct scope *prev)
+{
+	for (struct scope *s = scope_next(t, prev); s; s = scope_next(t, s))
+		if (s->kind == SCOPE_KIND_INSTANCE && strcmp(s->name, name) == 0)
+			return s;
+	return NULL;
+}
+
+struct scope *scope_by_rel(struct scopes *t, const char *rel)
+{
+	if (strcmp(t->machine.rel, rel) == 0)
+		return &t->machine;
+	SCOPE_FOREACH_JOB (s, t)
+		if (strcmp(s->rel, rel) == 0)
 			return s;
 	return NULL;
 }
@@ -113,10 +168,12 @@ bool scope_path_under(const char *rel, const char *scope_rel)
 
 struct scope *scope_of_cgroup(struct scopes *t, const char *rel)
 {
+	struct scope *best = NULL;
+
 	SCOPE_FOREACH_JOB (s, t)
-		if (scope_path_under(rel, s->rel))
-			return s;
-	return NULL;
+		if (scope_path_under(rel, s->rel) && (!best || strlen(s->rel) > strlen(best->rel)))
+			best = s;
+	return best;
 }
 
 struct scope_ref scope_ref(struct scope *s)

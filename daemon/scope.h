@@ -28,7 +28,15 @@
 enum scope_kind {
 	SCOPE_KIND_MACHINE = 0,
 	SCOPE_KIND_JOB = 1,
+	/* An existing cgroup that a job's "cgroup =" pattern matched (adopt.c):
+	 * the job's configuration, a memcg of its own.  A job has as many as
+	 * its patterns match, each a scope; they share the job's name. */
+	SCOPE_KIND_INSTANCE = 2,
 };
+
+/* "batch [batch-17.service]": a job's name, and an instance's cgroup name
+ * escaped (it is the job owner's), cut to fit. */
+#define SCOPE_LABEL_MAX (CONFIG_NAME_MAX + 132)
 
 struct scope {
 	enum scope_kind kind;
@@ -36,6 +44,7 @@ struct scope {
 	uint64_t gen;			  /* a new number each time a slot is given a scope */
 	char name[CONFIG_NAME_MAX];	  /* "machine" or the job's name */
 	char rel[SCOPE_REL_MAX];	  /* its memcg, relative to the memory root */
+	char label[SCOPE_LABEL_MAX];	  /* for logs and people: the name, or "job [cgroup]" */
 	const struct config_job *job;	  /* a job's configuration; NULL for the machine */
 	const struct policy_chain *chain; /* re-pointed on reload, like job */
 	oomkit_watch *watch;		  /* NULL: not watched (removed, or failed) */
@@ -73,13 +82,24 @@ void scopes_free(struct scopes *t);
 /* A free slot for a job named name at rel; NULL when the table is full or
  * rel does not fit (-ENAMETOOLONG in *ret_err then, -ENOSPC when full). */
 struct scope *scope_add_job(struct scopes *t, const struct config_job *job, const char *rel, int *ret_err);
+/* A free slot for an instance of job at rel (an existing cgroup a pattern
+ * of the job matched); NULL and *ret_err as for scope_add_job(). */
+struct scope *scope_add_instance(struct scopes *t, const struct config_job *job, const char *rel,
+				 int *ret_err);
 void scope_remove(struct scopes *t, struct scope *s);
 
-/* The job named name; NULL if there is none (the machine is t->machine). */
+/* The job named name; NULL if there is none (the machine is t->machine).
+ * A job whose patterns adopt cgroups has no scope of its own, only its
+ * instances: scope_next_instance() walks them. */
 struct scope *scope_by_name(struct scopes *t, const char *name);
+/* The next instance of job name after prev (NULL: the first), or NULL. */
+struct scope *scope_next_instance(const struct scopes *t, const char *name, const struct scope *prev);
+/* The scope whose memcg is exactly rel, the machine included; NULL if none. */
+struct scope *scope_by_rel(struct scopes *t, const char *rel);
 /* The scope a watch belongs to, the machine included; NULL if none. */
 struct scope *scope_by_watch(struct scopes *t, const oomkit_watch *watch);
-/* The job whose memcg is rel or holds it; NULL if rel is in no job. */
+/* The job whose memcg is rel or holds it, the innermost if several do (an
+ * instance inside another job's); NULL if rel is in no job. */
 struct scope *scope_of_cgroup(struct scopes *t, const char *rel);
 
 /* Walks the jobs in slot order: scope_next(t, NULL) is the first, NULL

@@ -41,7 +41,7 @@ static void fill_group(struct snapshot *s, struct policy_group *g, const struct 
 	struct oomkit_cgroup_memory m;
 
 	memset(g, 0, sizeof(*g));
-	g->name = j->name;
+	g->name = j->label; /* an instance's tells it apart: "batch [batch-17.service]" */
 	g->priority = c->priority;
 	g->limit_bytes = c->limit_bytes;
 	if (oomkit_cgroup_memory(s->ctx, j->rel, &m) >= 0) {

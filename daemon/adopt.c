@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* adopt.c - see adopt.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "adopt.h"
+#include "log.h"
+#include "pattern.h"
+#include "tracker.h"
+#include "value.h"
+
+/* A cgroup path as a log line may carry it: the names are the job owner's. */
+#define SHOWN_MAX LOG_ESCAPED_MAX(SCOPE_REL_MAX)
+
+static const char *shown(const char *rel, char *buf)
+{
+	return log_escape(buf, SHOWN_MAX, rel);
+}
+
+static void on_tracker(void *data, uint32_t index, uint32_t events)
+{
+	struct adopt *a = data;
+	int r;
+
+	(void)index;
+	(void)events;
+	if (a->tracker && (r = tracker_dispatch(a->tracker)) < 0)
+		log_warning("following the jobs' cgroups: %s", strerror(-r));
+}
+
+int adopt_init(struct adopt *a, struct loop *loop)
+{
+	a->loop = loop;
+	a->source = loop_add_source(loop, on_tracker, a);
+	return a->source < 0 ? a->source : 0;
+}
+
+int adopt_check_self(struct adopt *a, const struct config *cfg)
+{
+	char errors[CONFIG_ERRORS_MAX];
+
+	if (!a->self[0] && oomkit_process_cgroup(a->ctx, getpid(), a->self, sizeof(a->self)) < 0)
+		a->self[0] = '\0';
+	if (config_check_self(cfg, a->self, errors, sizeof(errors)) == 0)
+		return 0;
+	log_lines(LOG_LEVEL_ERR, errors);
+	return -EINVAL;
+}
+
+/* ------------------------------------------------------------ instances */
+
+/* The instance's limit, if its job names one: as for a job, a limit raised
+ * earlier (by grow) is kept within [limit, limit_max].  A job without a
+ * limit leaves the cgroup's own limit alone: it is not ours. */
+static void set_limit(struct adopt *a, struct scope *s)
+{
+	const struct config_job *c = s->job;
+	struct oomkit_cgroup_memory m;
+	int r;
+
+	if (c->limit_bytes == OOMKIT_UNLIMITED || a->dry_run || oomkit_cgroup_memory(a->ctx, s->rel, &m) < 0)
+		return;
+	uint64_t want = m.limit_bytes < c->limit_bytes	     ? c->limit_bytes
+			: m.limit_bytes > c->limit_max_bytes ? c->limit_max_bytes
+							     : m.limit_bytes;
+	if (want != m.limit_bytes && (r = oomkit_set_limit(a->ctx, s->rel, want)) < 0)
+		log_warning("%s: cannot set the limit: %s", s->label, strerror(-r));
+}
+
+static void drop(struct adopt *a, struct scope *s, const char *why)
+{
+	char buf[SHOWN_MAX];
+
+	log_info("%s: %s %s; no longer an instance", s->label, shown(s->rel, buf), why);
+	handler_unwatch(a->handler, s);
+	scope_remove(a->scopes, s);
+	a->dropped++;
+	metrics_changed(a->metrics);
+}
+
+/* Another job whose pattern matches rel: the first one's index, or -1. */
+static int other_job(const struct adopt *a, const char *rel, unsigned job)
+{
+	for (unsigned i = 0; i < a->cfg->n_cgroups; i++)
+		if (a->cfg->cgroups[i].job != job && pattern_match(a->cfg->cgroups[i].pattern, rel))
+			return (int)i;
+	return -1;
+}
+
+/* Whether rel may become an instance of the job of pattern p; says why not. */
+static bool acceptable(struct adopt *a, const char *rel, const struct config_cgroup *p)
+{
+	const struct config *cfg = a->cfg;
+	struct scope *s = scope_by_rel(a->scopes, rel);
+	char buf[SHOWN_MAX];
+	int o = other_job(a, rel, p->job);
+
+	if (o >= 0) {
+		const struct config_cgroup *q = &cfg->cgroups[o];
+		log_err("cgroup %s matches job %s (%s:%u) and job %s (%s:%u); adopted by neither",
+			shown(rel, buf), cfg->jobs[p->job].name, cfg->source, p->line, cfg->jobs[q->job].name,
+			cfg->source, q->line);
+		return false;
+	}
+	if (s) {
+		log_err("%s:%u: [job %s] cgroup %s is %s's own memcg; not adopted", cfg->source, p->line,
+			cfg->jobs[p->job].name, shown(rel, buf), s->label);
+		return false;
+	}
+	if (a->self[0] && scope_path_under(a->self, rel)) {
+		log_err("%s:%u: [job %s] cgroup %s holds oomkitd itself; not adopted", cfg->source, p->line,
+			cfg->jobs[p->job].name, shown(rel, buf));
+		return false;
+	}
+	return true;
+}
+
+/* Watches and takes over a new instance.  One that cannot be watched is
+ * dropped whole: gone meanwhile (it vanished mid-adoption) or refused. */
+static void setup(struct adopt *a, struct scope *s)
+{
+	char buf[SHOWN_MAX], lim[32];
+	struct oomkit_cgroup_memory m = {.limit_bytes = OOMKIT_UNLIMITED};
+
+	set_limit(a, s);
+	int r = handler_watch(a->handler, s, a->cfg->delay_ms);
+	if (r < 0 || !s->watch) {
+		bool gone = r == -ENOENT || oomkit_cgroup_exists(a->ctx, s->rel) <= 0;
+		log_at(gone ? LOG_LEVEL_INFO : LOG_LEVEL_ERR, "%s: %s %s; not adopted", s->label,
+		       shown(s->rel, buf),
+		       gone ? "was removed while it was adopted" : "cannot be watched or taken over");
+		handler_unwatch(a->handler, s);
+		scope_remove(a->scopes, s);
+		return;
+	}
+	handler_note_oom_count(a->handler, s);
+	(void)oomkit_cgroup_memory(a->ctx, s->rel, &m);
+	int n = oomkit_cgroup_pids(a->ctx, s->rel, true, a->pids, a->max_pids);
+	value_format_size(m.limit_bytes, lim, sizeof(lim));
+	log_info("%s: adopted %s, %d processes, limit %s, priority %u", s->label, shown(s->rel, buf),
+		 n < 0 ? 0 : n, lim, s->job->priority);
+	a->adopted++;
+	metrics_changed(a->metrics);
+}
+
+/* A reload kept the instance in the same job: the new configuration of it. */
+static void repoint(struct adopt *a, struct scope *s, const struct config_job *job, uint64_t old_delay_ms)
+{
+	uint64_t old_limit = s->job->limit_bytes;
+
+	s->job = job;
+	s->chain = &job->chain;
+	a->seen[scope_index(a->scopes, s)] = true;
+	if (job->limit_bytes != old_limit)
+		set_limit(a, s);
+	if (a->cfg->delay_ms != old_delay_ms || !s->watch)
+		handler_watch(a->handler, s, a->cfg->delay_ms);
+	else if (job->limit_bytes != old_limit)
+		handler_hold_after_limit(a->handler, s, a->cfg->delay_ms);
+}
+
+static void on_match(void *data, const char *rel, unsigned pattern, bool added)
+{
+	struct adopt *a = data;
+	const struct config_cgroup *p = &a->cfg->cgroups[pattern];
+	const struct config_job *job = &a->cfg->jobs[p->job];
+	struct scope *s = scope_by_rel(a->scopes, rel);
+	int err = 0;
+
+	if (!added) {
+		if (s && s->kind == SCOPE_KIND_INSTANCE)
+			drop(a, s, "was removed");
+		return;
+	}
+	if (s && s->kind == SCOPE_KIND_INSTANCE && a->seen) {
+		/* A reload: the same job keeps it; another job takes it anew. */
+		if (strcmp(s->name, job->name) == 0 && other_job(a, rel, p->job) < 0) {
+			repoint(a, s, job, a->old_delay_ms);
+			return;
+		}
+		drop(a, s, "is no longer this job's");
+	}
+	if (!acceptable(a, rel, p))
+		return;
+	if (!(s = scope_add_instance(a->scopes, job, rel, &err))) {
+		char buf[SHOWN_MAX];
+		if (err == -ENAMETOOLONG)
+			log_err("%s: cgroup %s: its path is too long to adopt", job->name, shown(rel, buf));
+		else
+			log_err("%s: no room to adopt %s: oomkitd has room for %u jobs and instances",
+				job->name, shown(rel, buf), a->scopes->max_jobs);
+		return;
+	}
+	if (a->seen)
+		a->seen[scope_index(a->scopes, s)] = true;
+	setup(a, s);
+}
+
+/* ------------------------------------------------------------ the tracker */
+
+/* Patterns that match nothing yet are not errors: the cgroups may come. */
+static void notice_unmatched(struct adopt *a)
+{
+	char buf[SHOWN_MAX];
+
+	for (unsigned i = 0; i < a->cfg->n_cgroups; i++) {
+		const struct config_cgroup *p = &a->cfg->cgroups[i];
+		if (tracker_matches(a->tracker, i) == 0)
+			log_notice("%s:%u: [job %s] cgroup %s matches no cgroup yet; each is adopted when it "
+				   "appears",
+				   a->cfg->source, p->line, a->cfg->jobs[p->job].name,
+				   shown(p->pattern, buf));
+	}
+}
+
+static int start_tracker(struct adopt *a)
+{
+	const char **patterns;
+	int r;
+
+	if (a->cfg->n_cgroups == 0)
+		return 0;
+	if (!(patterns = calloc(a->cfg->n_cgroups, sizeof(*patterns))))
+		return -ENOMEM;
+	for (unsigned i = 0; i < a->cfg->n_cgroups; i++)
+		patterns[i] = a->cfg->cgroups[i].pattern;
+	r = tracker_new(oomkit_memory_root(a->ctx), patterns, a->cfg->n_cgroups, on_match, a, &a->tracker);
+	free(patterns);
+	if (r < 0)
+		return r;
+	if ((r = tracker_start(a->tracker)) < 0 ||
+	    (r = loop_add_fd(a->loop, tracker_fd(a->tracker), a->source, 0, EPOLLIN)) < 0) {
+		log_err("cannot follow the jobs' cgroups under %s: %s", oomkit_memory_root(a->ctx),
+			strerror(-r));
+		tracker_free(a->tracker);
+		a->tracker = NULL;
+		return r;
+	}
+	notice_unmatched(a);
+	log_info("following %u cgroup patterns: %u directories watched", a->cfg->n_cgroups,
+		 tracker_watches(a->tracker));
+	return 0;
+}
+
+int adopt_start(struct adopt *a, const struct config *cfg)
+{
+	a->cfg = cfg;
+	return start_tracker(a);
+}
+
+static void stop_tracker(struct adopt *a)
+{
+	if (!a->tracker)
+		return;
+	loop_del_fd(a->loop, tracker_fd(a->tracker));
+	tracker_free(a->tracker);
+	a->tracker = NULL;
+}
+
+void adopt_reload(struct adopt *a, const struct config *cfg)
+{
+	bool again;
+	int r;
+
+	a->old_delay_ms = a->cfg ? a->cfg->delay_ms : cfg->delay_ms;
+	stop_tracker(a);
+	a->cfg = cfg;
+	/* Instances the new tracker's first walk finds are marked seen and
+	 * kept; the others go.  Without the marks, all go and come back. */
+	a->seen = calloc(a->scopes->max_jobs, sizeof(*a->seen));
+	if (a->seen && (r = start_tracker(a)) < 0)
+		log_err("reload: cannot follow the jobs' cgroups: %s", strerror(-r));
+	SCOPE_FOREACH_JOB (s, a->scopes)
+		if (s->kind == SCOPE_KIND_INSTANCE && (!a->seen || !a->seen[scope_index(a->scopes, s)]))
+			drop(a, s, "is not matched by the new configuration");
+	again = !a->seen;
+	free(a->seen);
+	a->seen = NULL;
+	if (again && (r = start_tracker(a)) < 0)
+		log_err("reload: cannot follow the jobs' cgroups: %s", strerror(-r));
+}
+
+void adopt_stop(struct adopt *a)
+{
+	stop_tracker(a);
+}

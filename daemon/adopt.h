@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * adopt.h - jobs that adopt existing cgroups: every cgroup that a job's
+ * "cgroup =" patterns match is an instance of the job, a scope of its own
+ * (SCOPE_KIND_INSTANCE) with the job's priority, chain, limits and kill
+ * mode, watched and taken over like a job.  The tracker (tracker.h) says
+ * when such cgroups appear and go; this module makes and drops the scopes,
+ * on the loop, with no polling.  A cgroup matched by two jobs, or one that
+ * holds the daemon, is refused with an error naming what; a cgroup that
+ * vanishes while it is being adopted leaves no scope behind.
+ */
+#ifndef OOMKITD_ADOPT_H
+#define OOMKITD_ADOPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "handler.h"
+#include "loop.h"
+#include "metrics.h"
+#include "oomkit.h"
+#include "scope.h"
+
+struct tracker;
+
+struct adopt {
+	oomkit_ctx *ctx;
+	const struct config *cfg;
+	bool dry_run;
+	struct scopes *scopes;
+	struct handler *handler;
+	struct metrics *metrics;
+	struct loop *loop;
+	pid_t *pids; /* borrowed: to count an instance's processes */
+	size_t max_pids;
+	int source; /* the loop's id for the tracker's descriptor */
+	struct tracker *tracker;
+	bool *seen;		   /* per scope slot, during a reload */
+	uint64_t old_delay_ms;	   /* during a reload: the running configuration's */
+	char self[SCOPE_REL_MAX];  /* the daemon's own memcg */
+	unsigned adopted, dropped; /* so far, for the log */
+};
+
+/* a's pointers are set by the caller; registers the loop source. */
+int adopt_init(struct adopt *a, struct loop *loop);
+
+/* Refuses cfg if one of its patterns takes in the daemon's own memcg (or an
+ * ancestor of it): 0, or -EINVAL with the errors logged, naming file:line. */
+int adopt_check_self(struct adopt *a, const struct config *cfg);
+
+/* Adopts what cfg's patterns match now and follows them from here on; a
+ * pattern that matches nothing yet is a notice.  0 or -errno. */
+int adopt_start(struct adopt *a, const struct config *cfg);
+
+/* Applies a new configuration: instances still matched by the same job are
+ * kept (re-pointed at the new job), others dropped, new matches adopted. */
+void adopt_reload(struct adopt *a, const struct config *cfg);
+
+/* Stops following (the instances' watches go with the library's context). */
+void adopt_stop(struct adopt *a);
+
+#endif
