@@ -595,8 +595,7 @@ static const struct key keys[] = {
     JOB_WHOLE("protect", parse_protect),
     JOB_WHOLE("owner", parse_owner),
     /* Issue 12: the job's instances are the cgroups these patterns match. */
-    {"cgroup", SECTION_JOB, parse_cgroups, 0, sizeof(struct config_job), 0, 0, KEY_REPEAT | KEY_PENDING,
-     NULL},
+    {"cgroup", SECTION_JOB, parse_cgroups, 0, sizeof(struct config_job), 0, 0, KEY_REPEAT, NULL},
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
@@ -693,6 +692,10 @@ static void finish_job(struct parse_state *st)
 	struct config_job *job = st->job;
 	char a[32], b[32];
 
+	if (given(st, "owner", st->seen) && given(st, "cgroup", st->seen))
+		add_error(st, line_of(st, "owner"), "owner",
+			  "a job that adopts cgroups (cgroup =) is not delegated: its cgroups are their "
+			  "makers' (systemd's)");
 	if (!given(st, "limit_max", st->seen))
 		job->limit_max_bytes = job->limit_bytes;
 	if (given(st, "limit", st->bad) || given(st, "limit_max", st->bad))
@@ -963,6 +966,29 @@ static void check_cgroup_duplicates(struct parse_state *st)
 	free(order);
 }
 
+/* Patterns of two jobs that one cgroup could match both of: refused at the
+ * later one, naming the other (identical ones are duplicates, above).  A
+ * cgroup is an instance of one job, with one priority and one chain. */
+static void check_cgroup_overlaps(struct parse_state *st)
+{
+	struct config *cfg = st->cfg;
+
+	for (unsigned i = 0; i < cfg->n_cgroups; i++)
+		for (unsigned k = i + 1; k < cfg->n_cgroups; k++) {
+			const struct config_cgroup *a = &cfg->cgroups[i], *b = &cfg->cgroups[k];
+			if (a->job == b->job || strcmp(a->pattern, b->pattern) == 0 ||
+			    !pattern_overlap(a->pattern, b->pattern))
+				continue;
+			snprintf(st->section, sizeof(st->section), "job %s", cfg->jobs[b->job].name);
+			add_error(
+			    st, b->line, "cgroup",
+			    "'%s' and job %s's '%s' (line %u) can match the same cgroup; a cgroup is an "
+			    "instance of one job",
+			    b->pattern, cfg->jobs[a->job].name, a->pattern, a->line);
+		}
+	st->section[0] = '\0';
+}
+
 /* The arrays are final: each job points at its own patterns. */
 static void link_cgroups(struct config *cfg)
 {
@@ -1001,6 +1027,7 @@ static int parse_text(const char *text, const char *source, bool refuse_pending,
 	end_section(st);
 	st->section[0] = '\0';
 	check_cgroup_duplicates(st);
+	check_cgroup_overlaps(st);
 
 	if (st->n_errors == 0) {
 		trim_jobs(st);

@@ -108,3 +108,45 @@ bool pattern_match_self_or_ancestor(const char *pattern, const char *rel)
 		n--; /* the "/" */
 	}
 }
+
+/* Whether the components p[0..n) and q[0..m) share a name.  reach[i][j]:
+ * the first i bytes of p and the first j of q can spell the same text; a
+ * "*" either ends or takes one more byte of what the other side spells. */
+static bool components_meet(const char *p, size_t n, const char *q, size_t m)
+{
+	bool reach[PATTERN_MAX][PATTERN_MAX];
+
+	for (size_t i = 0; i <= n; i++)
+		memset(reach[i], 0, m + 1);
+	reach[0][0] = true;
+	for (size_t i = 0; i <= n; i++)
+		for (size_t j = 0; j <= m; j++) {
+			if (!reach[i][j])
+				continue;
+			bool ps = i < n && p[i] == '*', qs = j < m && q[j] == '*';
+			if (ps)
+				reach[i + 1][j] = true;
+			if (ps && j < m)
+				reach[i][j + 1] = true;
+			if (qs)
+				reach[i][j + 1] = true;
+			if (qs && i < n)
+				reach[i + 1][j] = true;
+			if (!ps && !qs && i < n && j < m && p[i] == q[j])
+				reach[i + 1][j + 1] = true;
+		}
+	return reach[n][m];
+}
+
+bool pattern_overlap(const char *a, const char *b)
+{
+	for (;;) {
+		size_t n = strcspn(a, "/"), m = strcspn(b, "/");
+		if (n >= PATTERN_MAX || m >= PATTERN_MAX || !components_meet(a, n, b, m))
+			return false;
+		if (!a[n] || !b[m])
+			return !a[n] && !b[m];
+		a += n + 1;
+		b += m + 1;
+	}
+}

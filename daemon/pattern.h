@@ -31,4 +31,8 @@ bool pattern_match(const char *pattern, const char *rel);
  * daemon's own. */
 bool pattern_match_self_or_ancestor(const char *pattern, const char *rel);
 
+/* Whether some cgroup could match both patterns: the same number of
+ * components, and each pair of components has a name in common. */
+bool pattern_overlap(const char *a, const char *b);
+
 #endif

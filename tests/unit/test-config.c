@@ -890,23 +890,51 @@ static void test_cgroups_limits(void **state)
 	free(text);
 }
 
-/* config_read(), what the daemon calls, refuses a key it does not act on
- * yet with its line, rather than run without it. */
-static void test_pending_refused(void **state)
+/* config_read(), what the daemon calls, takes the patterns too. */
+static void test_cgroups_read(void **state)
 {
 	(void)state;
-	char errors[CONFIG_ERRORS_MAX], want[256];
-	static const char pending_text[] = "[job a]\npriority = 1\ncgroup = system.slice/x.service\n";
-	char *path = temp_file(pending_text, strlen(pending_text));
+	char errors[CONFIG_ERRORS_MAX];
+	static const char text[] = "[job a]\npriority = 1\ncgroup = system.slice/x.service\n";
+	char *path = temp_file(text, strlen(text));
 	struct config cfg;
 
-	assert_int_equal(config_read(path, NULL, &cfg, errors, sizeof(errors)), -EINVAL);
-	snprintf(want, sizeof(want),
-		 "%s:3: [job a] cgroup: not supported by this oomkitd yet (refused rather than silently "
-		 "ignored)\n",
-		 path);
-	assert_string_equal(errors, want);
+	assert_int_equal(config_read(path, NULL, &cfg, errors, sizeof(errors)), 0);
+	assert_int_equal(cfg.jobs[0].n_cgroups, 1);
+	config_free(&cfg);
 	unlink(path);
+}
+
+/* Two jobs whose patterns could take the same cgroup, and a delegated job
+ * that adopts cgroups, are errors naming the line (and the other job). */
+static void test_cgroups_refused(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text, *error;
+	} cases[] = {
+	    {"[job all]\ncgroup = system.slice/*.service\n[job db]\ncgroup = "
+	     "system.slice/postgresql.service\n",
+	     "f:4: [job db] cgroup: 'system.slice/postgresql.service' and job all's 'system.slice/*.service' "
+	     "(line 2) can match the same cgroup; a cgroup is an instance of one job\n"},
+	    {"[job a]\ncgroup = s/batch-*\n[job b]\ncgroup = s/*-17\n",
+	     "f:4: [job b] cgroup: 's/*-17' and job a's 's/batch-*' (line 2) can match the same cgroup; a "
+	     "cgroup is an instance of one job\n"},
+	    {"[job a]\nowner = 0\ncgroup = s/x\n",
+	     "f:2: [job a] owner: a job that adopts cgroups (cgroup =) is not delegated: its cgroups are "
+	     "their makers' (systemd's)\n"},
+	};
+	char errors[CONFIG_ERRORS_MAX];
+	struct config cfg;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(config_parse_string(cases[i].text, "f", &cfg, errors, sizeof(errors)),
+				 -EINVAL);
+		assert_string_equal(errors, cases[i].error);
+	}
+	/* One job may have overlapping patterns: a cgroup is its instance once. */
+	struct config *ok = parse_ok("[job a]\ncgroup = s/batch-*, s/*-17\n[job b]\ncgroup = t/web-*\n");
+	drop(ok);
 }
 
 static void test_check_self(void **state)
@@ -977,7 +1005,8 @@ int main(void)
 	    cmocka_unit_test(test_defaults_spelled_out),
 	    cmocka_unit_test(test_cgroups),
 	    cmocka_unit_test(test_cgroups_limits),
-	    cmocka_unit_test(test_pending_refused),
+	    cmocka_unit_test(test_cgroups_read),
+	    cmocka_unit_test(test_cgroups_refused),
 	    cmocka_unit_test(test_check_self),
 	    cmocka_unit_test(test_kubernetes_preset),
 	};

@@ -156,13 +156,48 @@ static void test_self_or_ancestor(void **state)
 	assert_false(pattern_match_self_or_ancestor("*", ""));
 }
 
+/* Patterns of two jobs that some cgroup could match both of. */
+static void test_overlap(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *a, *b;
+		bool overlap;
+	} cases[] = {
+	    {"system.slice/*.service", "system.slice/postgresql.service", true},
+	    {"system.slice/batch-*.service", "system.slice/*-17.service", true},
+	    {"system.slice/batch-*.service", "system.slice/web-*.service", false},
+	    {"system.slice/*.service", "system.slice/*.scope", false},
+	    {"a*b", "*c*", true}, /* acb */
+	    {"a*", "b*", false},
+	    {"*a", "*b", false},
+	    {"ab*", "*ba", true}, /* aba */
+	    {"a*a", "aa", true},
+	    {"a*a", "a", false},
+	    {"*", "x", true},
+	    {"x/*", "x", false}, /* depths differ */
+	    {"x", "x/*", false},
+	    {"k/*/p", "k/best/*", true},
+	    {"k/*/p", "k/best/q", false},
+	    {"user.slice/user-*.slice/session-*.scope", "user.slice/*/user@*.service", false},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (pattern_overlap(cases[i].a, cases[i].b) != cases[i].overlap)
+			fail_msg("'%s' and '%s': wanted %s", cases[i].a, cases[i].b,
+				 cases[i].overlap ? "an overlap" : "none");
+		if (pattern_overlap(cases[i].b, cases[i].a) != cases[i].overlap)
+			fail_msg("'%s' and '%s' (swapped): wanted %s", cases[i].b, cases[i].a,
+				 cases[i].overlap ? "an overlap" : "none");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_check),
-	    cmocka_unit_test(test_too_long),
-	    cmocka_unit_test(test_match),
-	    cmocka_unit_test(test_self_or_ancestor),
+	    cmocka_unit_test(test_check),   cmocka_unit_test(test_too_long),
+	    cmocka_unit_test(test_match),   cmocka_unit_test(test_self_or_ancestor),
+	    cmocka_unit_test(test_overlap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

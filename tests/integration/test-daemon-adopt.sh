@@ -1,0 +1,116 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Jobs that adopt existing cgroups by pattern (issue 12), on real memcgs: the
+# cgroups here stand for systemd's units.  What exists at start is adopted,
+# what appears later is adopted when it appears (levels of the pattern that
+# do not exist yet included), what goes is dropped; an instance's own OOM
+# runs its job's chain inside it; bad patterns are refused naming file:line.
+. "$(dirname "$0")/daemon-lib.sh"
+require_kernel
+setup adopt
+
+# The "units" live under the machine, in a tree of their own (ext/, later/),
+# so that cleanup removes them with it; the patterns are relative to the
+# memory root, as a systemd machine's would be to the cgroup root.
+mkdir "$R" "$R/ext" "$R/ext/svc-1" || fail "cannot make the test's cgroups"
+echo 32M >"$R/ext/svc-1/memory.limit_in_bytes"
+
+write_config 1G "report, kill-lowest, kernel" 4s <<EOF
+[job batch]
+cgroup = $M/ext/svc-*
+priority = 100
+policy = kill-newest, kernel
+
+[job apps]
+cgroup = $M/later/user-*/app-*
+priority = 600
+policy = kill-largest, kernel
+limit = 40M
+
+[job plain]
+priority = 500
+EOF
+start_daemon
+
+logged() { grep -qF -- "$1" "$TMP/log"; }
+count_logged() { grep -cF -- "$1" "$TMP/log"; }
+
+check "an existing cgroup is adopted at start" logged "batch [svc-1]: adopted $M/ext/svc-1"
+check "a pattern that matches nothing yet is a notice naming its line" \
+	logged "$TMP/oomkitd.conf:"'17'": [job apps] cgroup $M/later/user-*/app-* matches no cgroup yet"
+check "a plain job is still a memcg of the machine" test -d "$R/plain"
+check "the instance is taken over (its kernel killer held off)" \
+	test "$(awk '/oom_kill_disable/ { print $2 }' "$R/ext/svc-1/memory.oom_control")" = 1
+
+# Appearing later, by kernel events.
+mkdir "$R/ext/svc-2" && echo 48M >"$R/ext/svc-2/memory.limit_in_bytes"
+check "a cgroup made later is adopted" wait_for 10 logged "batch [svc-2]: adopted $M/ext/svc-2"
+mkdir "$R/ext/other"
+mkdir -p "$R/later/user-1/app-x"
+check "levels that did not exist are followed as they are made" \
+	wait_for 10 logged "apps [app-x]: adopted $M/later/user-1/app-x"
+check "the job's limit is the instance's" test "$(cat "$R/later/user-1/app-x/memory.limit_in_bytes")" = $((40 << 20))
+check "a cgroup no pattern matches is not adopted" bash -c "! grep -qF '$M/ext/other' '$TMP/log'"
+check "no timer is armed while nothing happens: nothing is polled" disarmed "$DPID"
+
+# An instance's own OOM: its job's chain (kill-newest) inside it.
+old=$(spawn ext/svc-2 16 1024 1000)
+wait_for 10 usage_at_least ext/svc-2 $((16 << 20)) || fail "the first hog did not start"
+new=$(spawn ext/svc-2 64 1024 1000)
+check "the newest process of the instance is killed" wait_for 20 dead "$new"
+check "the older one lives" alive "$old"
+check "the chain ran for the instance" logged "batch [svc-2]: OOM: kill: "
+kill -9 "$old" 2>/dev/null
+
+# Going away.
+rmdir "$R/later/user-1/app-x"
+check "a removed cgroup is dropped" wait_for 10 logged "apps [app-x]: $M/later/user-1/app-x was removed"
+# Made and removed at once: nothing is left of it, whatever the daemon saw.
+for i in $(seq 1 20); do
+	mkdir "$R/ext/svc-q$i" && rmdir "$R/ext/svc-q$i"
+done
+mkdir "$R/ext/svc-3"
+check "after a burst, the next cgroup is adopted" wait_for 10 logged "batch [svc-3]: adopted"
+gone=0
+for i in $(seq 1 20); do
+	a=$(count_logged "batch [svc-q$i]: adopted")
+	d=$(count_logged "batch [svc-q$i]: $M/ext/svc-q$i was removed")
+	n=$(count_logged "batch [svc-q$i]: $M/ext/svc-q$i was removed while it was adopted")
+	[ "$a" = "$d" ] || [ "$n" = 1 ] || gone=$((gone + 1))
+done
+check "a cgroup that vanished mid-adoption left no instance behind" test "$gone" = 0
+check "...and no error: it is not one" bash -c "! grep '^<3>.*svc-q' '$TMP/log'"
+check "the daemon lives" alive "$DPID"
+
+# A reload that changes the job keeps its instances, re-pointed.
+sed -i 's/^priority = 100$/priority = 150/' "$TMP/oomkitd.conf"
+kill -HUP "$DPID"
+check "the reload is applied" wait_for 10 logged "reloaded $TMP/oomkitd.conf"
+check "an instance kept across a reload is not adopted again" test "$(count_logged "batch [svc-3]: adopted")" = 1
+stop_daemon
+
+# Bad input.  A pattern that takes in the daemon's own memcg (its reserve,
+# $M-daemon) is refused at start, naming file:line.
+write_config 1G "report, kill-lowest, kernel" <<EOF
+[job greedy]
+cgroup = $M-d*
+EOF
+"$OOMKITD" -c "$TMP/oomkitd.conf" >"$TMP/refused.log" 2>&1 &
+pid=$!
+check "a daemon whose pattern takes in its own memcg stops" wait_for 15 dead "$pid"
+wait "$pid"
+check "...with an error naming the pattern's line" \
+	grep -qF "$TMP/oomkitd.conf:12: [job greedy] cgroup: '$M-d*' takes in oomkitd's own cgroup $M-daemon" \
+	"$TMP/refused.log"
+
+write_config 1G "report, kill-lowest, kernel" <<EOF
+[job a]
+cgroup = $M/ext/svc-*
+[job b]
+cgroup = $M/ext/*-2
+EOF
+out=$("$OOMKITD" --check -c "$TMP/oomkitd.conf" 2>&1)
+check "two jobs that can match one cgroup are an error naming both" \
+	grep -qF "[job b] cgroup: '$M/ext/*-2' and job a's '$M/ext/svc-*' (line 12) can match the same cgroup" \
+	<<<"$out"
+finish
