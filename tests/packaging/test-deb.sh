@@ -24,7 +24,7 @@ start=$(date +%s)
 DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" sh "$src/scripts/deb.sh" "$out" >"$out.log" 2>&1 ||
 	{ tail -n 40 "$out.log"; echo "FAIL: the package build failed (log: $out.log)"; exit 1; }
 echo "built in $(($(date +%s) - start)) s"
-for p in liboomkit0 liboomkit-dev oomkit; do
+for p in liboomkit0 liboomkit-dev oomkit oomkit-agent; do
 	[ -f "$(ls "$out"/${p}_*.deb 2>/dev/null | head -n 1)" ] || fail "no $p package"
 done
 [ $status = 0 ] || exit 1
@@ -50,6 +50,9 @@ has liboomkit-dev usr/include/oomkit.h "usr/lib/$ma/liboomkit.a" "usr/lib/$ma/li
 has oomkit usr/sbin/oomkitd usr/bin/oomkit lib/systemd/system/oomkitd.service etc/oomkit/oomkitd.conf \
 	usr/share/man/man1/oomkit.1.gz usr/share/man/man5/oomkitd.conf.5.gz usr/share/man/man8/oomkitd.8.gz
 grep -q 'liboomkit\.so' "$out/contents" && fail "the oomkit package holds the library"
+grep -q 'agent' "$out/contents" && fail "the oomkit package holds the desktop agent: $(grep agent "$out/contents")"
+has oomkit-agent usr/bin/oomkit-agent usr/lib/systemd/user/oomkit-agent.service \
+	etc/xdg/autostart/oomkit-agent.desktop usr/share/man/man1/oomkit-agent.1.gz
 
 ctl=$out/control
 rm -rf "$ctl" && mkdir -p "$ctl"
@@ -63,8 +66,10 @@ grep -q 'deb-systemd-helper.*enable.*oomkitd.service\|deb-systemd-helper unmask'
 grep -q 'deb-systemd-invoke.*restart.*oomkitd.service\|_dh_action=restart' "$ctl/oomkit/postinst" ||
 	fail "postinst does not (re)start oomkitd.service after an upgrade"
 grep -q 'rm -rf /var/lib/oomkit' "$ctl/oomkit/postrm" || fail "postrm purge keeps /var/lib/oomkit"
-dpkg-deb -f "$out"/oomkit_*.deb Depends | grep -q 'liboomkit0 (>= 0\.1\.0)' ||
-	fail "oomkit does not depend on liboomkit0: $(dpkg-deb -f "$out"/oomkit_*.deb Depends)"
+depends=$(dpkg-deb -f "$out"/oomkit_*.deb Depends)
+printf '%s\n' "$depends" | grep -q 'liboomkit0 (>= 0\.1\.0)' || fail "oomkit does not depend on liboomkit0: $depends"
+# A server or a Kubernetes node installs oomkit without a desktop stack.
+printf '%s\n' "$depends" | grep -q 'glib\|gtk\|notify' && fail "oomkit depends on desktop libraries: $depends"
 
 # The -dev and library packages, unpacked, build and run a program.
 root=$out/root
@@ -81,5 +86,5 @@ set -e
 LD_LIBRARY_PATH=$root/usr/lib/$ma "$root/usr/sbin/oomkitd" --check --config "$root/etc/oomkit/oomkitd.conf" >/dev/null ||
 	fail "the packaged oomkitd rejects the packaged configuration"
 
-[ $status = 0 ] && echo "ok: 3 packages, lintian clean of errors and warnings, contents, conffile, symbols, a program built with liboomkit-dev"
+[ $status = 0 ] && echo "ok: 4 packages, lintian clean of errors and warnings, contents, conffile, symbols, a program built with liboomkit-dev"
 exit $status
