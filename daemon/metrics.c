@@ -136,7 +136,10 @@ static void sample_jobs(struct metrics *m)
 	}
 }
 
-/* Gauges read now from the memcgs; counters kept by the daemon. */
+/* Gauges read now from the memcgs; counters kept by the daemon.  A job's
+ * samples carry its name as name=, not job=: Prometheus gives every sample it
+ * scrapes a job label of its own (the scrape job's), and would keep ours only
+ * as exported_job. */
 static void format_jobs(struct metrics *m, struct prom *p)
 {
 	static const struct {
@@ -160,7 +163,7 @@ static void format_jobs(struct metrics *m, struct prom *p)
 				     : k == 2 ? j->job->priority
 					      : s->under_oom;
 			if (v != OOMKIT_UNLIMITED)
-				sample(p, gauges[k].name, "job", j->name, v);
+				sample(p, gauges[k].name, "name", j->name, v);
 		}
 	}
 	header(p, "oomkit_oom_events_total", "counter",
@@ -170,10 +173,10 @@ static void format_jobs(struct metrics *m, struct prom *p)
 		sample(p, "oomkit_oom_events_total", "scope", j->name, j->ooms);
 	header(p, "oomkit_job_kills_total", "counter", "Processes killed in the job.");
 	SCOPE_FOREACH_JOB (j, m->scopes)
-		sample(p, "oomkit_job_kills_total", "job", j->name, j->kills);
+		sample(p, "oomkit_job_kills_total", "name", j->name, j->kills);
 	header(p, "oomkit_job_grows_total", "counter", "Times the job's limit was raised.");
 	SCOPE_FOREACH_JOB (j, m->scopes)
-		sample(p, "oomkit_job_grows_total", "job", j->name, j->grows);
+		sample(p, "oomkit_job_grows_total", "name", j->name, j->grows);
 }
 
 static void format_all(struct metrics *m, struct prom *p)

@@ -52,7 +52,7 @@ import json, sys
 s = json.load(sys.stdin)
 print(len(s["jobs"]), [j["name"] for j in s["jobs"]] == ["j%d" % i for i in range(1000)])')
 check "status lists every job, in order" test "$names" = "$N True"
-count_metric() { grep -c "^$1{job=\"j[0-9]*\"} " "$TMP/oomkit.prom"; }
+count_metric() { grep -c "^$1{name=\"j[0-9]*\"} " "$TMP/oomkit.prom"; }
 check "the metrics file has every job's limit" test "$(count_metric oomkit_job_limit_bytes)" = $N
 check "the metrics file has every job's priority" test "$(count_metric oomkit_job_priority)" = $N
 check "the metrics file is complete" grep -q '^oomkit_last_handling_seconds ' "$TMP/oomkit.prom"

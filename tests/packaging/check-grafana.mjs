@@ -7,7 +7,7 @@
 //  - every metric a query names is in the file, and every label it matches,
 //    groups by or prints is one those samples carry, as Prometheus stores
 //    them from node_exporter's textfile collector: the scrape adds job and
-//    instance, and renames a file's own job label exported_job.
+//    instance (and would rename a file's own job label exported_job).
 //   node check-grafana.mjs DASHBOARD PROM_FILE NODE_MODULES_DIR
 import { readFileSync } from "node:fs";
 import path from "node:path";

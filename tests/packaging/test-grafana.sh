@@ -42,7 +42,7 @@ has_metric() { grep -qx "$1" "$PROM" 2>/dev/null; }
 start_daemon
 a=$(spawn web 64)
 check "the OOM in web is handled" wait_for 20 dead "$a"
-check "the metrics file counts the kill" wait_for 10 has_metric 'oomkit_job_kills_total{job="web"} 1'
+check "the metrics file counts the kill" wait_for 10 has_metric 'oomkit_job_kills_total{name="web"} 1'
 check "the metrics file counts the handling" wait_for 10 grep -q '^oomkit_handling_seconds_count [1-9]' "$PROM"
 cp "$PROM" "$out/oomkit.prom"
 check "the dashboard uses only what the daemon exports" \
