@@ -63,6 +63,7 @@ struct parse_state {
 	bool daemon_seen;
 	bool refuse_pending;  /* config_read(): keys the daemon does not act on yet are errors */
 	unsigned cgroups_cap; /* slots in cfg->cgroups */
+	unsigned rules_cap;   /* slots in cfg->rules */
 	unsigned bad_line;    /* the reader refused this line: libinih's keys on it are skipped */
 	/* The section being read: keys given, keys whose value did not parse
 	 * (so that checks across keys do not cascade from them), and where. */
@@ -251,51 +252,6 @@ static int parse_bool(struct parse_state *st, const struct key *k, const char *v
 	return -EINVAL;
 }
 
-/* Normalises an absolute path into out: repeated slashes collapse and a
- * trailing one goes, so that a path has one spelling, the one every check and
- * every message uses.  Refuses what names another place than it seems to: a
- * relative path, "." and ".." components, control characters.  0, -EINVAL or
- * -ENAMETOOLONG, with the reason in why. */
-static int normalize_path(const char *in, char *out, size_t len, char *why, size_t why_len)
-{
-	size_t o = 0;
-
-	if (in[0] != '/') {
-		snprintf(why, why_len, "'%s' is not an absolute path", in);
-		return -EINVAL;
-	}
-	for (const char *p = in; *p;) {
-		size_t n;
-		while (*p == '/')
-			p++;
-		n = strcspn(p, "/");
-		if (n == 0)
-			break;
-		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.')) {
-			snprintf(why, why_len, "'%s' has a '%.*s' component", in, (int)n, p);
-			return -EINVAL;
-		}
-		for (size_t i = 0; i < n; i++)
-			if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f) {
-				snprintf(why, why_len, "the path has a control character (byte 0x%02x)",
-					 (unsigned char)p[i]);
-				return -EINVAL;
-			}
-		if (o + 1 + n >= len) {
-			snprintf(why, why_len, "path too long (at most %zu characters)", len - 1);
-			return -ENAMETOOLONG;
-		}
-		out[o++] = '/';
-		memcpy(out + o, p, n);
-		o += n;
-		p += n;
-	}
-	if (o == 0)
-		out[o++] = '/';
-	out[o] = '\0';
-	return 0;
-}
-
 /* A path of at most k->max characters (0: as many as the field holds), normalised. */
 static int parse_path(struct parse_state *st, const struct key *k, const char *value, void *field)
 {
@@ -307,7 +263,7 @@ static int parse_path(struct parse_state *st, const struct key *k, const char *v
 		*(char *)field = '\0';
 		return 0;
 	}
-	r = normalize_path(value, path, room < sizeof(path) ? room : sizeof(path), why, sizeof(why));
+	r = value_normalize_path(value, path, room < sizeof(path) ? room : sizeof(path), why, sizeof(why));
 	if (r == 0 && strcmp(path, "/") == 0) {
 		snprintf(why, sizeof(why), "'%s' is the root directory", value);
 		r = -EINVAL;
@@ -426,37 +382,122 @@ static int parse_kill(struct parse_state *st, const struct key *k, const char *v
 	return 0;
 }
 
-static int protect_add(const char *item, void *userdata)
+/* Makes room for element n of the array at *arr (*cap slots, doubled). */
+static int reserve_one(struct parse_state *st, void **arr, unsigned n, unsigned *cap, size_t size)
 {
-	struct config_job *job = userdata;
+	void *grown;
 
-	if (strlen(item) >= POLICY_COMM_MAX)
-		return -ENAMETOOLONG;
-	if (job->n_protect >= CONFIG_MAX_PROTECT)
-		return -E2BIG;
-	snprintf(job->protect[job->n_protect++], POLICY_COMM_MAX, "%s", item);
+	if (n < *cap)
+		return 0;
+	grown = realloc(*arr, (*cap ? *cap * 2 : 16) * size);
+	if (!grown) {
+		add_error(st, st->line, NULL, "out of memory");
+		st->out_of_memory = true;
+		return -ENOMEM;
+	}
+	*arr = grown;
+	*cap = *cap ? *cap * 2 : 16;
 	return 0;
 }
 
-/* field is the job itself: protect fills two of its members. */
-static int parse_protect(struct parse_state *st, const struct key *k, const char *value, void *field)
+struct rule_list {
+	struct parse_state *st;
+	const struct key *k;
+	enum config_rule_list list;
+	unsigned added;
+};
+
+/* protect's comm: rules are what the policies compare today. */
+static int protect_comm(struct rule_list *list, const struct match_expr *e)
 {
-	char bad[CONFIG_PATH_MAX];
-	struct config_job *job = field;
+	struct config_job *job = list->st->job;
+
+	if (e->kind != MATCH_COMM) {
+		if (list->st->refuse_pending) {
+			char text[MATCH_TEXT_MAX + 16];
+			match_format(e, text, sizeof(text));
+			add_error(
+			    list->st, list->st->line, list->k->name,
+			    "'%s': only comm: rules are acted on by this oomkitd yet (refused rather than "
+			    "silently ignored)",
+			    text);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (job->n_protect >= CONFIG_MAX_PROTECT) {
+		add_error(list->st, list->st->line, list->k->name, "too many names (at most %d)",
+			  CONFIG_MAX_PROTECT);
+		return -E2BIG;
+	}
+	snprintf(job->protect[job->n_protect++], POLICY_COMM_MAX, "%.*s", POLICY_COMM_MAX - 1, e->text);
+	return 0;
+}
+
+static int rule_add(const char *item, void *userdata)
+{
+	struct rule_list *list = userdata;
+	struct parse_state *st = list->st;
+	struct config *cfg = st->cfg;
+	char why[MATCH_TEXT_MAX + 128];
+	struct match_expr e;
 	int r;
 
-	job->n_protect = 0;
-	r = split_list(value, protect_add, job, bad, sizeof(bad));
-	if (r == -ENAMETOOLONG)
-		add_error(st, st->line, k->name, "'%s' is longer than a process name (%d characters)", bad,
-			  POLICY_COMM_MAX - 1);
-	else if (r == -E2BIG)
-		add_error(st, st->line, k->name, "too many names (at most %d)", CONFIG_MAX_PROTECT);
-	else if (r < 0)
-		add_error(st, st->line, k->name, "empty name in '%s'", value);
-	if (r < 0)
-		job->n_protect = 0;
-	return r;
+	if (match_parse(item, &e, why, sizeof(why)) < 0) {
+		add_error(st, st->line, list->k->name, "%s", why);
+		return -EINVAL;
+	}
+	if (st->job->n_rules + list->added >= CONFIG_MAX_RULES) {
+		add_error(st, st->line, list->k->name, "too many rules (at most %d per job)",
+			  CONFIG_MAX_RULES);
+		return -E2BIG;
+	}
+	if (list->list == RULE_PROTECT && (r = protect_comm(list, &e)) < 0)
+		return r;
+	if ((r = reserve_one(st, (void **)&cfg->rules, cfg->n_rules, &st->rules_cap, sizeof(*cfg->rules))) <
+	    0)
+		return r;
+	cfg->rules[cfg->n_rules++] = (struct config_rule){
+	    .expr = e, .list = list->list, .job = (unsigned)(st->job - cfg->jobs), .line = st->line};
+	list->added++;
+	return 0;
+}
+
+/* field is the job itself: its rules, and protect's comm names too.  A line
+ * with an error adds no rule of its own. */
+static int parse_rules(struct parse_state *st, const struct key *k, const char *value, void *field,
+		       enum config_rule_list which)
+{
+	struct rule_list list = {.st = st, .k = k, .list = which};
+	struct config_job *job = field;
+	unsigned n_protect = job->n_protect;
+	char bad[CONFIG_PATH_MAX];
+	int r = split_list(value, rule_add, &list, bad, sizeof(bad));
+
+	if (r < 0) {
+		if (bad[0] == '\0')
+			add_error(st, st->line, k->name, "empty rule in '%s'", value);
+		st->cfg->n_rules -= list.added;
+		job->n_protect = n_protect;
+		return r;
+	}
+	job->n_rules += list.added;
+	return 0;
+}
+
+static int parse_protect(struct parse_state *st, const struct key *k, const char *value, void *field)
+{
+	return parse_rules(st, k, value, field, RULE_PROTECT);
+}
+
+static int parse_prefer(struct parse_state *st, const struct key *k, const char *value, void *field)
+{
+	return parse_rules(st, k, value, field, RULE_PREFER);
+}
+
+static int parse_avoid(struct parse_state *st, const struct key *k, const char *value, void *field)
+{
+	return parse_rules(st, k, value, field, RULE_AVOID);
 }
 
 /* field is the job itself: owner fills has_owner and owner. */
@@ -506,17 +547,9 @@ static int cgroup_add(const char *item, void *userdata)
 			  CONFIG_MAX_CGROUPS_TOTAL);
 		return -E2BIG;
 	}
-	if (cfg->n_cgroups == st->cgroups_cap) {
-		unsigned cap = st->cgroups_cap ? st->cgroups_cap * 2 : 16;
-		struct config_cgroup *c = realloc(cfg->cgroups, cap * sizeof(*c));
-		if (!c) {
-			add_error(st, st->line, "cgroup", "out of memory");
-			st->out_of_memory = true;
-			return -ENOMEM;
-		}
-		cfg->cgroups = c;
-		st->cgroups_cap = cap;
-	}
+	if (reserve_one(st, (void **)&cfg->cgroups, cfg->n_cgroups, &st->cgroups_cap, sizeof(*cfg->cgroups)) <
+	    0)
+		return -ENOMEM;
 	struct config_cgroup *c = &cfg->cgroups[cfg->n_cgroups++];
 	snprintf(c->pattern, sizeof(c->pattern), "%s", item);
 	c->job = (unsigned)(st->job - cfg->jobs);
@@ -592,7 +625,10 @@ static const struct key keys[] = {
     JOB("expect", parse_size, expect_bytes, 0, UNBOUNDED, 0, NULL),
     JOB("policy", parse_chain, chain, 0, 0, 0, "report, kernel"),
     JOB("kill", parse_kill, kill, 0, 0, 0, "process"),
+    /* Issue 17: match expressions (match.h); protect acts on comm: ones. */
     JOB_WHOLE("protect", parse_protect),
+    {"prefer", SECTION_JOB, parse_prefer, 0, sizeof(struct config_job), 0, 0, KEY_PENDING, NULL},
+    {"avoid", SECTION_JOB, parse_avoid, 0, sizeof(struct config_job), 0, 0, KEY_PENDING, NULL},
     JOB_WHOLE("owner", parse_owner),
     /* Issue 12: the job's instances are the cgroups these patterns match. */
     {"cgroup", SECTION_JOB, parse_cgroups, 0, sizeof(struct config_job), 0, 0, KEY_REPEAT, NULL},
@@ -989,11 +1025,13 @@ static void check_cgroup_overlaps(struct parse_state *st)
 	st->section[0] = '\0';
 }
 
-/* The arrays are final: each job points at its own patterns. */
-static void link_cgroups(struct config *cfg)
+/* The arrays are final: each job points at its own patterns and rules. */
+static void link_lists(struct config *cfg)
 {
 	for (unsigned i = cfg->n_cgroups; i-- > 0;)
 		cfg->jobs[cfg->cgroups[i].job].cgroups = &cfg->cgroups[i];
+	for (unsigned i = cfg->n_rules; i-- > 0;)
+		cfg->jobs[cfg->rules[i].job].rules = &cfg->rules[i];
 }
 
 static int parse_text(const char *text, const char *source, bool refuse_pending, struct config *ret,
@@ -1031,12 +1069,13 @@ static int parse_text(const char *text, const char *source, bool refuse_pending,
 
 	if (st->n_errors == 0) {
 		trim_jobs(st);
-		link_cgroups(cfg);
+		link_lists(cfg);
 		*ret = *cfg;
 	} else {
 		r = st->out_of_memory ? -ENOMEM : -EINVAL;
 		free(cfg->jobs);
 		free(cfg->cgroups);
+		free(cfg->rules);
 	}
 	free(cfg);
 	free(st);
@@ -1142,7 +1181,7 @@ int config_resolve_machine(struct config *cfg, const char *memory_root, char *er
 
 	if (errors && errors_len)
 		errors[0] = '\0';
-	if (normalize_path(memory_root, root, sizeof(root), why, sizeof(why)) < 0) {
+	if (value_normalize_path(memory_root, root, sizeof(root), why, sizeof(why)) < 0) {
 		st.section[0] = '\0';
 		add_error(&st, 0, NULL, "the memory cgroup mount: %s", why);
 		return -EINVAL;
@@ -1191,10 +1230,13 @@ void config_free(struct config *cfg)
 {
 	free(cfg->jobs);
 	free(cfg->cgroups);
+	free(cfg->rules);
 	cfg->jobs = NULL;
 	cfg->n_jobs = 0;
 	cfg->cgroups = NULL;
 	cfg->n_cgroups = 0;
+	cfg->rules = NULL;
+	cfg->n_rules = 0;
 }
 
 int config_check_self(const struct config *cfg, const char *self, char *errors, size_t errors_len)

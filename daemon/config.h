@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "match.h"
 #include "pattern.h"
 #include "policy.h"
 #include "value.h"
@@ -29,6 +30,23 @@
 #define CONFIG_ERRORS_MAX 4096	      /* all error lines of one parse */
 #define CONFIG_MAX_CGROUPS 64	      /* cgroup patterns of one job */
 #define CONFIG_MAX_CGROUPS_TOTAL 4096 /* of all jobs */
+
+#define CONFIG_MAX_RULES 64 /* protect, prefer and avoid expressions of one job */
+
+/* Which list of a job a rule is on. */
+enum config_rule_list {
+	RULE_PROTECT = 0, /* never chosen */
+	RULE_PREFER,	  /* chosen first within a policy */
+	RULE_AVOID,	  /* chosen last */
+};
+
+/* One match expression of protect, prefer or avoid (match.h). */
+struct config_rule {
+	struct match_expr expr;
+	enum config_rule_list list;
+	unsigned job;  /* index into the jobs */
+	unsigned line; /* where it is written */
+};
 
 /* A "cgroup =" pattern of a job (pattern.h). */
 struct config_cgroup {
@@ -45,8 +63,14 @@ struct config_job {
 	uint64_t expect_bytes;	  /* 0: unknown */
 	struct policy_chain chain;
 	enum kill_scope kill;
+	/* The comm: rules of protect, which the policies act on today (every
+	 * rule, these included, is also in rules). */
 	char protect[CONFIG_MAX_PROTECT][POLICY_COMM_MAX];
 	unsigned n_protect;
+	/* protect, prefer and avoid, in the order written (into the
+	 * configuration's rules). */
+	const struct config_rule *rules;
+	unsigned n_rules;
 	bool has_owner;
 	uid_t owner;
 	/* The cgroups this job adopts, in the order written (into the
@@ -82,6 +106,8 @@ struct config {
 	unsigned n_jobs;
 	struct config_cgroup *cgroups; /* every job's, job by job; owned likewise */
 	unsigned n_cgroups;
+	struct config_rule *rules; /* likewise */
+	unsigned n_rules;
 };
 
 /* Reads the file at path (NULL: the built-in configuration, "(built-in)" in

@@ -132,3 +132,48 @@ void value_format_duration(uint64_t ms, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%" PRIu64 "ms", ms);
 }
+
+/* Normalises an absolute path into out: repeated slashes collapse and a
+ * trailing one goes, so that a path has one spelling, the one every check and
+ * every message uses.  Refuses what names another place than it seems to: a
+ * relative path, "." and ".." components, control characters.  0, -EINVAL or
+ * -ENAMETOOLONG, with the reason in why. */
+int value_normalize_path(const char *in, char *out, size_t len, char *why, size_t why_len)
+{
+	size_t o = 0;
+
+	if (in[0] != '/') {
+		snprintf(why, why_len, "'%s' is not an absolute path", in);
+		return -EINVAL;
+	}
+	for (const char *p = in; *p;) {
+		size_t n;
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (n == 0)
+			break;
+		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.')) {
+			snprintf(why, why_len, "'%s' has a '%.*s' component", in, (int)n, p);
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f) {
+				snprintf(why, why_len, "the path has a control character (byte 0x%02x)",
+					 (unsigned char)p[i]);
+				return -EINVAL;
+			}
+		if (o + 1 + n >= len) {
+			snprintf(why, why_len, "path too long (at most %zu characters)", len - 1);
+			return -ENAMETOOLONG;
+		}
+		out[o++] = '/';
+		memcpy(out + o, p, n);
+		o += n;
+		p += n;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+	return 0;
+}

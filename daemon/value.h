@@ -24,6 +24,12 @@ int value_parse_duration(const char *s, uint64_t *ret_ms);
 /* A decimal number without sign or suffix, at most max.  0, -EINVAL or -ERANGE. */
 int value_parse_uint(const char *s, uint64_t max, uint64_t *ret);
 
+/* An absolute path in its one spelling: repeated slashes collapse and a
+ * trailing one goes ("/" stays "/").  A relative path, "." and ".."
+ * components and control characters are refused.  0, -EINVAL or
+ * -ENAMETOOLONG (out holds len bytes), with the reason in why. */
+int value_normalize_path(const char *in, char *out, size_t len, char *why, size_t why_len);
+
 /* The largest exact suffix: "512M", "1536K", "1000"; UINT64_MAX is "max". */
 void value_format_size(uint64_t bytes, char *buf, size_t len);
 

@@ -82,6 +82,23 @@ static void check_cgroups(const struct config *cfg, unsigned job)
 	}
 }
 
+/* A job's rules are its own and each reads back as itself. */
+static void check_rules(const struct config *cfg, unsigned job)
+{
+	const struct config_job *j = &cfg->jobs[job];
+	char text[MATCH_TEXT_MAX + 16], why[MATCH_TEXT_MAX + 256];
+	struct match_expr again;
+
+	FUZZ_CHECK(j->n_rules <= CONFIG_MAX_RULES);
+	FUZZ_CHECK(j->n_rules == 0 ||
+		   (j->rules >= cfg->rules && j->rules + j->n_rules <= cfg->rules + cfg->n_rules));
+	for (unsigned i = 0; i < j->n_rules; i++) {
+		FUZZ_CHECK(j->rules[i].job == job && j->rules[i].list <= RULE_AVOID);
+		match_format(&j->rules[i].expr, text, sizeof(text));
+		FUZZ_CHECK(match_parse(text, &again, why, sizeof(why)) == 0);
+	}
+}
+
 static void check_accepted(struct config *cfg)
 {
 	static char errors[CONFIG_ERRORS_MAX];
@@ -93,13 +110,15 @@ static void check_accepted(struct config *cfg)
 	FUZZ_CHECK(normal_path(cfg->machine) && strcmp(cfg->machine, "/") != 0);
 	FUZZ_CHECK(normal_path(cfg->report_dir) && normal_path(cfg->socket));
 	FUZZ_CHECK(cfg->metrics[0] == '\0' || normal_path(cfg->metrics));
-	unsigned n_cgroups = 0;
+	unsigned n_cgroups = 0, n_rules = 0;
 	for (unsigned i = 0; i < cfg->n_jobs; i++) {
 		check_job(&cfg->jobs[i]);
 		check_cgroups(cfg, i);
+		check_rules(cfg, i);
 		n_cgroups += cfg->jobs[i].n_cgroups;
+		n_rules += cfg->jobs[i].n_rules;
 	}
-	FUZZ_CHECK(n_cgroups == cfg->n_cgroups);
+	FUZZ_CHECK(n_cgroups == cfg->n_cgroups && n_rules == cfg->n_rules);
 
 	/* Resolved against a mount, the machine is strictly below it. */
 	int r = config_resolve_machine(cfg, MEMORY_ROOT, errors, sizeof(errors));

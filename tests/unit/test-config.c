@@ -256,7 +256,7 @@ static const struct bad_case bad_cases[] = {
     {"[job a]\nkill = everything\n", E "2: [job a] kill: 'everything' is neither process nor job\n"},
     {"[job a]\nprotect = averyveryverylongname\n",
      E "2: [job a] protect: 'averyveryverylongname' is longer than a process name (15 characters)\n"},
-    {"[job a]\nprotect = a, , b\n", E "2: [job a] protect: empty name in 'a, , b'\n"},
+    {"[job a]\nprotect = a, , b\n", E "2: [job a] protect: empty rule in 'a, , b'\n"},
     {"[job a]\nprotect = a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q\n",
      E "2: [job a] protect: too many names (at most 16)\n"},
     {"[job a]\nowner = no-such-user-here\n", E "2: [job a] owner: unknown user 'no-such-user-here'\n"},
@@ -307,6 +307,15 @@ static const struct bad_case bad_cases[] = {
     {"[job tasks]\n", E "1: [job tasks]: the job name 'tasks' is reserved (a cgroup control file)\n"},
     {"[job notify_on_release]\n",
      E "1: [job notify_on_release]: the job name 'notify_on_release' is reserved (a cgroup control file)\n"},
+    /* Match expressions (issue 17): a line with an error adds no rule. */
+    {"[job a]\nprefer = pid:1\n",
+     E "2: [job a] prefer: unknown kind 'pid' (comm, cmdline, exe, uid, user or cgroup)\n"},
+    {"[job a]\navoid = ,\n", E "2: [job a] avoid: empty rule in ','\n"},
+    {"[job a]\navoid = exe:bin/x\n", E "2: [job a] avoid: 'bin/x' is not an absolute path\n"},
+    {"[job a]\nprotect = sshd, cmdline:*\n",
+     E "2: [job a] protect: '*' matches every process (write nothing, or a rule that chooses)\n"},
+    {"[job a]\nprotect = sshd\nprotect = postgres\n", E "3: [job a] protect: given twice\n"},
+    {"[job a]\nprefer = uid:1000\nprefer = uid:1001\n", E "3: [job a] prefer: given twice\n"},
     /* cgroup patterns (issue 12): each refused with its reason, a line
      * with an error adds no pattern, and a pattern is one job's only. */
     {"[job a]\ncgroup =\n", E "2: [job a] cgroup: empty pattern in ''\n"},
@@ -890,6 +899,77 @@ static void test_cgroups_limits(void **state)
 	free(text);
 }
 
+/* protect, prefer and avoid keep every rule, in order, each on its list;
+ * protect's comm: rules are also the names the policies compare today. */
+static void test_rules(void **state)
+{
+	(void)state;
+	struct config *cfg = parse_ok("[job a]\n"
+				      "protect = sshd, uid:0, comm:postgres\n"
+				      "prefer = cmdline:*chrome*--type=renderer*\n"
+				      "avoid = user:root, cgroup:system.slice/*, exe:/usr/bin/x\n"
+				      "[job b]\n"
+				      "[job c]\n"
+				      "avoid = comm:c\n");
+	const struct config_job *a = &cfg->jobs[0], *b = &cfg->jobs[1], *c = &cfg->jobs[2];
+	static const struct {
+		enum config_rule_list list;
+		const char *text;
+		unsigned line;
+	} want[] = {
+	    {RULE_PROTECT, "comm:sshd", 2},	{RULE_PROTECT, "uid:0", 2},
+	    {RULE_PROTECT, "comm:postgres", 2}, {RULE_PREFER, "cmdline:*chrome*--type=renderer*", 3},
+	    {RULE_AVOID, "uid:0", 4},		{RULE_AVOID, "cgroup:system.slice/*", 4},
+	    {RULE_AVOID, "exe:/usr/bin/x", 4},
+	};
+	char text[512];
+
+	assert_int_equal(a->n_rules, sizeof(want) / sizeof(want[0]));
+	for (unsigned i = 0; i < a->n_rules; i++) {
+		match_format(&a->rules[i].expr, text, sizeof(text));
+		assert_string_equal(text, want[i].text);
+		assert_int_equal(a->rules[i].list, want[i].list);
+		assert_int_equal(a->rules[i].line, want[i].line);
+		assert_int_equal(a->rules[i].job, 0);
+	}
+	assert_int_equal(a->n_protect, 2);
+	assert_string_equal(a->protect[0], "sshd");
+	assert_string_equal(a->protect[1], "postgres");
+	assert_int_equal(b->n_rules, 0);
+	assert_null(b->rules);
+	assert_int_equal(c->n_rules, 1);
+	assert_int_equal(c->rules[0].job, 2);
+	assert_int_equal(cfg->n_rules, 8);
+	drop(cfg);
+}
+
+static void test_rules_limits(void **state)
+{
+	(void)state;
+	char errors[CONFIG_ERRORS_MAX], text[4096];
+	struct config cfg;
+	size_t off = (size_t)snprintf(text, sizeof(text), "[job a]\nprotect = ");
+
+	/* 17 names: one more than the policies take. */
+	for (int i = 0; i < 17; i++)
+		off += (size_t)snprintf(text + off, sizeof(text) - off, "%sp%d", i ? "," : "", i);
+	snprintf(text + off, sizeof(text) - off, "\n");
+	assert_int_equal(config_parse_string(text, "f", &cfg, errors, sizeof(errors)), -EINVAL);
+	assert_string_equal(errors, "f:2: [job a] protect: too many names (at most 16)\n");
+
+	/* 64 rules of a job are taken, and no more. */
+	off = (size_t)snprintf(text, sizeof(text), "[job a]\nprefer = x");
+	for (int i = 1; i < CONFIG_MAX_RULES; i++)
+		off += (size_t)snprintf(text + off, sizeof(text) - off, ",x");
+	snprintf(text + off, sizeof(text) - off, "\n");
+	assert_int_equal(config_parse_string(text, "f", &cfg, errors, sizeof(errors)), 0);
+	assert_int_equal(cfg.jobs[0].n_rules, CONFIG_MAX_RULES);
+	config_free(&cfg);
+	snprintf(text + off, sizeof(text) - off, ",x\n");
+	assert_int_equal(config_parse_string(text, "f", &cfg, errors, sizeof(errors)), -EINVAL);
+	assert_string_equal(errors, "f:2: [job a] prefer: too many rules (at most 64 per job)\n");
+}
+
 /* config_read(), what the daemon calls, takes the patterns too. */
 static void test_cgroups_read(void **state)
 {
@@ -935,6 +1015,27 @@ static void test_cgroups_refused(void **state)
 	/* One job may have overlapping patterns: a cgroup is its instance once. */
 	struct config *ok = parse_ok("[job a]\ncgroup = s/batch-*, s/*-17\n[job b]\ncgroup = t/web-*\n");
 	drop(ok);
+}
+
+/* The same for prefer and avoid, and for a protect rule other than comm:. */
+static void test_rules_pending(void **state)
+{
+	(void)state;
+	static const char text[] = "[job a]\nprotect = sshd, uid:0\nprefer = comm:x\navoid = comm:y\n";
+	char errors[CONFIG_ERRORS_MAX], want[1024], *path = temp_file(text, strlen(text));
+	struct config cfg;
+
+	assert_int_equal(config_read(path, NULL, &cfg, errors, sizeof(errors)), -EINVAL);
+	snprintf(
+	    want, sizeof(want),
+	    "%s:2: [job a] protect: 'uid:0': only comm: rules are acted on by this oomkitd yet (refused "
+	    "rather than silently ignored)\n"
+	    "%s:3: [job a] prefer: not supported by this oomkitd yet (refused rather than silently "
+	    "ignored)\n"
+	    "%s:4: [job a] avoid: not supported by this oomkitd yet (refused rather than silently ignored)\n",
+	    path, path, path);
+	assert_string_equal(errors, want);
+	unlink(path);
 }
 
 static void test_check_self(void **state)
@@ -1008,6 +1109,9 @@ int main(void)
 	    cmocka_unit_test(test_cgroups_read),
 	    cmocka_unit_test(test_cgroups_refused),
 	    cmocka_unit_test(test_check_self),
+	    cmocka_unit_test(test_rules),
+	    cmocka_unit_test(test_rules_limits),
+	    cmocka_unit_test(test_rules_pending),
 	    cmocka_unit_test(test_kubernetes_preset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
