@@ -17,6 +17,19 @@
  * optional callback.  Cgroup arguments are paths relative to the root of the
  * hierarchy ("" or "/" is the root, "jobs/web" a child); an absolute path
  * under the mount point is accepted as well.
+ *
+ * Compatibility: a program built against this header keeps working with
+ * later versions of the library, which add fields to these structs so:
+ *   - struct oomkit_options starts with sz, its size as the program was
+ *     compiled, which oomkit_options_init() sets (it is inline for that
+ *     reason).  The library reads the first sz bytes only and takes any field
+ *     past them as 0: every field added later has 0 as its default.
+ *   - the other structs a program allocates (oomkit_process,
+ *     oomkit_cgroup_memory, oomkit_system_memory, oomkit_event,
+ *     oomkit_decision) end in reserved space, where later fields go, with 0
+ *     meaning "not known" or "not set".  Zero a struct you fill in yourself
+ *     ({0} or designated initialisers); the library zeroes what it writes.
+ *   - structs the library hands out (oomkit_pid_entry) may grow at the end.
  */
 #ifndef OOMKIT_H
 #define OOMKIT_H
@@ -56,6 +69,7 @@ typedef void (*oomkit_log_fn)(enum oomkit_log_level level, const char *msg, void
 /* ---------------------------------------------------------------- context */
 
 struct oomkit_options {
+	size_t sz;		  /* sizeof(struct oomkit_options), set by oomkit_options_init() */
 	const char *memory_root;  /* cgroup v1 memory mount; NULL: from /proc/self/mounts */
 	const char *cgroup2_root; /* cgroup2 mount; NULL: from /proc/self/mounts */
 	const char *freezer_root; /* cgroup v1 freezer mount; NULL: from /proc/self/mounts */
@@ -70,11 +84,20 @@ struct oomkit_options {
 	void *log_userdata;
 };
 
-/* Fills *opts with defaults: autodetected mounts, guardian on, mlock off. */
-void oomkit_options_init(struct oomkit_options *opts);
+/* Fills *opts with defaults: autodetected mounts, guardian on, mlock off,
+ * and sz.  Inline, so that sz is the size this program was compiled with. */
+static inline void oomkit_options_init(struct oomkit_options *opts)
+{
+	struct oomkit_options defaults = {0};
+	defaults.sz = sizeof(defaults);
+	defaults.guardian = true;
+	*opts = defaults;
+}
 
 /* Creates a context: detects mounts, allocates every buffer, starts the
- * guardian if asked.  -ENOENT: no memory cgroup hierarchy was found. */
+ * guardian if asked.  -ENOENT: no memory cgroup hierarchy was found;
+ * -EINVAL: opts->sz is not set; -E2BIG: opts is larger than this library
+ * knows and sets a field it does not have. */
 int oomkit_new(const struct oomkit_options *opts, oomkit_ctx **ret_ctx);
 
 /* Hands every taken-over cgroup back to the kernel OOM killer, stops the
@@ -124,6 +147,7 @@ struct oomkit_event {
 	uint64_t time_ns;		  /* CLOCK_MONOTONIC when the kernel event was read */
 	/* cgroup v2: memory.events of the watched cgroup (hierarchical); 0 on v1. */
 	uint64_t events_high, events_max, events_oom, events_oom_kill;
+	uint64_t reserved[8]; /* for later fields; 0 */
 };
 
 /* What a handler tells the library about an OOM it was shown. */
@@ -216,6 +240,7 @@ struct oomkit_cgroup_memory {
 	bool oom_group;	       /* v2 memory.oom.group: the kernel kills the whole cgroup at once */
 	/* cgroup v2: memory.events (hierarchical); 0 on v1. */
 	uint64_t events_high, events_max, events_oom, events_oom_kill;
+	uint64_t reserved[8]; /* for later fields; 0 */
 };
 
 /* Reads a cgroup's memory counters. */
@@ -318,7 +343,8 @@ struct oomkit_process {
 	uint64_t swap_kib;
 	int oom_score_adj;
 	char comm[16];
-	char cmdline[256]; /* arguments joined by spaces, truncated */
+	char cmdline[256];    /* arguments joined by spaces, truncated */
+	uint64_t reserved[8]; /* for later fields; 0 */
 };
 
 /* Reads a process's identity and memory.  -ESRCH: it is gone. */
@@ -347,6 +373,7 @@ struct oomkit_system_memory {
 	uint64_t free_bytes;	   /* MemFree */
 	uint64_t swap_total_bytes; /* SwapTotal */
 	uint64_t swap_free_bytes;  /* SwapFree */
+	uint64_t reserved[8];	   /* for later fields; 0 */
 };
 
 /* Reads the machine's memory from /proc/meminfo under the proc root. */
@@ -359,6 +386,7 @@ struct oomkit_decision {
 	const char *reason;	  /* one sentence */
 	pid_t victim_pid;	  /* 0 if none */
 	uint64_t new_limit_bytes; /* grow: the new limit, else 0 */
+	uint64_t reserved[8];	  /* for later fields: leave 0 */
 };
 
 /* Writes a JSON debug artifact to fd: time, cgroup, memory counters,

@@ -10,7 +10,8 @@
  * cgroup therefore sets memory.high a margin below memory.max; the handler is
  * told through memory.events.local, and handing the OOM to the kernel sets
  * memory.high back to "max", so the kernel OOM killer decides at memory.max.
- * Nothing here allocates.
+ * And cgroup.kill, which kills a whole subtree at once.  Nothing here
+ * allocates.
  */
 #include "internal.h"
 
@@ -18,6 +19,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -183,6 +185,44 @@ int oomkit__v2_set_limit(int dirfd, uint64_t limit_bytes)
 				   limit_bytes == OOMKIT_UNLIMITED ? OOMKIT_UNLIMITED
 								   : limit_bytes - hold_margin(limit_bytes));
 	return 0;
+}
+
+/* Waits until cgroup.events says "populated 0"; the kernel notifies every
+ * change of that file with POLLPRI. */
+static int wait_unpopulated(int dirfd, uint64_t end_ns)
+{
+	char buf[256];
+	uint64_t populated;
+	int r, fd = openat(dirfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		r = oomkit__pread_all(fd, buf, sizeof(buf));
+		if (r >= 0)
+			r = oomkit__parse_keyed_u64(buf, (size_t)r, "populated", &populated);
+		if (r < 0 || populated == 0)
+			break;
+		struct pollfd p = {.fd = fd, .events = POLLPRI};
+		r = poll(&p, 1, oomkit__ms_until(end_ns));
+		if (r == 0) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		if (r < 0 && errno != EINTR) {
+			r = -errno;
+			break;
+		}
+	}
+	close(fd);
+	return r < 0 ? r : 0;
+}
+
+int oomkit__v2_kill(int dirfd, uint64_t end_ns)
+{
+	/* cgroup.kill kills the whole subtree at once, forks included. */
+	int r = oomkit__write_file_at(dirfd, "cgroup.kill", "1");
+	return r < 0 ? r : wait_unpopulated(dirfd, end_ns);
 }
 
 /* What a job's owner may write in the job's own cgroup, as the kernel's

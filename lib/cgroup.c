@@ -69,6 +69,14 @@ int oomkit__read_u64_at(int dirfd, const char *name, uint64_t *ret)
 
 /* ------------------------------------------------------- dispatchers */
 
+void oomkit__cgroup_setup(oomkit_ctx *ctx)
+{
+	/* Only a cgroup2 root has cgroup.controllers. */
+	bool v2 = faccessat(ctx->memory_root_fd, "cgroup.controllers", F_OK, 0) == 0;
+	ctx->backend = v2 ? OOMKIT_BACKEND_V2 : OOMKIT_BACKEND_V1;
+	ctx->cg_caps = v2 ? OOMKIT__CAN_KILL_ALL | OOMKIT__HAS_MEMORY_EVENTS | OOMKIT__GONE_BY_PARENT : 0;
+}
+
 int oomkit__register(oomkit_ctx *ctx, struct oomkit_watch *w)
 {
 	if (ctx->backend == OOMKIT_BACKEND_V2)
@@ -97,6 +105,63 @@ int oomkit__hold_at(oomkit_ctx *ctx, int dirfd, bool hold)
 {
 	return ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_hold(dirfd, hold)
 						 : oomkit__v1_hold(dirfd, hold);
+}
+
+int oomkit__oom_state_at(oomkit_ctx *ctx, const char *rel, struct oomkit__oom_control *ret)
+{
+	if (ctx->backend != OOMKIT_BACKEND_V2)
+		return oomkit__v1_oom_control(ctx, rel, -1, ret);
+	int fd = oomkit__cgroup_open(ctx, rel);
+	if (fd < 0)
+		return fd;
+	int r = oomkit__v2_oom_state(fd, ret);
+	close(fd);
+	return r;
+}
+
+int oomkit__event_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_cgroup_memory *ret)
+{
+	/* On v1 only the three files an event needs, oom_control through the
+	 * watch's open fd. */
+	return ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_memory(w->dirfd, ret)
+						 : oomkit__v1_event_memory(w, ret);
+}
+
+int oomkit__oom_origin(oomkit_ctx *ctx, const char *rel, char *out, size_t out_len)
+{
+	/* v2 watches memory.events.local: an event is always the cgroup's own. */
+	if (ctx->backend == OOMKIT_BACKEND_V2)
+		return -EOPNOTSUPP;
+	return oomkit__v1_oom_origin(ctx, rel, out, out_len);
+}
+
+const char *oomkit__proc_controller(const oomkit_ctx *ctx)
+{
+	return ctx->backend == OOMKIT_BACKEND_V2 ? NULL : "memory";
+}
+
+int oomkit__pressure_dir(oomkit_ctx *ctx, const char *rel)
+{
+	if (ctx->backend == OOMKIT_BACKEND_V2)
+		return oomkit__cgroup_open(ctx, rel);
+	/* v1 memcgs have no PSI; the cgroup2 hierarchy mounted beside them
+	 * does, per cgroup, even without its memory controller. */
+	if (!ctx->cgroup2_root[0])
+		return -EOPNOTSUPP;
+	int root = open(ctx->cgroup2_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -errno;
+	int fd = openat(root, oomkit__at(rel), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int r = fd < 0 ? (errno == ENOENT ? -EOPNOTSUPP : -errno) : fd;
+	close(root);
+	return r;
+}
+
+int oomkit__kill_all(oomkit_ctx *ctx, int dirfd, uint64_t end_ns)
+{
+	if (!(ctx->cg_caps & OOMKIT__CAN_KILL_ALL))
+		return -EOPNOTSUPP;
+	return oomkit__v2_kill(dirfd, end_ns);
 }
 
 const char *const *oomkit__delegated_files(const oomkit_ctx *ctx)

@@ -170,6 +170,10 @@ int oomkit__write_file_at(int dirfd, const char *name, const char *s);
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t oomkit__now_ns(void);
 
+/* Milliseconds from now until end_ns for poll(): -1 for UINT64_MAX (no
+ * deadline), rounded up so that a wait never ends just short of it. */
+int oomkit__ms_until(uint64_t end_ns);
+
 /* Logs through the context's callback; formats into a stack buffer. */
 void oomkit__log(const oomkit_ctx *ctx, enum oomkit_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -217,9 +221,10 @@ struct oomkit_ctx {
 	char cgroup2_root[OOMKIT__PATH_MAX];
 	char freezer_root[OOMKIT__PATH_MAX];
 	char proc_root[OOMKIT__PATH_MAX];
-	enum oomkit_backend backend;
-	int memory_root_fd; /* O_PATH|O_DIRECTORY */
-	int proc_fd;	    /* O_PATH|O_DIRECTORY */
+	enum oomkit_backend backend; /* chosen by cgroup.c: ask cg_caps or its dispatchers, not this */
+	unsigned cg_caps;	     /* OOMKIT__CAN_* / OOMKIT__HAS_*: what the backend offers */
+	int memory_root_fd;	     /* O_PATH|O_DIRECTORY */
+	int proc_fd;		     /* O_PATH|O_DIRECTORY */
 	unsigned max_cgroups;
 	unsigned max_pids;
 	bool mlock;
@@ -254,6 +259,17 @@ struct oomkit_ctx {
 
 /* ----------------------------------------------------------- cgroup.c */
 
+/* What the context's cgroup interface offers beyond the common ground, set
+ * by cgroup.c with the backend: the other files ask what, never which. */
+#define OOMKIT__CAN_KILL_ALL 0x1u      /* kill a subtree at once (v2 cgroup.kill) */
+#define OOMKIT__HAS_MEMORY_EVENTS 0x2u /* memory.events counters, memory.oom.group (v2) */
+#define OOMKIT__GONE_BY_PARENT                                                                               \
+	0x4u /* a removed cgroup signals nothing on its own                                                  \
+	      * files: GONE comes from its parent (v2) */
+
+/* Chooses the backend of the hierarchy at ctx->memory_root_fd (setup). */
+void oomkit__cgroup_setup(oomkit_ctx *ctx);
+
 /* "" (the root) as "." for openat(). */
 const char *oomkit__at(const char *rel);
 
@@ -279,6 +295,30 @@ int oomkit__oom_state(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__oo
 
 /* Holds the kernel OOM killer off (hold) or gives it back, for the cgroup at dirfd. */
 int oomkit__hold_at(oomkit_ctx *ctx, int dirfd, bool hold);
+
+/* oomkit__oom_state for a cgroup that is not watched. */
+int oomkit__oom_state_at(oomkit_ctx *ctx, const char *rel, struct oomkit__oom_control *ret);
+
+/* What an event needs to tell the handler, read through the watch's fds. */
+int oomkit__event_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_cgroup_memory *ret);
+
+/* Finds the origin of an OOM a watch on rel sees (rel or an ancestor) into
+ * out.  -EOPNOTSUPP where each cgroup's events are its own (v2). */
+int oomkit__oom_origin(oomkit_ctx *ctx, const char *rel, char *out, size_t out_len);
+
+/* The controller naming the memory hierarchy's line of /proc/PID/cgroup
+ * ("memory", or NULL for the cgroup2 line). */
+const char *oomkit__proc_controller(const oomkit_ctx *ctx);
+
+/* An O_PATH fd on rel's directory in a hierarchy that has PSI files
+ * (memory.pressure): the memory hierarchy on v2, the cgroup2 mount beside a
+ * v1 one.  -EOPNOTSUPP if there is none. */
+int oomkit__pressure_dir(oomkit_ctx *ctx, const char *rel);
+
+/* Kills everything in the subtree at dirfd at once and waits (until end_ns,
+ * CLOCK_MONOTONIC; UINT64_MAX: no limit) until it is empty.  Only with
+ * OOMKIT__CAN_KILL_ALL; -EOPNOTSUPP otherwise. */
+int oomkit__kill_all(oomkit_ctx *ctx, int dirfd, uint64_t end_ns);
 
 /* The control files of a job's own cgroup that its owner is given (a
  * NULL-terminated allow-list; the directory itself is given too). */
@@ -311,6 +351,8 @@ int oomkit__v2_oom_state(int dirfd, struct oomkit__oom_control *ret);
 int oomkit__v2_hold(int dirfd, bool hold);
 /* Sets memory.max, and memory.high the same margin below it if held. */
 int oomkit__v2_set_limit(int dirfd, uint64_t limit_bytes);
+/* cgroup.kill, then waits for cgroup.events "populated 0". */
+int oomkit__v2_kill(int dirfd, uint64_t end_ns);
 extern const char *const oomkit__v2_delegated[];
 
 /* ------------------------------------------------------------- walk.c */

@@ -91,21 +91,6 @@ static uint64_t deadline_after(int timeout_ms)
 	return oomkit__now_ns() + (uint64_t)timeout_ms * 1000000u;
 }
 
-/* Milliseconds left for poll(): -1 without a deadline, rounded up so that a
- * wait never ends just short of it. */
-static int remaining_ms(uint64_t end)
-{
-	uint64_t now, left;
-
-	if (end == NO_DEADLINE)
-		return -1;
-	now = oomkit__now_ns();
-	if (now >= end)
-		return 0;
-	left = (end - now + 999999u) / 1000000u;
-	return left > INT32_MAX ? INT32_MAX : (int)left;
-}
-
 static bool expired(uint64_t end)
 {
 	return end != NO_DEADLINE && oomkit__now_ns() >= end;
@@ -122,7 +107,7 @@ static int wait_exit(int pidfd, uint64_t end)
 {
 	for (;;) {
 		struct pollfd p = {.fd = pidfd, .events = POLLIN};
-		int r = poll(&p, 1, remaining_ms(end));
+		int r = poll(&p, 1, oomkit__ms_until(end));
 		if (r > 0)
 			return 0;
 		if (r == 0)
@@ -439,7 +424,7 @@ static bool freezer_wait_frozen(struct kill_run *run, const struct freezer *fz)
 			return true;
 		if (n < 0 || oomkit__now_ns() >= end || expired(run->end))
 			return false;
-		if (oomkit__v1_oom_control(run->ctx, run->rel, -1, &oc) == 0 && oc.under_oom)
+		if (oomkit__oom_state_at(run->ctx, run->rel, &oc) == 0 && oc.under_oom)
 			return false;
 		nap();
 	}
@@ -503,39 +488,9 @@ static int kill_frozen(struct kill_run *run, struct freezer *fz)
 
 /* ----------------------------------------------------------------- v2 */
 
-/* Waits until cgroup.events says "populated 0"; the kernel notifies every
- * change of that file with POLLPRI. */
-static int wait_unpopulated(struct kill_run *run, int dirfd)
-{
-	char buf[256];
-	uint64_t populated;
-	int r, fd = openat(dirfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		r = oomkit__pread_all(fd, buf, sizeof(buf));
-		if (r >= 0)
-			r = oomkit__parse_keyed_u64(buf, (size_t)r, "populated", &populated);
-		if (r < 0 || populated == 0)
-			break;
-		struct pollfd p = {.fd = fd, .events = POLLPRI};
-		r = poll(&p, 1, remaining_ms(run->end));
-		if (r == 0) {
-			r = -ETIMEDOUT;
-			break;
-		}
-		if (r < 0 && errno != EINTR) {
-			r = -errno;
-			break;
-		}
-	}
-	close(fd);
-	return r < 0 ? r : 0;
-}
-
-/* cgroup.kill kills the whole subtree at once, forks included. */
-static int kill_v2(struct kill_run *run)
+/* Kills the whole subtree at once where the backend can (cgroup.kill):
+ * forks included, nothing to list first but the count. */
+static int kill_at_once(struct kill_run *run)
 {
 	int r, n = count_memcg(run);
 	if (n < 0)
@@ -543,9 +498,7 @@ static int kill_v2(struct kill_run *run)
 	int fd = oomkit__cgroup_open(run->ctx, run->rel);
 	if (fd < 0)
 		return fd;
-	r = oomkit__write_file_at(fd, "cgroup.kill", "1");
-	if (r == 0)
-		r = wait_unpopulated(run, fd);
+	r = oomkit__kill_all(run->ctx, fd, run->end);
 	close(fd);
 	if (r < 0)
 		return r;
@@ -586,8 +539,8 @@ OOMKIT__EXPORT int oomkit_kill_cgroup(oomkit_ctx *ctx, const char *cgroup, int t
 		return r < 0 ? r : -ENOENT;
 	if ((r = check_self_outside(&run)) < 0)
 		return r;
-	if (ctx->backend == OOMKIT_BACKEND_V2) {
-		r = kill_v2(&run);
+	if (ctx->cg_caps & OOMKIT__CAN_KILL_ALL) {
+		r = kill_at_once(&run);
 		return r < 0 ? r : run.signalled;
 	}
 	if (ctx->freezer_root[0]) {

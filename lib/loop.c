@@ -8,6 +8,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,12 +35,6 @@ enum oomkit__oom_state {
 static uint64_t tag(uint32_t t, uint32_t index)
 {
 	return (uint64_t)t << 32 | index;
-}
-
-OOMKIT__EXPORT void oomkit_options_init(struct oomkit_options *opts)
-{
-	memset(opts, 0, sizeof(*opts));
-	opts->guardian = true;
 }
 
 /* ------------------------------------------------------------ setup */
@@ -135,9 +130,7 @@ static int set_roots(oomkit_ctx *ctx, const struct oomkit_options *o)
 	ctx->memory_root_fd = open(ctx->memory_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (ctx->memory_root_fd < 0)
 		return -errno;
-	/* Only a cgroup2 root has cgroup.controllers. */
-	ctx->backend = faccessat(ctx->memory_root_fd, "cgroup.controllers", F_OK, 0) == 0 ? OOMKIT_BACKEND_V2
-											  : OOMKIT_BACKEND_V1;
+	oomkit__cgroup_setup(ctx);
 	return 0;
 }
 
@@ -206,17 +199,37 @@ static int protect_self(void)
 	return r;
 }
 
-OOMKIT__EXPORT int oomkit_new(const struct oomkit_options *opts, oomkit_ctx **ret_ctx)
+/* Copies the caller's options, sz bytes of them: a program compiled with an
+ * older header has a shorter struct, and every field it lacks is 0, the
+ * default.  One compiled with a newer header may pass more than we know,
+ * as long as what we do not know is not set. */
+static int copy_options(const struct oomkit_options *in, struct oomkit_options *out)
 {
-	struct oomkit_options defaults;
+	const unsigned char *extra = (const unsigned char *)in + sizeof(*out);
+
+	if (in->sz < offsetof(struct oomkit_options, sz) + sizeof(in->sz))
+		return -EINVAL;
+	for (size_t i = 0; in->sz > sizeof(*out) && i < in->sz - sizeof(*out); i++)
+		if (extra[i])
+			return -E2BIG;
+	memset(out, 0, sizeof(*out));
+	memcpy(out, in, in->sz < sizeof(*out) ? in->sz : sizeof(*out));
+	out->sz = sizeof(*out);
+	return 0;
+}
+
+OOMKIT__EXPORT int oomkit_new(const struct oomkit_options *caller_opts, oomkit_ctx **ret_ctx)
+{
+	struct oomkit_options options;
+	const struct oomkit_options *opts = &options;
 	int r;
 
 	if (!ret_ctx)
 		return -EINVAL;
-	if (!opts) {
-		oomkit_options_init(&defaults);
-		opts = &defaults;
-	}
+	if (!caller_opts)
+		oomkit_options_init(&options);
+	else if ((r = copy_options(caller_opts, &options)) < 0)
+		return r;
 	oomkit_ctx *ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return -ENOMEM;
@@ -390,7 +403,7 @@ static int add_watch(oomkit_ctx *ctx, struct oomkit_watch *tmpl, const char *cgr
 	w->system = w->psi && !w->cgroup[0];
 	if ((r = oomkit__register(ctx, w)) < 0)
 		goto fail;
-	if (ctx->backend == OOMKIT_BACKEND_V2 && (r = watch_parent(ctx, w)) < 0)
+	if ((ctx->cg_caps & OOMKIT__GONE_BY_PARENT) && (r = watch_parent(ctx, w)) < 0)
 		goto fail;
 	struct epoll_event ev = {.events = w->epoll_events, .data.u64 = tag(TAG_WATCH, watch_index(ctx, w))};
 	if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, w->efd, &ev) < 0) {
@@ -602,9 +615,8 @@ static void fill_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_e
 {
 	struct oomkit_cgroup_memory m;
 	/* On the path from the kernel's event to the handler: read through the
-	 * watch's open directory, and on v1 only the three files an event needs. */
-	int r = ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_memory(w->dirfd, &m)
-						  : oomkit__v1_event_memory(w, &m);
+	 * watch's open fds, and only what an event needs. */
+	int r = oomkit__event_memory(ctx, w, &m);
 	if (r >= 0) {
 		ev->usage_bytes = m.usage_bytes;
 		ev->limit_bytes = m.limit_bytes;
@@ -652,8 +664,8 @@ static bool read_event(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__q
 	if (q->gone)
 		return true;
 	fill_memory(ctx, w, ev);
-	if (w->kind == OOMKIT_EVENT_OOM && ev->under_oom && ctx->backend == OOMKIT_BACKEND_V1 &&
-	    oomkit__v1_oom_origin(ctx, w->cgroup, q->origin, sizeof(q->origin)) >= 0) {
+	if (w->kind == OOMKIT_EVENT_OOM && ev->under_oom &&
+	    oomkit__oom_origin(ctx, w->cgroup, q->origin, sizeof(q->origin)) >= 0) {
 		ev->origin = q->origin;
 		ev->own = strcmp(q->origin, w->cgroup) == 0;
 	} else if (w->kind == OOMKIT_EVENT_THRESHOLD) {

@@ -179,18 +179,11 @@ int oomkit__proc_cgroup(oomkit_ctx *ctx, pid_t pid, const char *controller, char
 	return n;
 }
 
-/* The memory hierarchy's line of /proc/PID/cgroup: the v2 line ("0::/path")
- * when it is cgroup2, else the v1 line whose controllers include memory. */
-static const char *memory_controller(const oomkit_ctx *ctx)
-{
-	return ctx->backend == OOMKIT_BACKEND_V2 ? NULL : "memory";
-}
-
 OOMKIT__EXPORT int oomkit_process_cgroup(oomkit_ctx *ctx, pid_t pid, char *buf, size_t len)
 {
 	if (!ctx)
 		return -EINVAL;
-	return oomkit__proc_cgroup(ctx, pid, memory_controller(ctx), buf, len);
+	return oomkit__proc_cgroup(ctx, pid, oomkit__proc_controller(ctx), buf, len);
 }
 
 int oomkit__process_in(oomkit_ctx *ctx, pid_t pid, const char *rel)
@@ -203,7 +196,7 @@ int oomkit__process_in(oomkit_ctx *ctx, pid_t pid, const char *rel)
 	close(fd);
 	if (n < 0)
 		return n;
-	return oomkit__parse_proc_cgroup_under(ctx->iobuf, (size_t)n, memory_controller(ctx), rel);
+	return oomkit__parse_proc_cgroup_under(ctx->iobuf, (size_t)n, oomkit__proc_controller(ctx), rel);
 }
 
 OOMKIT__EXPORT int oomkit_process_in_cgroup(oomkit_ctx *ctx, pid_t pid, const char *cgroup)

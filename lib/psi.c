@@ -34,18 +34,12 @@ int oomkit__psi_register(oomkit_ctx *ctx, struct oomkit_watch *w)
 	/* The root cgroup has no memory.pressure: the machine's is in /proc. */
 	if (!w->cgroup[0] || w->system) {
 		fd = openat(ctx->proc_fd, "pressure/memory", O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	} else if (ctx->backend == OOMKIT_BACKEND_V2) {
-		fd = openat(w->dirfd, "memory.pressure", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	} else {
-		/* v1 memcgs have no PSI; the cgroup2 hierarchy mounted beside
-		 * them does, per cgroup, even without its memory controller. */
-		char path[OOMKIT__PATH_MAX * 2 + 32];
-		if (!ctx->cgroup2_root[0])
-			return -EOPNOTSUPP;
-		int n = snprintf(path, sizeof(path), "%s/%s/memory.pressure", ctx->cgroup2_root, w->cgroup);
-		if (n < 0 || (size_t)n >= sizeof(path))
-			return -ENAMETOOLONG;
-		fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		int dir = oomkit__pressure_dir(ctx, w->cgroup);
+		if (dir < 0)
+			return dir;
+		fd = openat(dir, "memory.pressure", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		close(dir);
 	}
 	if (fd < 0)
 		return errno == ENOENT ? -EOPNOTSUPP : -errno;

@@ -76,7 +76,7 @@ static void write_time(struct oomkit__json *w)
 static void write_v2_events(struct oomkit__json *w, const oomkit_ctx *ctx, uint64_t high, uint64_t max,
 			    uint64_t oom, uint64_t oom_kill)
 {
-	if (ctx->backend != OOMKIT_BACKEND_V2)
+	if (!(ctx->cg_caps & OOMKIT__HAS_MEMORY_EVENTS))
 		return;
 	oomkit__json_open(w, "memory_events", '{');
 	oomkit__json_u64(w, "high", high);
@@ -126,7 +126,7 @@ static void write_cgroup(struct oomkit__json *w, oomkit_ctx *ctx, const char *cg
 		oomkit__json_u64(w, "oom_kill", m.oom_kill);
 		oomkit__json_bool(w, "under_oom", m.under_oom);
 		oomkit__json_bool(w, "oom_kill_disable", m.oom_kill_disable);
-		if (ctx->backend == OOMKIT_BACKEND_V2)
+		if (ctx->cg_caps & OOMKIT__HAS_MEMORY_EVENTS)
 			oomkit__json_bool(w, "oom_group", m.oom_group);
 		write_v2_events(w, ctx, m.events_high, m.events_max, m.events_oom, m.events_oom_kill);
 	}

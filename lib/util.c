@@ -107,6 +107,19 @@ uint64_t oomkit__now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+int oomkit__ms_until(uint64_t end_ns)
+{
+	uint64_t now, left;
+
+	if (end_ns == UINT64_MAX)
+		return -1;
+	now = oomkit__now_ns();
+	if (now >= end_ns)
+		return 0;
+	left = (end_ns - now + 999999u) / 1000000u;
+	return left > INT32_MAX ? INT32_MAX : (int)left;
+}
+
 void oomkit__log(const oomkit_ctx *ctx, enum oomkit_log_level level, const char *fmt, ...)
 {
 	char msg[512];
