@@ -15,6 +15,11 @@
  *   CAP_CHOWN         delegating a job added on reload;
  *   CAP_IPC_LOCK      mlockall(MCL_FUTURE): later allocations stay locked
  *                     past RLIMIT_MEMLOCK;
+ *   CAP_SYS_NICE      oomkit run: moving a process into a job's cgroup is
+ *                     checked like changing its scheduling (cgroup v2 runs
+ *                     security_task_setscheduler), which a process holding
+ *                     capabilities the daemon lacks (a root shell's) refuses
+ *                     without it; found by the systemd guest tier;
  *   CAP_SYS_RESOURCE  setup only: oom_score_adj -1000 for the daemon and its
  *                     guardian (a guardian restarted later inherits the
  *                     -1000 floor, so it needs no capability to set it).
@@ -44,7 +49,7 @@
 #include "log.h"
 #include "privs.h"
 
-static const unsigned run_caps[] = {CAP_KILL, CAP_DAC_OVERRIDE, CAP_CHOWN, CAP_IPC_LOCK};
+static const unsigned run_caps[] = {CAP_KILL, CAP_DAC_OVERRIDE, CAP_CHOWN, CAP_IPC_LOCK, CAP_SYS_NICE};
 
 unsigned long long privs_run_caps_mask(void)
 {

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# What the daemon gives up: its capabilities are the four it uses (kill,
-# dac_override, chown, ipc_lock), in the bounding set too, it runs with no
+# What the daemon gives up: its capabilities are the five it uses (kill,
+# dac_override, chown, ipc_lock, sys_nice), in the bounding set too, it runs with no
 # new privileges under a seccomp filter (Seccomp: 2), and so does its guardian,
 # even one restarted after being killed.  Under the filter the daemon kills
 # another user's process, reloads, answers the CLI, restarts its guardian,
@@ -30,9 +30,9 @@ status_of() { # PID KEY: the value of KEY in /proc/PID/status
 	awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"
 }
 # The expected sets: CAP_CHOWN 0, CAP_DAC_OVERRIDE 1, CAP_KILL 5, CAP_IPC_LOCK 14,
-# as far as this shell has them (a container may withhold some).
+# CAP_SYS_NICE 23, as far as this shell has them (a container may withhold some).
 have=$((16#$(status_of $$ CapPrm)))
-run=$(((1 << 0 | 1 << 1 | 1 << 5 | 1 << 14) & have))
+run=$(((1 << 0 | 1 << 1 | 1 << 5 | 1 << 14 | 1 << 23) & have))
 resource=$(((1 << 24) & have))
 hex() { printf '%016x' "$1"; }
 guardian_of() { pgrep -P "$1" -x oomkit-guardian; }
