@@ -14,6 +14,9 @@
 
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin SYSTEMD_PAGER='' SYSTEMD_COLORS=0
 CG=/sys/fs/cgroup
+# Where commands started in the background put their error output; it is
+# shown under the check if the check fails.
+SDG_STDERR=/run/sdguest.stderr
 
 uptime_s() {
 	local up _
@@ -135,6 +138,10 @@ run_checks() { # file
 		say "RUN $name"
 		check_failed=0
 		"check_$name"
+		if ((check_failed)) && [[ -s "$SDG_STDERR" ]]; then
+			sed 's/^/sdguest:   stderr: /' "$SDG_STDERR"
+		fi
+		rm -f "$SDG_STDERR"
 		note "$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f s", b - a }')"
 		if ((check_failed)); then
 			say "FAIL $name"

@@ -18,7 +18,7 @@ here=$(dirname "$(realpath "$0")")
 
 HOG=${SDG_HELPER_OOMKIT_HOG:?}
 UNIT=oomkitd.service
-SLICE=oomkit-test.slice
+SLICE=oomkit.slice # no dash: systemd nests a-b.slice in a.slice
 MACHINE=$SLICE/machine # the daemon's machine, relative to the cgroup root
 REPORTS=/var/lib/oomkit/reports
 SOCK=/run/oomkit/oomkitd.sock
@@ -27,14 +27,15 @@ SOCK=/run/oomkit/oomkitd.sock
 
 # The configuration of the checks: a machine the daemon creates in a slice of
 # its own (systemd creates the slice, with the memory controller, and leaves
-# what is below it alone), two jobs with limits and one without.
+# what is below it alone), two jobs with limits and one without.  The delay is
+# long so that a prompt waits (half of it) longer than any check takes to look.
 daemon_config() {
 	cat >"$OOMKITD_CONF" <<-EOF
 	[oomkitd]
 	machine = $CG/$MACHINE
 	machine_limit = 256M
 	policy = report, kill-lowest, kernel
-	delay = 5s
+	delay = 30s
 	report_dir = $REPORTS
 	socket = $SOCK
 	metrics = /var/lib/oomkit/oomkit.prom
@@ -66,13 +67,15 @@ active() {
 	[[ $(prop $UNIT ActiveState) == active ]]
 }
 
-# Starts a process in a job the way its user would: oomkit run, which keeps
-# the pid.  Prints the pid.
-run_in_job() { # job command...
-	local job=$1
-	shift
-	oomkit --socket $SOCK run --job "$job" -- "$@" </dev/null >/dev/null 2>&1 &
-	echo $!
+# Starts a process in a job the way its user would, with oomkit run, which
+# keeps the pid: sets VAR to it.  The process is this shell's child, so
+# `wait` gives its exit status.
+start_in_job() { # var job command...
+	local -n ret=$1
+	local job=$2
+	shift 2
+	oomkit --socket $SOCK run --job "$job" -- "$@" </dev/null >/dev/null 2>>"$SDG_STDERR" &
+	ret=$!
 }
 
 rss_mib() { # pid
@@ -104,6 +107,19 @@ newest_report() {
 
 # ------------------------------------------------------------ checks
 
+# The seccomp audit records (type 1326: the guest boots with audit=1) of calls
+# refused to the daemon, its guardian or --release: the daemon's own filter
+# logs each one.  journald takes them from the audit socket ("SECCOMP ...").
+refused_calls() {
+	journalctl -b -o cat --no-pager | grep -E '^SECCOMP |type=1326' | grep 'comm="oomkit'
+}
+
+# The unit's SystemCallFilter= makes a call fail with EPERM without a record;
+# the daemon logs what failed.
+no_refused_calls() {
+	[ -z "$(refused_calls)" ] && [ "$(journal_count $UNIT 'Operation not permitted')" = 0 ]
+}
+
 check_guest() {
 	local state
 	state=$(timeout 120 systemctl is-system-running --wait)
@@ -132,7 +148,228 @@ check_unit_starts() {
 	expect "systemd did not restart it" [ "$(prop $UNIT NRestarts)" = 0 ]
 	expect "the main process is oomkitd" [ "$(cat /proc/"$(main_pid)"/comm)" = oomkitd ]
 	expect "the daemon built its machine and jobs" test -d $CG/$MACHINE/web -a -d $CG/$MACHINE/batch
+	# systemd manages the slice's own controllers; a daemon-reload must not
+	# take the memory controller from the machine below it.
+	systemctl daemon-reload
+	expect "the machine keeps its memory controller across daemon-reload" \
+		grep -qw memory $CG/$SLICE/cgroup.subtree_control
+	expect "and its jobs their limits" [ "$(cat $CG/$MACHINE/batch/memory.max)" = $((64 << 20)) ]
 	note "main pid $(main_pid), guardian $(guardian_pid); unit cgroup: $(tr '\n' ' ' <$CG/system.slice/$UNIT/cgroup.procs)"
+}
+
+check_reserve_is_unit() {
+	local unit_cg=/system.slice/$UNIT pid gpid
+	pid=$(main_pid) gpid=$(guardian_pid)
+	expect "the daemon stayed in its unit's cgroup" [ "$(cgroup_of "$pid")" = "$unit_cg" ]
+	expect "its guardian is there too" [ -n "$gpid" ] && [ "$(cgroup_of "$gpid")" = "$unit_cg" ]
+	expect "no reserve memcg of its own beside the machine" [ ! -e "$CG/$MACHINE-daemon" ]
+	expect "the unit's MemoryMin= protects it" [ "$(cat "$CG$unit_cg/memory.min")" = "$(prop $UNIT MemoryMin)" ]
+	expect "the unit's MemoryMax= bounds it" [ "$(cat "$CG$unit_cg/memory.max")" = "$(prop $UNIT MemoryMax)" ]
+	expect "MemoryMin= is set" [ "$(prop $UNIT MemoryMin)" -gt 0 ]
+	expect "the daemon uses less than half its MemoryMax=" \
+		[ $(($(cat "$CG$unit_cg/memory.current") * 2)) -lt "$(cat "$CG$unit_cg/memory.max")" ]
+	expect "the daemon's memory is locked" [ "$(kv /proc/"$pid"/status VmLck:)" -gt 0 ]
+	expect "systemd gave it oom_score_adj -1000" [ "$(cat /proc/"$pid"/oom_score_adj)" = -1000 ]
+	expect "and its guardian too" [ "$(cat /proc/"$gpid"/oom_score_adj 2>/dev/null)" = -1000 ]
+	data "reserve current_bytes=$(cat "$CG$unit_cg/memory.current") peak_bytes=$(cat "$CG$unit_cg/memory.peak")" \
+		"min_bytes=$(cat "$CG$unit_cg/memory.min") max_bytes=$(cat "$CG$unit_cg/memory.max")" \
+		"daemon_locked_kib=$(kv /proc/"$pid"/status VmLck:) guardian_locked_kib=$(kv /proc/"$gpid"/status VmLck:)"
+}
+
+# A job reaches its own limit: the job's chain (report, kill-largest) kills
+# the largest process of that job and nothing else, before the kernel could.
+check_job_oom() {
+	local k0 r0 keeper web hog st report
+	k0=$(vmstat_oom_kill) r0=$(report_count)
+	start_in_job keeper batch "$HOG" 8
+	start_in_job web web "$HOG" 16
+	expect "a small process runs in batch" wait_for 30 rss_at_least "$keeper" 8
+	expect "a process runs in web" wait_for 30 rss_at_least "$web" 16
+	start_in_job hog batch "$HOG" 128
+	expect "the hog in batch (limit 64M) dies" wait_for 60 dead "$hog"
+	wait "$hog" 2>/dev/null
+	st=$?
+	expect "killed by SIGKILL (status $st)" [ "$st" = 137 ]
+	expect "the other process of batch lives" alive "$keeper"
+	expect "web's process lives" alive "$web"
+	expect "the kernel OOM killer killed nothing" [ "$(vmstat_oom_kill)" = "$k0" ]
+	expect "a report was written" wait_for 10 eval '(($(report_count) > r0))'
+	report=$(newest_report)
+	expect "the report names the hog as the victim" grep -q "\"victim_pid\":$hog," "$report"
+	expect "and kill-largest in job batch" grep -q '"policy":"kill-largest"' "$report"
+	expect "batch is held again" held "$MACHINE/batch"
+	kill_quietly "$keeper" "$web"
+}
+
+# The unit's hardening leaves every system call the daemon makes allowed: by
+# now it has started, killed and written a report (no_refused_calls looks
+# again at the end, after reloads, restarts and --release).
+check_hardening() {
+	local pid status
+	pid=$(main_pid)
+	status=/proc/$pid/status
+	expect "no_new_privs is set" [ "$(kv "$status" NoNewPrivs:)" = 1 ]
+	expect "a seccomp filter is on" [ "$(kv "$status" Seccomp:)" = 2 ]
+	# chown 0, dac_override 1, kill 5, ipc_lock 14, sys_nice 23, as oomkitd(8) says.
+	expect "it keeps exactly its five capabilities ($(kv "$status" CapEff:))" \
+		[ "$(kv "$status" CapEff:)" = 0000000000804023 ]
+	expect "no system call was refused" no_refused_calls
+	expect "no warning or error from the daemon" \
+		eval '[ -z "$(journalctl -b -u $UNIT -p warning -o cat --no-pager _PID="$pid")" ]'
+	journalctl -b -u $UNIT -p warning -o cat --no-pager | sed 's/^/sdguest:   warning: /'
+	note "$(systemd-analyze security $UNIT --no-pager 2>/dev/null | tail -n 1)"
+}
+
+# systemctl reload sends SIGHUP (ExecReload=): the daemon reads the file again;
+# a bad file keeps the configuration it has.
+check_reload() {
+	local pid n0
+	pid=$(main_pid) n0=$(journal_count $UNIT 'reloaded ')
+	daemon_config
+	printf '\n[job extra]\npriority = 300\nlimit = 32M\n' >>"$OOMKITD_CONF"
+	expect "systemctl reload succeeds" timeout 60 systemctl reload $UNIT
+	expect "the daemon reloaded" wait_journal 30 $UNIT 'reloaded .*: 4 jobs' "$n0"
+	expect "the new job exists and is held" held "$MACHINE/extra"
+	echo 'this is not a configuration' >>"$OOMKITD_CONF"
+	n0=$(journal_count $UNIT 'running configuration stays')
+	expect "systemctl reload of a bad file succeeds" timeout 60 systemctl reload $UNIT
+	expect "the daemon says it keeps its configuration" wait_journal 30 $UNIT 'running configuration stays' "$n0"
+	expect "and still holds the new job" held "$MACHINE/extra"
+	daemon_config
+	expect "systemctl reload back to the first file" timeout 60 systemctl reload $UNIT
+	expect "the daemon reloaded again" wait_journal 30 $UNIT 'reloaded .*: 3 jobs' 0
+	expect "the same process all along" [ "$(main_pid)" = "$pid" ]
+	expect "the unit is still active" active
+}
+
+# WatchdogSec= in the unit: the daemon pings (WATCHDOG=1) and is never killed
+# for silence.  systemd stamps each ping it receives.
+check_watchdog() {
+	local ts0
+	ts0=$(prop $UNIT WatchdogTimestampMonotonic)
+	note "WatchdogUSec=$(prop $UNIT WatchdogUSec), last ping at ${ts0} us"
+	expect "the unit sets WatchdogSec=" [ "$(prop $UNIT WatchdogUSec)" != 0 ] && [ "$(prop $UNIT WatchdogUSec)" != infinity ]
+	# The daemon pings every WatchdogSec/2; two periods is a bound.
+	expect "a new ping arrives" wait_for 60 eval '[ "$(prop $UNIT WatchdogTimestampMonotonic)" != "$ts0" ]'
+	expect "systemd never restarted the daemon" [ "$(prop $UNIT NRestarts)" = 0 ]
+	expect "no watchdog timeout was logged" [ "$(journal_count $UNIT 'Watchdog timeout')" = 0 ]
+}
+
+# An OOM is held (the job's chain asks a prompt client, which never answers)
+# when systemctl restart stops the daemon: the OOM is resolved (by the kernel,
+# once the stopping daemon gives it back, or by the new daemon), the other
+# process lives, and the new daemon holds the job again with nothing pending.
+check_restart_during_oom() {
+	local fifo=/run/sdg-prompt out=/run/sdg-prompt.out prompt fd keeper hog pid0 k0
+	rm -f $fifo && mkfifo $fifo
+	oomkit --socket $SOCK prompt --once <$fifo >$out 2>&1 &
+	prompt=$!
+	exec {fd}>$fifo
+	expect "a prompt client connects" wait_for 30 grep -q 'waiting for OOMs' $out
+	start_in_job keeper held "$HOG" 4
+	expect "a small process runs in held" wait_for 30 rss_at_least "$keeper" 4
+	start_in_job hog held "$HOG" 64 512 1000
+	expect "the daemon asks about the hog" wait_for 60 grep -q "kill $hog " $out
+	expect "the OOM is held" held "$MACHINE/held"
+	expect "the hog is alive while the daemon asks" alive "$hog"
+	pid0=$(main_pid) k0=$(vmstat_oom_kill)
+	expect "systemctl restart succeeds" timeout 120 systemctl restart $UNIT
+	expect "the hog dies" wait_for 60 dead "$hog"
+	expect "the small process lives" alive "$keeper"
+	note "resolved by $( (($(vmstat_oom_kill) > k0)) && echo "the kernel (oom_kill +$(($(vmstat_oom_kill) - k0)))" || echo "the new daemon")"
+	expect "a new daemon runs" [ "$(main_pid)" != "$pid0" ] && active
+	expect "the new daemon holds the job again" held "$MACHINE/held"
+	expect "with nothing pending (usage below the hold)" \
+		[ "$(cat $CG/$MACHINE/held/memory.current)" -lt "$(cat $CG/$MACHINE/held/memory.high)" ]
+	exec {fd}>&-
+	kill_quietly "$keeper" "$prompt"
+	wait "$hog" 2>/dev/null
+}
+
+# systemctl kill --signal=SIGKILL kills the daemon and its guardian at once,
+# so nobody gives the held jobs back: ExecStopPost=oomkitd --release does,
+# and Restart= brings the daemon back.
+check_unit_killed() {
+	local n0 r0 pid0
+	n0=$(journal_count $UNIT 'released: the kernel OOM killer is back') r0=$(prop $UNIT NRestarts) pid0=$(main_pid)
+	expect "jobs are held before" [ -n "$(held_below $MACHINE)" ]
+	expect "systemctl kill succeeds" systemctl kill --signal=SIGKILL $UNIT
+	expect "ExecStopPost gives the held jobs back" wait_journal 60 $UNIT 'released: the kernel OOM killer is back in [1-9]' "$n0"
+	expect "systemd restarts the daemon" wait_for 60 eval '[ "$(prop $UNIT NRestarts)" -gt "$r0" ] && active'
+	expect "a new daemon" [ "$(main_pid)" != "$pid0" ]
+	expect "that holds the jobs again" wait_for 30 held "$MACHINE/batch"
+}
+
+# systemctl stop: the daemon gives every hold back, ExecStopPost=oomkitd
+# --release runs and succeeds, and nothing of the daemon stays behind.
+check_stop_releases() {
+	local n0
+	n0=$(journal_count $UNIT 'released: the kernel OOM killer is back')
+	expect "jobs are held before" [ -n "$(held_below $MACHINE)" ]
+	expect "systemctl stop succeeds" timeout 120 systemctl stop $UNIT
+	expect "the unit is inactive" [ "$(prop $UNIT ActiveState)" = inactive ]
+	expect "ExecStopPost ran" wait_journal 30 $UNIT 'released: the kernel OOM killer is back' "$n0"
+	expect "and exited 0" grep -q 'code=exited ; status=0 ' <<<"$(prop $UNIT ExecStopPost)"
+	expect "nothing is held: $(held_below $MACHINE | tr '\n' ' ')" [ -z "$(held_below $MACHINE)" ]
+	expect "no daemon or guardian is left" wait_for 30 eval '! pgrep -x "oomkitd|oomkit-guardian" >/dev/null'
+}
+
+# Everything the daemon did in this boot - start, kills, reports, reloads, a
+# restart under OOM, a whole-unit kill and --release, stop - passed the
+# unit's system call filter and its own.
+check_no_refused_calls() {
+	expect "no system call was refused" no_refused_calls
+	refused_calls | sed 's/^/sdguest:   /'
+}
+
+# The baseline of the performance issue's comparison: systemd-oomd with
+# ManagedOOMMemoryPressure=kill on a slice holding a unit that keeps data and
+# a unit whose allocations stall at its MemoryHigh=.  Records which unit
+# systemd-oomd killed, after how long, and what the other unit kept, in one
+# DATA line; oomkitd is stopped by now.
+check_oomd_baseline() {
+	local slice=oomd-test.slice limit=20% duration=2s keeper_rss0 keeper_rss1 victim line t0 t1
+	# Swap, as on the desktops systemd-oomd is made for: the kernel can push
+	# the keeper's data out, which is what the keeper loses.
+	fallocate -l 256M /swapfile && chmod 600 /swapfile && mkswap -q /swapfile && swapon /swapfile
+	expect "swap is on" [ "$(kv /proc/meminfo SwapTotal:)" -gt 0 ]
+	mkdir -p /run/systemd/oomd.conf.d
+	printf '[OOM]\nDefaultMemoryPressureDurationSec=%s\n' $duration >/run/systemd/oomd.conf.d/sdguest.conf
+	printf '[Slice]\nManagedOOMMemoryPressure=kill\nManagedOOMMemoryPressureLimit=%s\n' $limit \
+		>/run/systemd/system/$slice
+	printf '[Service]\nSlice=%s\nExecStart=%s 64\n' $slice "$HOG" >/run/systemd/system/oomd-keeper.service
+	printf '[Service]\nSlice=%s\nMemoryHigh=40M\nMemoryMax=400M\nExecStart=%s 300\n' $slice "$HOG" \
+		>/run/systemd/system/oomd-hog.service
+	systemctl daemon-reload
+	expect "systemd-oomd restarts with the test's settings" timeout 60 systemctl restart systemd-oomd
+	expect "the keeper starts" systemctl start oomd-keeper.service
+	expect "the keeper holds its data" wait_for 30 rss_at_least "$(prop oomd-keeper.service MainPID)" 64
+	keeper_rss0=$(kv /proc/"$(prop oomd-keeper.service MainPID)"/status VmRSS:)
+	expect "systemd-oomd watches the slice" wait_for 30 eval 'oomctl | grep -q $slice'
+	systemctl start oomd-hog.service
+	expect "systemd-oomd kills a unit of the slice" wait_for 120 eval \
+		'[ "$(prop oomd-hog.service ActiveState)" != active ] || [ "$(prop oomd-keeper.service ActiveState)" != active ]'
+	victim=none
+	for u in oomd-hog oomd-keeper; do
+		[[ $(prop $u.service Result) == oom-kill ]] && victim=$u.service
+	done
+	expect "the victim's Result is oom-kill" [ $victim != none ]
+	t0=$(prop oomd-hog.service ExecMainStartTimestampMonotonic)
+	t1=$(prop "${victim/none/oomd-hog.service}" ExecMainExitTimestampMonotonic)
+	keeper_rss1=$(kv /proc/"$(prop oomd-keeper.service MainPID)"/status VmRSS: || echo 0)
+	line=$(journal systemd-oomd.service | grep -m1 'Killed .* due to memory pressure')
+	if [[ $victim == none ]]; then
+		note "slice pressure: $(tr '\n' ' ' <$CG/$slice/memory.pressure)"
+		note "hog: $(cat $CG/$slice/oomd-hog.service/memory.current) bytes, events $(tr '\n' ' ' <$CG/$slice/oomd-hog.service/memory.events)"
+		oomctl | sed 's/^/sdguest:   oomctl: /'
+		journal systemd-oomd.service | tail -n 5 | sed 's/^/sdguest:   systemd-oomd: /'
+	fi
+	note "systemd-oomd: $line"
+	data "systemd-oomd workload=pressure limit=$limit duration=$duration victim=$victim" \
+		"kill_after_ms=$(((t1 - t0) / 1000)) pressure_pct=$(sed -n 's/.* being \([0-9.]*\)% .*/\1/p' <<<"$line")" \
+		"keeper_rss_kib_before=$keeper_rss0 keeper_rss_kib_after=$keeper_rss1"
+	systemctl stop oomd-hog.service oomd-keeper.service 2>/dev/null
+	swapoff /swapfile && rm -f /swapfile
 }
 
 say "START"
