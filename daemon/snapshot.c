@@ -94,22 +94,23 @@ uint64_t snapshot_capacity(oomkit_ctx *ctx, const struct scopes *scopes, uint64_
 	return sys.total_bytes > reserve_bytes ? sys.total_bytes - reserve_bytes : 0;
 }
 
-/* One process of the scope into pp; false if it is gone or no longer inside. */
-static bool read_proc(struct snapshot *s, pid_t pid, const char *scope_rel, unsigned n_groups,
-		      struct policy_proc *pp)
+/* One process of the scope into pp; false if it is gone or no longer inside.
+ * Its job is found from the path it was listed at: a job's owner can make
+ * paths too long to read back from /proc, and a process left out here is a
+ * process its owner hid from the policy. */
+static bool read_proc(struct snapshot *s, const struct oomkit_pid_entry *e, const char *scope_rel,
+		      unsigned n_groups, struct policy_proc *pp)
 {
-	char cg[SCOPE_REL_MAX];
 	struct oomkit_process p;
+	pid_t pid = e->pid;
 
 	if (oomkit_process_info(s->ctx, pid, &p) < 0)
 		return false; /* gone meanwhile */
-	if (oomkit_process_cgroup(s->ctx, pid, cg, sizeof(cg)) < 0)
-		return false;
 	/* Listed in the scope a moment ago but no longer inside it: it is
 	 * exiting (a dying task can show its cgroup as the root) or moved. */
-	if (!scope_path_under(cg, scope_rel))
+	if (oomkit_process_in_cgroup(s->ctx, pid, scope_rel) != 1)
 		return false;
-	struct scope *j = scope_of_cgroup(s->scopes, cg);
+	struct scope *j = scope_of_cgroup(s->scopes, e->cgroup);
 	pp->pid = p.pid;
 	pp->start_time = p.start_time;
 	pp->group = j ? s->group_of_slot[scope_index(s->scopes, j)] : (int)n_groups - 1;
@@ -121,17 +122,32 @@ static bool read_proc(struct snapshot *s, pid_t pid, const char *scope_rel, unsi
 	return true;
 }
 
+struct take {
+	struct snapshot *s;
+	const char *scope_rel;
+	unsigned n_groups, n_procs;
+};
+
+static int take_proc(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userdata)
+{
+	struct take *t = userdata;
+	(void)ctx;
+	if (t->n_procs >= t->s->max_pids)
+		return -ENOBUFS;
+	if (read_proc(t->s, e, t->scope_rel, t->n_groups, &t->s->procs[t->n_procs]))
+		t->n_procs++;
+	return 0;
+}
+
 int snapshot_take(struct snapshot *s, const struct scope *scope, uint64_t capacity_bytes,
 		  struct policy_input *in)
 {
-	unsigned n_groups = build_groups(s), n_procs = 0;
-	int n = oomkit_cgroup_pids(s->ctx, scope->rel, true, s->pids, s->max_pids);
+	struct take t = {s, scope->rel, build_groups(s), 0};
+	int n = oomkit_cgroup_walk_pids(s->ctx, scope->rel, OOMKIT_WALK_RECURSIVE, take_proc, &t);
+	unsigned n_groups = t.n_groups, n_procs = t.n_procs;
 
 	if (n < 0)
 		return n;
-	for (int i = 0; i < n; i++)
-		if (read_proc(s, s->pids[i], scope->rel, n_groups, &s->procs[n_procs]))
-			n_procs++;
 	s->protected_pids[0] = getpid();
 	s->protected_pids[1] = oomkit_guardian_pid(s->ctx);
 	memset(in, 0, sizeof(*in));
