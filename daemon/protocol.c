@@ -55,6 +55,11 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
 	return k;
 }
 
+size_t protocol_utf8_seq(const char *s, size_t n)
+{
+	return n ? utf8_seq((const unsigned char *)s, n) : 0;
+}
+
 static bool plain(unsigned char c)
 {
 	return c >= 0x20 && c < 0x7f && c != '\\';
@@ -223,16 +228,27 @@ static int parse_int(const char *s, int *ret)
 	return r;
 }
 
-static int parse_i64(const char *s, int64_t *ret)
+/* "S.mmm" (exactly three decimals) as milliseconds. */
+static int parse_ms(const char *s, uint64_t *ret)
 {
-	uint64_t v;
-	bool neg = s[0] == '-';
-	int r = parse_u64(s + neg, neg ? (uint64_t)INT64_MAX + 1 : INT64_MAX, &v);
-	if (r == 0 && neg && v == 0)
-		r = -EINVAL;
-	if (r == 0)
-		*ret = neg ? (int64_t)(0 - v) : (int64_t)v;
-	return r;
+	char whole[24];
+	const char *dot = strchr(s, '.');
+	uint64_t sec, frac;
+
+	if (!dot || (size_t)(dot - s) >= sizeof(whole) || strlen(dot + 1) != 3 || dot[1] < '0' ||
+	    dot[1] > '9')
+		return -EINVAL;
+	memcpy(whole, s, (size_t)(dot - s));
+	whole[dot - s] = '\0';
+	/* The decimals may start with zeros: parse them as digits, not a number. */
+	for (int i = 1; i <= 3; i++)
+		if (dot[i] < '0' || dot[i] > '9')
+			return -EINVAL;
+	frac = (uint64_t)(dot[1] - '0') * 100 + (uint64_t)(dot[2] - '0') * 10 + (uint64_t)(dot[3] - '0');
+	if (parse_u64(whole, (UINT64_MAX - frac) / 1000, &sec) < 0)
+		return -EINVAL;
+	*ret = sec * 1000 + frac;
+	return 0;
 }
 
 static int parse_bool(const char *s, bool *ret)
@@ -510,6 +526,15 @@ static void l_u64(struct line *l, uint64_t v)
 	l_raw(l, num, (size_t)n);
 }
 
+/* Milliseconds as seconds with three decimals: "1700000000.123". */
+static void l_ms(struct line *l, uint64_t ms)
+{
+	char num[32];
+	int n = snprintf(num, sizeof(num), "%" PRIu64 ".%03u", ms / 1000u, (unsigned)(ms % 1000u));
+	l_raw(l, "\t", 1);
+	l_raw(l, num, (size_t)n);
+}
+
 static void l_i64(struct line *l, int64_t v)
 {
 	char num[24];
@@ -630,7 +655,7 @@ int protocol_put_report(struct protocol_buf *b, const struct protocol_report *r)
 	l_u64(&l, r->id);
 	l_str(&l, r->scope, CUT_NAME);
 	l_u64(&l, r->bytes);
-	l_i64(&l, r->time);
+	l_ms(&l, r->time_ms);
 	l_str(&l, r->action, CUT_WORD);
 	l_i64(&l, r->victim_pid);
 	l_str(&l, r->reason, CUT_TEXT);
@@ -904,7 +929,7 @@ int protocol_parse_report(const struct protocol_record *r, struct protocol_repor
 	int victim;
 
 	if (!is(r, "report", 8) || parse_uint(r->field[1], UINT_MAX, &rep.id) < 0 ||
-	    parse_size(r->field[3], &rep.bytes) < 0 || parse_i64(r->field[4], &rep.time) < 0 ||
+	    parse_size(r->field[3], &rep.bytes) < 0 || parse_ms(r->field[4], &rep.time_ms) < 0 ||
 	    parse_int(r->field[6], &victim) < 0 || victim < 0)
 		return -EBADMSG;
 	rep.victim_pid = victim;

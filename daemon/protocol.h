@@ -44,6 +44,10 @@
  * number of input bytes consumed. */
 size_t protocol_escape(const char *src, size_t len, char *buf, size_t cap);
 
+/* The length of the valid UTF-8 sequence of two to four bytes at s (n bytes
+ * there), or 0 if none starts there (ASCII, a stray byte, a cut sequence). */
+size_t protocol_utf8_seq(const char *s, size_t n);
+
 /* Undoes protocol_escape() in place (the text only shrinks).  -EBADMSG if s
  * is not canonical: a raw control byte, DEL or invalid UTF-8, a "\" not
  * followed by "\" or "xNN" (lower-case hex), or an escape that did not need
@@ -174,7 +178,7 @@ struct protocol_report {
 	unsigned id;
 	const char *scope;
 	uint64_t bytes;
-	int64_t time; /* seconds since the epoch */
+	uint64_t time_ms; /* when it was written: ms since the epoch, sent as seconds "S.mmm" */
 	const char *action;
 	pid_t victim_pid; /* 0: none */
 	const char *reason;

@@ -261,7 +261,7 @@ static void test_records_round_trip(void **state)
 	const struct protocol_report rep = {.id = 7,
 					    .scope = "machine",
 					    .bytes = 1234,
-					    .time = 1700000000,
+					    .time_ms = 1700000000042,
 					    .action = "kill",
 					    .victim_pid = 42,
 					    .reason = "largest\tprocess"};
@@ -326,7 +326,7 @@ static void test_records_round_trip(void **state)
 	struct protocol_report rep2;
 	assert_int_equal(protocol_parse_record(protocol_next_line(&rd), &r), 0);
 	assert_int_equal(protocol_parse_report(&r, &rep2), 0);
-	assert_true(rep2.id == 7 && rep2.time == 1700000000 && rep2.victim_pid == 42);
+	assert_true(rep2.id == 7 && rep2.time_ms == 1700000000042 && rep2.victim_pid == 42);
 	assert_string_equal(rep2.reason, rep.reason);
 
 	const char *chunk, *text;
