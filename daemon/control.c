@@ -1,35 +1,34 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * control.c - the control socket: a unix stream socket speaking a line
- * protocol.  A request is one line; the answer is "ok" or "error MESSAGE",
- * then records of tab-separated fields, then a line holding only ".".
- * Lines of a report that start with "." are sent with one more "." (as SMTP
- * does), so the end marker is unambiguous.
+ * control.c - the control socket: a unix stream socket speaking the line
+ * protocol of protocol.h (docs/protocol.md).  Who may do what is decided from
+ * the peer's credentials: root may do everything; anyone may read status,
+ * ps and reports when readonly_status is set; a job's owner may run
+ * processes in that job and answer the questions about it.
  *
- * Who may do what is decided from the peer's credentials (SO_PEERCRED):
- * root may do everything; anyone may read status/ps/reports when
- * readonly_status is set; a job's owner may run processes in that job.
- * Anyone may listen for prompts ("prompt"); who is asked what, and who may
- * answer, is protocol.c's rule (protocol_may_see(), protocol_may_answer()):
- * a non-root peer is asked only about an OOM of a job it owns or with a
- * candidate of its own, sees only its own candidates, and may kill one of
- * them, grow or hand to the kernel only a job it owns, or answer "chain"
- * (let the system decide: once everyone asked has, or has gone away, the
- * chain goes on at once).  Root's answers are not limited.
- *
- *   status | ps [JOB] | reports | report ID | run JOB | prompt |
- *   answer ID kill PID | answer ID grow | answer ID kernel | answer ID chain | reload
- *
- * A prompt connection receives, besides its replies, frames of its own
- * (protocol.h): a question ("oom", candidates, choices), and after the OOM
- * is handled a "done" frame: to everyone asked about it (so they stop
- * asking the person), with the victim and result records only to root, the
- * victim's uid and the job's owner, who are also told about OOMs that
- * concern them and asked no one.
+ * A client must not be able to make the daemon - an OOM handler living in a
+ * small, mlocked memcg - run out of memory, stop serving root, or act on a
+ * process other than the one asking:
+ *  - every buffer is fixed (control.h); a reply is produced record by record
+ *    as the client reads it, and nothing more is read from a client while
+ *    its output is pending, so a client that sends and never reads stalls
+ *    itself only;
+ *  - a client that completes no request, or reads nothing of what it is
+ *    owed, for CONTROL_IDLE_MS is dropped (a timer on the loop, armed only
+ *    while such a client exists); a uid holds CONTROL_SLOTS_PER_UID slots at
+ *    most, and CONTROL_ROOT_SLOTS are kept for root;
+ *  - run moves the process that asks, proven alive and of the peer's uid at
+ *    the time it is moved: the connecting process's pidfd (SO_PEERPIDFD,
+ *    Linux 6.5), or, on older kernels, the sender of the request itself
+ *    (SCM_CREDENTIALS, checked by the kernel when it was sent) opened as a
+ *    pidfd;
+ *  - the socket is made in a directory only root can write, reached without
+ *    following a link, with its mode set before anyone can reach it.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -38,20 +37,24 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "control.h"
 #include "log.h"
 #include "protocol.h"
 
-#define OUT_MAX (16u << 20)
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
 
 /* The listening socket's index in the loop; clients are 0..CONTROL_MAX_CLIENTS-1. */
 #define LISTEN_INDEX CONTROL_MAX_CLIENTS
 
 static void on_event(void *data, uint32_t index, uint32_t events);
+static void on_timer(void *data, uint64_t now);
 static int send_prompts(void *data);
 static bool has_prompt_client(void *data);
 static void send_outcomes(void *data, const struct outcome *o);
@@ -61,42 +64,143 @@ void control_configure(struct control *ctl, const struct config *cfg)
 	ctl->cfg = cfg;
 }
 
-int control_listen(struct control *ctl)
+static struct client *client_at(struct control *ctl, int i)
+{
+	return &ctl->clients[i];
+}
+
+/* ------------------------------------------------------------ the socket's directory */
+
+/* Whether a directory on the way to the socket is safe: root's (or the
+ * daemon's own user's, for a dry run by a user), and writable by nobody
+ * else - or, on the way only, sticky like /tmp, where others cannot move
+ * what is not theirs. */
+static bool safe_dir(const struct stat *st, bool last)
+{
+	bool ours = st->st_uid == 0 || st->st_uid == geteuid();
+	bool others_write = st->st_mode & (S_IWGRP | S_IWOTH);
+
+	return S_ISDIR(st->st_mode) && ours && (!others_write || (!last && (st->st_mode & S_ISVTX)));
+}
+
+/* Opens the socket's directory from "/" one component at a time, never
+ * following a link, creating the last one (0755) if it is missing, and
+ * checking each.  Returns an O_PATH fd or -errno. */
+static int open_socket_dir(const char *dir)
+{
+	char copy[CONFIG_SOCKET_MAX], *save = NULL;
+	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(copy, sizeof(copy), "%s", dir);
+	for (char *part = strtok_r(copy, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
+		bool last = !save || !*save || strspn(save, "/") == strlen(save);
+		if (strcmp(part, ".") == 0 || strcmp(part, "..") == 0) {
+			close(fd);
+			return -EINVAL;
+		}
+		int next = openat(fd, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && errno == ENOENT && last && mkdirat(fd, part, 0755) == 0)
+			next = openat(fd, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int err = next < 0		 ? -errno
+			  : fstat(next, &st) < 0 ? -errno
+			  : safe_dir(&st, last)	 ? 0
+						 : -EPERM;
+		close(fd);
+		if (err < 0) {
+			if (next >= 0)
+				close(next);
+			return err;
+		}
+		fd = next;
+	}
+	/* "/" itself: the socket directly in it (no test or unit does this). */
+	if (fstat(fd, &st) < 0 || !safe_dir(&st, true)) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+/* Binds fd to name inside the checked directory: through /proc/self/fd, so
+ * no component of the path is looked up again. */
+static int bind_at(int fd, int dir_fd, const char *name)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	const char *path = ctl->cfg->socket;
-	struct stat st;
-	char dir[CONFIG_SOCKET_MAX];
-	int fd, r;
+	int n = snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dir_fd, name);
 
-	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
-		ctl->clients[i].fd = -1;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-			return -errno;
-	}
+	if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	/* Everyone may connect; each command checks the peer's credentials.  The
+	 * mode is the socket inode's, set before the name exists. */
+	if (fchmod(fd, 0666) < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -errno;
+	/* The umask may have taken bits; no one else can write here, so the
+	 * name is still this socket. */
+	return fchmodat(dir_fd, name, 0666, 0) < 0 ? -errno : 0;
+}
+
+static int split_path(struct control *ctl, const char *path, char *dir, size_t dir_len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (path[0] != '/' || !slash || !slash[1] || strlen(slash + 1) >= sizeof(ctl->name))
+		return -EINVAL;
+	snprintf(dir, dir_len, "%.*s", (int)(slash - path), path);
+	snprintf(ctl->name, sizeof(ctl->name), "%s", slash + 1);
+	return 0;
+}
+
+/* The socket, bound and listening: its fd or -errno. */
+static int make_socket(struct control *ctl)
+{
+	char dir[CONFIG_SOCKET_MAX];
+	struct stat st;
+	int fd, r = 0, one = 1;
+
+	if ((r = split_path(ctl, ctl->cfg->socket, dir, sizeof(dir))) < 0)
+		return r;
+	if ((ctl->dir_fd = open_socket_dir(dir)) < 0)
+		return ctl->dir_fd;
 	/* A stale socket of an earlier run is replaced; anything else is not touched. */
-	if (lstat(path, &st) == 0) {
+	if (fstatat(ctl->dir_fd, ctl->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (!S_ISSOCK(st.st_mode))
 			return -EEXIST;
-		unlink(path);
+		unlinkat(ctl->dir_fd, ctl->name, 0);
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0) {
-		r = -errno;
+	/* Each request comes with its sender's credentials (the accepted sockets inherit it). */
+	if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0 ||
+	    (r = bind_at(fd, ctl->dir_fd, ctl->name)) < 0 || listen(fd, 16) < 0) {
+		r = r < 0 ? r : -errno;
 		close(fd);
 		return r;
 	}
-	/* Everyone may connect; each command checks the peer's credentials. */
-	(void)chmod(path, 0666);
+	return fd;
+}
+
+int control_listen(struct control *ctl)
+{
+	int fd, r;
+
+	ctl->listen_fd = ctl->dir_fd = -1;
+	ctl->clients = calloc(CONTROL_MAX_CLIENTS, sizeof(*ctl->clients));
+	if (!ctl->clients)
+		return -ENOMEM;
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		ctl->clients[i].fd = ctl->clients[i].pidfd = ctl->clients[i].reply.fd = -1;
+	ctl->ready = true;
+	ctl->no_peer_pidfd = getenv("OOMKIT_TEST_NO_PEERPIDFD") != NULL;
+	if ((fd = make_socket(ctl)) < 0)
+		return fd;
+	ctl->timer = (struct loop_timer){.fn = on_timer, .data = ctl};
 	ctl->source = loop_add_source(ctl->loop, on_event, ctl);
-	if (ctl->source < 0 || (r = loop_add_fd(ctl->loop, fd, ctl->source, LISTEN_INDEX, EPOLLIN)) < 0) {
+	if (ctl->source < 0 || (r = loop_add_fd(ctl->loop, fd, ctl->source, LISTEN_INDEX, EPOLLIN)) < 0 ||
+	    (r = loop_add_timer(ctl->loop, &ctl->timer)) < 0) {
 		r = ctl->source < 0 ? ctl->source : r;
 		close(fd);
 		return r;
@@ -106,6 +210,16 @@ int control_listen(struct control *ctl)
 	    .send = send_prompts, .available = has_prompt_client, .send_outcome = send_outcomes, .data = ctl};
 	prompt_set_listener(ctl->prompt, &l);
 	return 0;
+}
+
+/* ------------------------------------------------------------ slots */
+
+static void reset_reply(struct client *c)
+{
+	if (c->reply.fd >= 0)
+		close(c->reply.fd);
+	memset(&c->reply, 0, sizeof(c->reply));
+	c->reply.fd = -1;
 }
 
 static bool anyone_asked(const struct control *ctl)
@@ -118,32 +232,144 @@ static bool anyone_asked(const struct control *ctl)
 
 static void drop(struct control *ctl, int i)
 {
-	struct client *c = &ctl->clients[i];
+	struct client *c = client_at(ctl, i);
 
 	if (c->fd < 0)
 		return;
+	loop_del_fd(ctl->loop, c->fd);
+	close(c->fd);
+	c->fd = -1;
 	/* A person who went away cannot answer: when no one asked is left, the chain goes on. */
 	if (c->asked) {
 		c->asked = false;
 		if (!anyone_asked(ctl))
 			prompt_declined(ctl->prompt);
 	}
-	loop_del_fd(ctl->loop, c->fd);
-	close(c->fd);
-	free(c->out);
-	memset(c, 0, sizeof(*c));
-	c->fd = -1;
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	reset_reply(c);
+	memset(c, 0, offsetof(struct client, in));
+	c->fd = c->pidfd = c->reply.fd = -1;
 }
 
 void control_close_all(struct control *ctl)
 {
+
+	if (!ctl->ready)
+		return;
 	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
 		drop(ctl, i);
+	free(ctl->clients);
+	ctl->clients = NULL;
+	ctl->ready = false;
 	if (ctl->listen_fd >= 0) {
 		close(ctl->listen_fd);
-		unlink(ctl->cfg->socket);
+		unlinkat(ctl->dir_fd, ctl->name, 0);
 		ctl->listen_fd = -1;
 	}
+	if (ctl->dir_fd >= 0)
+		close(ctl->dir_fd);
+	ctl->dir_fd = -1;
+}
+
+/* A free slot for uid: -EUSERS when the uid holds its share, -EAGAIN when
+ * only root's slots are left.  Root takes the slot of the oldest client of
+ * another uid if nothing is free (which only root's own clients can cause). */
+static int pick_slot(struct control *ctl, uid_t uid)
+{
+	unsigned mine = 0, others = 0;
+	int free_slot = -1, oldest = -1;
+
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		const struct client *c = client_at(ctl, i);
+		if (c->fd < 0) {
+			free_slot = free_slot < 0 ? i : free_slot;
+			continue;
+		}
+		mine += c->uid == uid;
+		others += c->uid != 0;
+		if (c->uid != 0 && (oldest < 0 || c->seq < client_at(ctl, oldest)->seq))
+			oldest = i;
+	}
+	if (uid != 0 && mine >= CONTROL_SLOTS_PER_UID)
+		return -EUSERS;
+	if (uid != 0 && others >= CONTROL_MAX_CLIENTS - CONTROL_ROOT_SLOTS)
+		return -EAGAIN;
+	if (free_slot < 0 && uid == 0 && oldest >= 0) {
+		log_info("control: uid %u's oldest connection makes room for root",
+			 (unsigned)client_at(ctl, oldest)->uid);
+		drop(ctl, oldest);
+		free_slot = oldest;
+	}
+	return free_slot < 0 ? -EAGAIN : free_slot;
+}
+
+/* A connection refused a slot is told why, in a frame, then closed. */
+static void refuse(int fd, uid_t uid, int err)
+{
+	char buf[160];
+	struct protocol_buf b = {.data = buf, .cap = sizeof(buf)};
+	char msg[120];
+
+	snprintf(msg, sizeof(msg), "too many connections%s%u; try again later",
+		 err == -EUSERS ? " from uid " : ": only root's slots are left, not for uid ", (unsigned)uid);
+	if (protocol_put_error(&b, msg) == 0 && protocol_put_end(&b) == 0)
+		(void)!send(fd, buf, b.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(fd);
+}
+
+static void watch(struct control *ctl, int i, uint32_t events)
+{
+	struct client *c = client_at(ctl, i);
+
+	if (c->events == events)
+		return;
+	if (loop_mod_fd(ctl->loop, c->fd, ctl->source, (uint32_t)i, events) == 0)
+		c->events = events;
+}
+
+static int peer_pidfd(const struct control *ctl, int fd)
+{
+	int pidfd = -1;
+	socklen_t len = sizeof(pidfd);
+
+	if (ctl->no_peer_pidfd || getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0)
+		return -1;
+	return pidfd;
+}
+
+/* What the kernel holds for a client that does not read: its socket's send
+ * buffer (doubled by the kernel), for each of CONTROL_MAX_CLIENTS. */
+#define CLIENT_SNDBUF (32 << 10)
+
+static void admit(struct control *ctl, int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int sndbuf = CLIENT_SNDBUF;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		close(fd);
+		return;
+	}
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	int i = pick_slot(ctl, cred.uid);
+	if (i < 0) {
+		refuse(fd, cred.uid, i);
+		return;
+	}
+	struct client *c = client_at(ctl, i);
+	memset(c, 0, offsetof(struct client, in));
+	c->fd = fd;
+	c->uid = cred.uid;
+	c->pid = cred.pid;
+	c->pidfd = peer_pidfd(ctl, fd);
+	c->reply.fd = -1;
+	c->seq = ++ctl->next_seq;
+	c->deadline_ns = now_ns() + CONTROL_IDLE_MS * 1000000ull;
+	c->events = EPOLLIN;
+	if (loop_add_fd(ctl->loop, fd, ctl->source, (uint32_t)i, EPOLLIN) < 0)
+		drop(ctl, i);
 }
 
 static void control_accept(struct control *ctl)
@@ -152,304 +378,436 @@ static void control_accept(struct control *ctl)
 		int fd = accept4(ctl->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		struct ucred cred;
-		socklen_t len = sizeof(cred);
-		int i;
-		for (i = 0; i < CONTROL_MAX_CLIENTS && ctl->clients[i].fd >= 0; i++)
-			;
-		if (i == CONTROL_MAX_CLIENTS || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-			close(fd);
-			continue;
-		}
-		struct client *c = &ctl->clients[i];
-		memset(c, 0, sizeof(*c));
-		c->fd = fd;
-		c->uid = cred.uid;
-		c->pid = cred.pid;
-		if (loop_add_fd(ctl->loop, fd, ctl->source, (uint32_t)i, EPOLLIN) < 0)
-			drop(ctl, i);
+		admit(ctl, fd);
 	}
+}
+
+/* ------------------------------------------------------------ timeouts */
+
+/* The loop's timer is due at the earliest client deadline; 0 (none) with
+ * no client, or only prompt clients waiting: then the daemon sleeps. */
+static void rearm(struct control *ctl)
+{
+	uint64_t next = 0;
+
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		const struct client *c = &ctl->clients[i];
+		if (c->fd >= 0 && c->deadline_ns && (!next || c->deadline_ns < next))
+			next = c->deadline_ns;
+	}
+	ctl->timer.due_ns = next;
+}
+
+static void on_timer(void *data, uint64_t now)
+{
+	struct control *ctl = data;
+
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		struct client *c = client_at(ctl, i);
+		if (c->fd < 0 || !c->deadline_ns || now < c->deadline_ns)
+			continue;
+		log_info("control: dropped the connection of pid %d (uid %u): no request or read for %d s",
+			 (int)c->pid, (unsigned)c->uid, CONTROL_IDLE_MS / 1000);
+		drop(ctl, i);
+	}
+	rearm(ctl);
+}
+
+static bool busy(const struct client *c)
+{
+	return c->out_len || c->reply.verb != PROTOCOL_UNKNOWN || c->question.due || c->outcome.due;
+}
+
+/* After each turn: a prompt client with nothing owed and nothing half
+ * received may wait for a question for ever; anyone else has a deadline,
+ * which only progress (a request completed, bytes read by it) pushes back. */
+static void arm_deadline(struct client *c, uint64_t now)
+{
+	if (c->prompt && !busy(c) && c->in_len == 0 && !c->discarding)
+		c->deadline_ns = 0;
+	else if (!c->deadline_ns)
+		c->deadline_ns = now + CONTROL_IDLE_MS * 1000000ull;
+}
+
+static void progress(struct client *c)
+{
+	c->deadline_ns = now_ns() + CONTROL_IDLE_MS * 1000000ull;
 }
 
 /* ------------------------------------------------------------ output */
 
-static void flush(struct control *ctl, int i)
+static struct protocol_buf outbuf(struct client *c)
 {
-	struct client *c = &ctl->clients[i];
+	return (struct protocol_buf){.data = c->out, .len = c->out_len, .cap = sizeof(c->out)};
+}
 
-	while (c->out_len > 0) {
-		ssize_t n = send(c->fd, c->out, c->out_len, MSG_NOSIGNAL);
+/* Runs protocol_put_*(buf, args...) into the client's buffer: true if it
+ * fit (a line that does not fit is not written at all). */
+#define PUT(c, fn, ...)                                                                                      \
+	({                                                                                                   \
+		struct protocol_buf b_ = outbuf(c);                                                          \
+		int r_ = fn(&b_, ##__VA_ARGS__);                                                             \
+		(c)->out_len = b_.len;                                                                       \
+		r_ >= 0;                                                                                     \
+	})
+
+static bool put_ok(struct client *c)
+{
+	return PUT(c, protocol_put_ok);
+}
+
+static bool put_end(struct client *c)
+{
+	return PUT(c, protocol_put_end);
+}
+
+static bool put_error(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* An error is one whole frame; a request starts only with room for it. */
+static bool put_error(struct client *c, const char *fmt, ...)
+{
+	char msg[512];
+	struct protocol_buf b = outbuf(c);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (protocol_put_error(&b, msg) < 0 || protocol_put_end(&b) < 0)
+		return false;
+	c->out_len = b.len;
+	return true;
+}
+
+/* Sends what is pending; false if the client is gone. */
+static bool flush(struct control *ctl, int i)
+{
+	struct client *c = client_at(ctl, i);
+	size_t sent = 0;
+
+	while (sent < c->out_len) {
+		ssize_t n = send(c->fd, c->out + sent, c->out_len - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			break;
 		if (n <= 0) {
 			drop(ctl, i);
-			return;
+			return false;
 		}
-		memmove(c->out, c->out + n, c->out_len - (size_t)n);
-		c->out_len -= (size_t)n;
+		sent += (size_t)n;
 	}
-	loop_mod_fd(ctl->loop, c->fd, ctl->source, (uint32_t)i, EPOLLIN | (c->out_len ? EPOLLOUT : 0u));
-}
-
-static void out_raw(struct client *c, const char *s, size_t n)
-{
-	if (c->out_len + n > c->out_cap) {
-		size_t cap = c->out_cap ? c->out_cap : 4096;
-		while (cap < c->out_len + n)
-			cap *= 2;
-		if (cap > OUT_MAX)
-			return;
-		char *p = realloc(c->out, cap);
-		if (!p)
-			return;
-		c->out = p;
-		c->out_cap = cap;
+	if (sent) {
+		memmove(c->out, c->out + sent, c->out_len - sent);
+		c->out_len -= sent;
+		progress(c);
 	}
-	memcpy(c->out + c->out_len, s, n);
-	c->out_len += n;
+	return true;
 }
 
-static void out(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* ------------------------------------------------------------ replies */
 
-static void out(struct client *c, const char *fmt, ...)
-{
-	char buf[2048];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		out_raw(c, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-}
-
-/* A field may not contain the separators. */
-static const char *field(const char *s, char *buf, size_t len)
-{
-	size_t i;
-	for (i = 0; s[i] && i + 1 < len; i++)
-		buf[i] = s[i] == '\t' || s[i] == '\n' || s[i] == '\r' ? ' ' : s[i];
-	buf[i] = '\0';
-	return buf;
-}
-
-static const char *num(uint64_t v, char *buf, size_t len)
-{
-	if (v == OOMKIT_UNLIMITED)
-		snprintf(buf, len, "max");
-	else
-		snprintf(buf, len, "%" PRIu64, v);
-	return buf;
-}
-
-static void error(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void error(struct client *c, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	out(c, "error %s\n.\n", buf);
-}
-
-/* ------------------------------------------------------------ commands */
-
-static void cmd_status(struct control *ctl, struct client *c)
+static bool put_machine(struct control *ctl, struct client *c)
 {
 	struct oomkit_cgroup_memory m = {0};
-	char a[32], b[32], e[32], x[32], f[SCOPE_LAST_ACTION_MAX], chain[128];
 
 	const struct scope *machine = &ctl->scopes->machine;
 
 	(void)oomkit_cgroup_memory(ctl->ctx, machine->rel, &m);
-	out(c, "ok\n");
-	out(c, "machine\t%s\t%s\t%s\t%d\t%" PRIu64 "\t%" PRIu64 "\t%s\n", machine->rel,
-	    num(m.usage_bytes, a, sizeof(a)), num(m.limit_bytes, b, sizeof(b)), m.under_oom, machine->ooms,
-	    machine->kills, field(machine->last_action, f, sizeof(f)));
-	SCOPE_FOREACH_JOB (j, ctl->scopes) {
-		struct oomkit_cgroup_memory jm = {.limit_bytes = OOMKIT_UNLIMITED};
-		(void)oomkit_cgroup_memory(ctl->ctx, j->rel, &jm);
-		int nprocs = oomkit_cgroup_pids(ctl->ctx, j->rel, true, ctl->pids, ctl->max_pids);
-		config_format_chain(&j->job->chain, chain, sizeof(chain));
-		char owner[16] = "-";
-		if (j->job->has_owner)
-			snprintf(owner, sizeof(owner), "%u", (unsigned)j->job->owner);
-		out(c, "job\t%s\t%u\t%s\t%s\t%s\t%s\t%d\t%" PRIu64 "\t%" PRIu64 "\t%d\t%s\t%s\t%s\n", j->name,
-		    j->job->priority, num(jm.usage_bytes, a, sizeof(a)), num(jm.limit_bytes, b, sizeof(b)),
-		    num(j->job->limit_max_bytes, e, sizeof(e)), num(j->job->expect_bytes, x, sizeof(x)),
-		    jm.under_oom, j->ooms, j->kills, nprocs < 0 ? 0 : nprocs, owner, chain,
-		    field(j->last_action, f, sizeof(f)));
-	}
-	out(c, ".\n");
+	const struct protocol_machine rec = {.cgroup = machine->rel,
+					     .usage_bytes = m.usage_bytes,
+					     .limit_bytes = m.limit_bytes,
+					     .under_oom = m.under_oom,
+					     .ooms = machine->ooms,
+					     .kills = machine->kills,
+					     .last_action = machine->last_action};
+	return PUT(c, protocol_put_machine, &rec);
 }
 
-static void cmd_ps(struct control *ctl, struct client *c, const char *job_name)
+static bool put_job(struct control *ctl, struct client *c, const struct scope *j)
+{
+	struct oomkit_cgroup_memory m = {.limit_bytes = OOMKIT_UNLIMITED};
+	char chain[128];
+
+	(void)oomkit_cgroup_memory(ctl->ctx, j->rel, &m);
+	int nprocs = oomkit_cgroup_pids(ctl->ctx, j->rel, true, ctl->pids, ctl->max_pids);
+	config_format_chain(&j->job->chain, chain, sizeof(chain));
+	const struct protocol_job rec = {.name = j->name,
+					 .priority = j->job->priority,
+					 .usage_bytes = m.usage_bytes,
+					 .limit_bytes = m.limit_bytes,
+					 .limit_max_bytes = j->job->limit_max_bytes,
+					 .expect_bytes = j->job->expect_bytes,
+					 .under_oom = m.under_oom,
+					 .ooms = j->ooms,
+					 .kills = j->kills,
+					 .processes = nprocs < 0 ? 0u : (unsigned)nprocs,
+					 .has_owner = j->job->has_owner,
+					 .owner = j->job->owner,
+					 .chain = chain,
+					 .last_action = j->last_action};
+	return PUT(c, protocol_put_job, &rec);
+}
+
+/* status: "ok", the machine, a record per job, ".". */
+static bool fill_status(struct control *ctl, struct client *c)
+{
+	if (c->reply.stage == 0) {
+		if (c->out_len + 2 * PROTOCOL_RECORD_MAX > sizeof(c->out) || !put_ok(c) ||
+		    !put_machine(ctl, c))
+			return false;
+		c->reply.stage = 1;
+	}
+	/* By slot, going on after the last one sent. */
+	SCOPE_FOREACH_JOB (j, ctl->scopes) {
+		unsigned slot = scope_index(ctl->scopes, j);
+		if (slot < c->reply.next)
+			continue;
+		if (!put_job(ctl, c, j))
+			return false;
+		c->reply.next = (uint64_t)slot + 1;
+	}
+	return put_end(c);
+}
+
+static void sort_pids(pid_t *p, int n)
+{
+	/* Shell sort: no allocation, and ps is not on the handler path. */
+	for (int gap = n / 2; gap > 0; gap /= 2)
+		for (int i = gap; i < n; i++)
+			for (int k = i; k >= gap && p[k - gap] > p[k]; k -= gap) {
+				pid_t t = p[k];
+				p[k] = p[k - gap];
+				p[k - gap] = t;
+			}
+}
+
+static bool put_proc(struct control *ctl, struct client *c, pid_t pid, bool *ret_fit)
+{
+	char cg[SCOPE_REL_MAX];
+	struct oomkit_process p;
+
+	*ret_fit = true;
+	if (oomkit_process_info(ctl->ctx, pid, &p) < 0 ||
+	    oomkit_process_cgroup(ctl->ctx, pid, cg, sizeof(cg)) < 0)
+		return false; /* gone meanwhile */
+	const struct scope *s = scope_of_cgroup(ctl->scopes, cg);
+	const struct protocol_proc rec = {.pid = p.pid,
+					  .job = s ? s->name : "-",
+					  .rss_bytes =
+					      (p.rss_anon_kib + p.rss_file_kib + p.rss_shmem_kib) * 1024,
+					  .swap_bytes = p.swap_kib * 1024,
+					  .oom_score_adj = p.oom_score_adj,
+					  .uid = p.uid,
+					  .comm = p.comm,
+					  .cmdline = p.cmdline};
+	*ret_fit = PUT(c, protocol_put_proc, &rec);
+	return *ret_fit;
+}
+
+/* ps: the scope's processes by pid.  Listed again at each piece, going on
+ * after the last pid sent, so nothing but the cursor is kept between pieces. */
+static bool fill_ps(struct control *ctl, struct client *c)
 {
 	const char *rel = ctl->scopes->machine.rel;
-	char cg[SCOPE_REL_MAX], comm[32], cmd[300];
 
-	if (job_name) {
-		const struct scope *s = scope_by_name(ctl->scopes, job_name);
-		if (!s) {
-			error(c, "no job %s", job_name);
-			return;
-		}
+	if (c->reply.job[0]) {
+		const struct scope *s = scope_by_name(ctl->scopes, c->reply.job);
+		if (!s) /* removed by a reload meanwhile */
+			return c->reply.stage == 0 ? put_error(c, "no job %s", c->reply.job) : put_end(c);
 		rel = s->rel;
 	}
 	int n = oomkit_cgroup_pids(ctl->ctx, rel, true, ctl->pids, ctl->max_pids);
-	if (n < 0) {
-		error(c, "cannot list processes: %s", strerror(-n));
-		return;
+	if (n < 0)
+		return c->reply.stage == 0 ? put_error(c, "cannot list processes: %s", strerror(-n))
+					   : put_end(c);
+	if (c->reply.stage == 0) {
+		if (!put_ok(c))
+			return false;
+		c->reply.stage = 1;
 	}
-	out(c, "ok\n");
+	sort_pids(ctl->pids, n);
 	for (int i = 0; i < n; i++) {
-		struct oomkit_process p;
-		if (oomkit_process_info(ctl->ctx, ctl->pids[i], &p) < 0 ||
-		    oomkit_process_cgroup(ctl->ctx, ctl->pids[i], cg, sizeof(cg)) < 0)
+		bool fit;
+		if ((uint64_t)ctl->pids[i] < c->reply.next)
 			continue;
-		const struct scope *s = scope_of_cgroup(ctl->scopes, cg);
-		out(c, "proc\t%d\t%s\t%" PRIu64 "\t%" PRIu64 "\t%d\t%u\t%s\t%s\n", (int)p.pid,
-		    s ? s->name : "-", (p.rss_anon_kib + p.rss_file_kib + p.rss_shmem_kib) * 1024,
-		    p.swap_kib * 1024, p.oom_score_adj, (unsigned)p.uid, field(p.comm, comm, sizeof(comm)),
-		    field(p.cmdline, cmd, sizeof(cmd)));
+		if (!put_proc(ctl, c, ctl->pids[i], &fit) && !fit)
+			return false;
+		c->reply.next = (uint64_t)ctl->pids[i] + 1;
 	}
-	out(c, ".\n");
+	return put_end(c);
 }
 
 /* From the reports' index (reports.h): no file is read. */
-static void cmd_reports(struct control *ctl, struct client *c)
+static bool put_report_entry(struct client *c, const struct report_entry *e)
 {
-	char reason[REPORTS_REASON_MAX];
+	const struct protocol_report rec = {.id = e->id,
+					    .scope = e->scope,
+					    .bytes = e->bytes,
+					    .time_ms = e->time_ms,
+					    .action = e->action,
+					    .victim_pid = e->victim_pid,
+					    .reason = e->reason};
+	return PUT(c, protocol_put_report, &rec);
+}
 
-	out(c, "ok\n");
+/* reports: a record per report, going on after the last id sent. */
+static bool fill_reports(struct control *ctl, struct client *c)
+{
+	if (c->reply.stage == 0) {
+		if (!put_ok(c))
+			return false;
+		c->reply.stage = 1;
+	}
 	for (unsigned i = 0; i < reports_count(ctl->reports); i++) {
 		const struct report_entry *e = reports_entry(ctl->reports, i);
-		out(c, "report\t%u\t%s\t%" PRIu64 "\t%" PRIu64 ".%03u\t%s\t%d\t%s\n", e->id, e->scope,
-		    e->bytes, e->time_ms / 1000u, (unsigned)(e->time_ms % 1000u), e->action,
-		    (int)e->victim_pid, field(e->reason, reason, sizeof(reason)));
+		if (e->id < c->reply.next)
+			continue;
+		if (!put_report_entry(c, e))
+			return false;
+		c->reply.next = (uint64_t)e->id + 1;
 	}
-	out(c, ".\n");
+	return put_end(c);
 }
 
-static void cmd_report(struct control *ctl, struct client *c, unsigned id)
+/* report ID: the file, in chunks of data records. */
+static bool fill_report(struct control *ctl, struct client *c)
 {
-	char buf[8192], *line_start;
-	bool at_line_start = true;
+	char chunk[PROTOCOL_DATA_CHUNK];
 
-	int fd = reports_open_existing(ctl->reports, id);
-	if (fd < 0) {
-		error(c, "no report %u", id);
-		return;
-	}
-	out(c, "ok\n");
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-		if (n <= 0)
-			break;
-		line_start = buf;
-		for (ssize_t i = 0; i < n; i++) {
-			if (at_line_start && buf[i] == '.')
-				out_raw(c, ".", 1);
-			at_line_start = buf[i] == '\n';
-			if (at_line_start) {
-				out_raw(c, line_start, (size_t)(buf + i + 1 - line_start));
-				line_start = buf + i + 1;
-			}
+	if (c->reply.stage == 0) {
+		int fd = reports_open_existing(ctl->reports, (unsigned)c->reply.next);
+		if (fd < 0)
+			return put_error(c, "no report %u", (unsigned)c->reply.next);
+		if (!put_ok(c)) {
+			close(fd);
+			return false;
 		}
-		out_raw(c, line_start, (size_t)(buf + n - line_start));
+		c->reply.fd = fd;
+		c->reply.next = 0;
+		c->reply.stage = 1;
 	}
-	close(fd);
-	out(c, "%s.\n", at_line_start ? "" : "\n");
+	for (;;) {
+		ssize_t n = pread(c->reply.fd, chunk, sizeof(chunk), (off_t)c->reply.next);
+		if (n <= 0)
+			return put_end(c);
+		struct protocol_buf b = outbuf(c);
+		int took = protocol_put_data(&b, chunk, (size_t)n);
+		if (took == -ENOBUFS)
+			return false;
+		c->out_len = b.len;
+		/* A NUL (never in a report the daemon wrote) is left out. */
+		c->reply.next += took > 0 ? (uint64_t)took : 1;
+	}
 }
 
-static void cmd_run(struct control *ctl, struct client *c, const char *job_name)
+static bool fill_reply(struct control *ctl, struct client *c)
 {
-	const struct scope *s = scope_by_name(ctl->scopes, job_name);
+	bool done;
 
-	if (!s) {
-		error(c, "no job %s", job_name);
-		return;
+	switch (c->reply.verb) {
+	case PROTOCOL_STATUS:
+		done = fill_status(ctl, c);
+		break;
+	case PROTOCOL_PS:
+		done = fill_ps(ctl, c);
+		break;
+	case PROTOCOL_REPORTS:
+		done = fill_reports(ctl, c);
+		break;
+	case PROTOCOL_REPORT:
+		done = fill_report(ctl, c);
+		break;
+	default:
+		done = true;
 	}
-	const struct config_job *cj = s->job;
-	if (c->uid != 0 && !(cj->has_owner && cj->owner == c->uid)) {
-		error(c, "permission denied: only root or the job's owner may run in job %s", job_name);
-		return;
-	}
-	int r = oomkit_cgroup_attach(ctl->ctx, s->rel, c->pid);
-	if (r < 0) {
-		error(c, "cannot move %d into %s: %s", (int)c->pid, job_name, strerror(-r));
-		return;
-	}
-	log_info("%s: process %d (uid %u) moved in", job_name, (int)c->pid, (unsigned)c->uid);
-	out(c, "ok\n.\n");
+	if (done)
+		reset_reply(c);
+	return done;
 }
+
+/* ------------------------------------------------------------ prompts */
 
 static bool has_prompt_client(void *data)
 {
 	const struct control *ctl = data;
 
-	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
-		if (ctl->clients[i].fd >= 0 && ctl->clients[i].prompt &&
-		    prompt_concerns(ctl->prompt, ctl->clients[i].uid))
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		const struct client *c = &ctl->clients[i];
+		if (c->fd >= 0 && c->prompt && prompt_concerns(ctl->prompt, c->uid))
 			return true;
+	}
 	return false;
 }
 
-/* Prompt and outcome frames are written with protocol.c, a record at a
- * time, through this buffer into the client's output. */
-static char frame_buf[8 * PROTOCOL_RECORD_MAX];
-
-static struct protocol_buf *frame_room(struct client *c, struct protocol_buf *b)
+static const char *prompt_scope(const struct control *ctl)
 {
-	if (b->cap - b->len < PROTOCOL_RECORD_MAX) {
-		out_raw(c, b->data, b->len);
-		b->len = 0;
-	}
-	return b;
+	return ctl->prompt->scope_name;
 }
 
-static void frame_end(struct client *c, struct protocol_buf *b)
+/* What this client may answer (protocol_may_answer()). */
+static unsigned choices_for(const struct control *ctl, const struct client *c)
 {
-	(void)protocol_put_end(frame_room(c, b));
-	out_raw(c, b->data, b->len);
-	b->len = 0;
-}
+	const struct protocol_answer grow = {.id = ctl->prompt->report_id, .choice = PROTOCOL_CHOICE_GROW};
+	const struct protocol_answer kernel = {.id = ctl->prompt->report_id,
+					       .choice = PROTOCOL_CHOICE_KERNEL};
+	unsigned mask = PROTOCOL_CHOICE_KILL | PROTOCOL_CHOICE_CHAIN;
 
-static void send_prompt(struct control *ctl, struct client *c)
-{
-	struct protocol_buf b = {.data = frame_buf, .cap = sizeof(frame_buf)};
-	struct protocol_question q = {.id = ctl->prompt->report_id,
-				      .scope = ctl->prompt->scope_name,
-				      .timeout_ms = ctl->prompt->timeout_ms};
-	struct protocol_answer grow = {.id = q.id, .choice = PROTOCOL_CHOICE_GROW};
-	struct protocol_answer kernel = {.id = q.id, .choice = PROTOCOL_CHOICE_KERNEL};
-	unsigned choices = PROTOCOL_CHOICE_KILL | PROTOCOL_CHOICE_CHAIN;
-
-	(void)protocol_put_question(frame_room(c, &b), &q);
-	for (unsigned i = 0; i < ctl->prompt->n_procs; i++) {
-		const struct prompt_candidate *p = &ctl->prompt->procs[i];
-		struct protocol_candidate pc = {.pid = p->proc.pid,
-						.job = p->job_name,
-						.priority = p->priority,
-						.rss_bytes = p->proc.rss_bytes,
-						.comm = p->proc.comm,
-						.uid = p->proc.uid};
-		if (prompt_shows(ctl->prompt, p, c->uid))
-			(void)protocol_put_candidate(frame_room(c, &b), &pc);
-	}
 	if (ctl->prompt->can_grow && protocol_may_answer(c->uid, &ctl->prompt->asker, &grow, 0) == 0)
-		choices |= PROTOCOL_CHOICE_GROW;
+		mask |= PROTOCOL_CHOICE_GROW;
 	if (protocol_may_answer(c->uid, &ctl->prompt->asker, &kernel, 0) == 0)
-		choices |= PROTOCOL_CHOICE_KERNEL;
-	(void)protocol_put_choices(frame_room(c, &b), choices);
-	frame_end(c, &b);
+		mask |= PROTOCOL_CHOICE_KERNEL;
+	return mask;
 }
+
+static bool put_candidate(struct client *c, const struct prompt_candidate *p)
+{
+	const struct protocol_candidate rec = {.pid = p->proc.pid,
+					       .job = p->job_name,
+					       .priority = p->priority,
+					       .rss_bytes = p->proc.rss_bytes,
+					       .comm = p->proc.comm,
+					       .uid = p->proc.uid};
+	return PUT(c, protocol_put_candidate, &rec);
+}
+
+static void next_question(struct client *c)
+{
+	c->question = (typeof(c->question)){.id = c->question.queued, .due = c->question.queued != 0};
+}
+
+/* The question, its candidates (those the client may see), its choices, ".",
+ * as the client reads.  A question that ended while it was going out (it was
+ * answered, or another took its place) ends at once, with no choices. */
+static bool fill_question(struct control *ctl, struct client *c)
+{
+	bool current = ctl->prompt->active && ctl->prompt->report_id == c->question.id;
+
+	if (!c->question.head) {
+		if (!current) { /* over before it went out */
+			next_question(c);
+			return true;
+		}
+		const struct protocol_question q = {
+		    .id = c->question.id, .scope = prompt_scope(ctl), .timeout_ms = ctl->prompt->timeout_ms};
+		if (!PUT(c, protocol_put_question, &q))
+			return false;
+		c->question.head = true;
+	}
+	for (; current && c->question.next < ctl->prompt->n_procs; c->question.next++) {
+		const struct prompt_candidate *p = &ctl->prompt->procs[c->question.next];
+		if (prompt_shows(ctl->prompt, p, c->uid) && !put_candidate(c, p))
+			return false;
+	}
+	struct protocol_buf b = outbuf(c);
+	if (protocol_put_choices(&b, current ? choices_for(ctl, c) : 0) < 0 || protocol_put_end(&b) < 0)
+		return false;
+	c->out_len = b.len;
+	next_question(c);
+	return true;
+}
+
+static void pump(struct control *ctl, int i);
 
 static int send_prompts(void *data)
 {
@@ -457,15 +815,20 @@ static int send_prompts(void *data)
 	int sent = 0;
 
 	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
-		struct client *c = &ctl->clients[i];
+		struct client *c = client_at(ctl, i);
 		c->asked = false;
 		if (c->fd < 0 || !c->prompt || !prompt_concerns(ctl->prompt, c->uid))
 			continue;
-		send_prompt(ctl, c);
+		/* A question still going out is ended first (fill_question sees it is stale). */
+		if (c->question.due && c->question.head)
+			c->question.queued = ctl->prompt->report_id;
+		else
+			c->question = (typeof(c->question)){.id = ctl->prompt->report_id, .due = true};
 		c->asked = true;
-		flush(ctl, i);
+		pump(ctl, i);
 		sent++;
 	}
+	rearm(ctl);
 	return sent;
 }
 
@@ -476,37 +839,65 @@ static bool outcome_concerns(const struct outcome *o, const struct client *c)
 	       (o->has_owner && o->owner == c->uid);
 }
 
-static void send_outcome(struct client *c, const struct outcome *o, bool details)
+/* Keeps the outcome in the client's slot (what it may see of it), to go out
+ * after what it is owed already; a newer one takes the place of one that
+ * has not gone out yet. */
+static void keep_outcome(struct client *c, const struct outcome *o, bool details)
 {
-	struct protocol_buf b = {.data = frame_buf, .cap = sizeof(frame_buf)};
-	struct protocol_done done = {.id = o->report_id, .scope = o->scope, .action = o->action, .by = o->by};
-	struct protocol_victim v = {.pid = o->victim_pid,
-				    .job = o->victim_job,
-				    .bytes = o->victim_bytes,
-				    .comm = o->victim_comm,
-				    .uid = o->victim_uid};
+	struct control_outcome *k = &c->outcome;
 
-	(void)protocol_put_done(frame_room(c, &b), &done);
-	if (details && o->has_victim && o->victim_pid > 0)
-		(void)protocol_put_victim(frame_room(c, &b), &v);
-	if (details)
-		(void)protocol_put_text(frame_room(c, &b), o->result);
-	frame_end(c, &b);
+	*k = (struct control_outcome){.due = true,
+				      .details = details,
+				      .id = o->report_id,
+				      .victim = details && o->has_victim && o->victim_pid > 0,
+				      .victim_pid = o->victim_pid,
+				      .victim_uid = o->victim_uid,
+				      .victim_bytes = o->victim_bytes};
+	snprintf(k->scope, sizeof(k->scope), "%s", o->scope);
+	snprintf(k->action, sizeof(k->action), "%s", o->action);
+	snprintf(k->by, sizeof(k->by), "%s", o->by);
+	if (!details)
+		return;
+	snprintf(k->result, sizeof(k->result), "%s", o->result ? o->result : "");
+	snprintf(k->victim_comm, sizeof(k->victim_comm), "%s", o->victim_comm ? o->victim_comm : "");
+	snprintf(k->victim_job, sizeof(k->victim_job), "%s", o->victim_job ? o->victim_job : "");
+}
+
+/* "done", and for those who may see them the victim and the result, ".". */
+static bool fill_outcome(struct client *c)
+{
+	const struct control_outcome *k = &c->outcome;
+	const struct protocol_done done = {.id = k->id, .scope = k->scope, .action = k->action, .by = k->by};
+	const struct protocol_victim v = {.pid = k->victim_pid,
+					  .job = k->victim_job,
+					  .bytes = k->victim_bytes,
+					  .comm = k->victim_comm,
+					  .uid = k->victim_uid};
+	struct protocol_buf b = outbuf(c);
+
+	if (protocol_put_done(&b, &done) < 0 || (k->victim && protocol_put_victim(&b, &v) < 0) ||
+	    (k->details && protocol_put_text(&b, k->result) < 0) || protocol_put_end(&b) < 0)
+		return false;
+	c->out_len = b.len;
+	c->outcome.due = false;
+	return true;
 }
 
 static void send_outcomes(void *data, const struct outcome *o)
 {
 	struct control *ctl = data;
+
 	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
-		struct client *c = &ctl->clients[i];
+		struct client *c = client_at(ctl, i);
 		bool details = c->fd >= 0 && c->prompt && outcome_concerns(o, c);
 		bool asked = c->asked;
 		c->asked = false;
 		if (!details && !asked)
 			continue;
-		send_outcome(c, o, details);
-		flush(ctl, i);
+		keep_outcome(c, o, details);
+		pump(ctl, i);
 	}
+	rearm(ctl);
 }
 
 /* The name of uid from /etc/passwd, read here rather than through NSS: its
@@ -548,19 +939,150 @@ static const char *client_user(struct client *c)
 	return c->user;
 }
 
-/* "answer ID chain": this client lets the system decide. */
+/* ------------------------------------------------------------ run */
+
+static bool exited(int pidfd)
+{
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+
+	return poll(&p, 1, 0) != 0;
+}
+
+/* The real, effective and saved uids of a process (/proc/PID/status). */
+static int process_uids(pid_t pid, uid_t ret[3])
+{
+	char path[64], buf[2048];
+	unsigned u[3];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	const char *line = strstr(buf, "\nUid:");
+	if (!line || sscanf(line, "\nUid: %u %u %u", &u[0], &u[1], &u[2]) != 3)
+		return -EIO;
+	for (int i = 0; i < 3; i++)
+		ret[i] = u[i];
+	return 0;
+}
+
+/* The process run is to move, as a pidfd: the connecting process where the
+ * kernel offers its pidfd, else the sender of the request.  -ESRCH: it is
+ * gone; -EBADMSG: the request was sent by more than one process. */
+static int run_target(struct client *c, pid_t *ret_pid)
+{
+	if (c->pidfd >= 0) {
+		int fd = fcntl(c->pidfd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0)
+			return -errno;
+		*ret_pid = c->pid;
+		return fd;
+	}
+	if (c->req_sender <= 0)
+		return -EBADMSG;
+	if (c->req_sender_uid != c->uid)
+		return -EPERM;
+	int fd = (int)syscall(SYS_pidfd_open, c->req_sender, 0);
+	if (fd < 0)
+		return -errno;
+	*ret_pid = c->req_sender;
+	return fd;
+}
+
+/* Whether the process behind pidfd is alive and entirely uid's (root's peer: any). */
+static int check_target(int pidfd, pid_t pid, uid_t uid)
+{
+	uid_t ids[3] = {(uid_t)-1, (uid_t)-1, (uid_t)-1};
+
+	if (exited(pidfd))
+		return -ESRCH;
+	int r = process_uids(pid, ids);
+	/* Alive after the read: the status read was this process's, not a reuser's. */
+	if (r < 0 || exited(pidfd))
+		return r < 0 ? r : -ESRCH;
+	if (uid != 0 && (ids[0] != uid || ids[1] != uid || ids[2] != uid))
+		return -EPERM;
+	return 0;
+}
+
+static void run_failed(struct client *c, const char *job, int r)
+{
+	if (r == -ESRCH)
+		put_error(c, "the process that asked to run in %s has exited", job);
+	else if (r == -EBADMSG)
+		put_error(c, "run: the request must come from one process, in one piece");
+	else if (r == -EPERM)
+		put_error(c, "permission denied: the process to move is not uid %u's alone",
+			  (unsigned)c->uid);
+	else
+		put_error(c, "cannot move the process into %s: %s", job, strerror(-r));
+}
+
+static void cmd_run(struct control *ctl, struct client *c, const char *job_name)
+{
+	const struct scope *s = scope_by_name(ctl->scopes, job_name);
+	pid_t pid = 0;
+
+	if (!s) {
+		put_error(c, "no job %s", job_name);
+		return;
+	}
+	const struct config_job *cj = s->job;
+	if (c->uid != 0 && !(cj->has_owner && cj->owner == c->uid)) {
+		put_error(c, "permission denied: only root or the job's owner may run in job %s", job_name);
+		return;
+	}
+	int pidfd = run_target(c, &pid);
+	int r = pidfd < 0 ? pidfd : check_target(pidfd, pid, c->uid);
+	if (r == 0)
+		r = oomkit_cgroup_attach(ctl->ctx, s->rel, pid);
+	/* Still alive once moved: the pid written was its own.  If it died in
+	 * between, another process may have taken the pid: say so. */
+	if (r == 0 && exited(pidfd)) {
+		log_warning("%s: process %d exited while it was moved in", job_name, (int)pid);
+		r = -ESRCH;
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	if (r < 0) {
+		run_failed(c, job_name, r);
+		return;
+	}
+	log_info("%s: process %d (uid %u) moved in", job_name, (int)pid, (unsigned)c->uid);
+	put_ok(c);
+	put_end(c);
+}
+
+/* ------------------------------------------------------------ requests */
+
+static bool may_read(const struct control *ctl, const struct client *c)
+{
+	return c->uid == 0 || ctl->cfg->readonly_status;
+}
+
+/* "answer ID chain": this client lets the system decide; when no one asked
+ * is left to answer, the chain goes on. */
 static void cmd_decline(struct control *ctl, struct client *c, const struct protocol_answer *a)
 {
 	if (!ctl->prompt->active || a->id != ctl->prompt->report_id || !c->asked) {
-		error(c, "no question %u is waiting", a->id);
+		put_error(c, "no question %u is waiting", a->id);
 		return;
 	}
 	c->asked = false;
 	if (!anyone_asked(ctl))
 		prompt_declined(ctl->prompt);
-	out(c, "ok\nthe system decides\n.\n");
+	struct protocol_buf b = outbuf(c);
+	if (protocol_put_ok(&b) == 0 && protocol_put_text(&b, "the system decides") == 0 &&
+	    protocol_put_end(&b) == 0)
+		c->out_len = b.len;
 }
 
+/* Who may answer what is handle_prompt_answer()'s to check (protocol_may_answer()). */
 static void cmd_answer(struct control *ctl, struct client *c, const struct protocol_answer *a)
 {
 	char msg[256];
@@ -570,44 +1092,48 @@ static void cmd_answer(struct control *ctl, struct client *c, const struct proto
 		return;
 	}
 	int r = chain_answer(ctl->chain, a, c->uid, client_user(c), msg, sizeof(msg));
-	if (r < 0)
-		error(c, "%s", msg);
-	else
-		out(c, "ok\n%s\n.\n", msg);
+	if (r < 0) {
+		put_error(c, "%s", msg);
+		return;
+	}
+	struct protocol_buf b = outbuf(c);
+	if (protocol_put_ok(&b) == 0 && protocol_put_text(&b, msg) == 0 && protocol_put_end(&b) == 0)
+		c->out_len = b.len;
 }
 
-static bool may_read(const struct control *ctl, const struct client *c)
+/* Anyone may listen: each is sent only the questions that concern its uid. */
+static void cmd_prompt(struct client *c)
 {
-	return c->uid == 0 || ctl->cfg->readonly_status;
+	c->prompt = true;
+	(void)client_user(c);
+	put_ok(c);
+	put_end(c);
 }
 
 static void cmd_reload(struct control *ctl, struct client *c)
 {
-	if (loop_reload(ctl->loop) < 0)
-		error(c, "reload failed; the old configuration stays (see the log)");
-	else
-		out(c, "ok\n.\n");
+	if (loop_reload(ctl->loop) < 0) {
+		put_error(c, "reload failed; the old configuration stays (see the log)");
+		return;
+	}
+	put_ok(c);
+	put_end(c);
 }
 
 /* A request the parser refused: the verb's usage, or what is wrong. */
 static void refused(struct client *c, const char *line, size_t len, int r)
 {
-	char shown[PROTOCOL_REQUEST_MAX];
-
-	if (r == -EINVAL) {
-		error(c, "usage: %s", protocol_usage(protocol_verb_of(line, len)));
-		return;
-	}
-	protocol_escape(line, len, shown, 120);
-	if (r == -EOPNOTSUPP)
-		error(c, "unknown command '%s'", shown);
+	if (r == -EINVAL)
+		put_error(c, "usage: %s", protocol_usage(protocol_verb_of(line, len)));
+	else if (r == -EOPNOTSUPP)
+		put_error(c, "unknown command '%.*s'", (int)(len < 100 ? len : 100), line);
 	else
-		error(c, "malformed request '%s'", shown);
+		put_error(c, "malformed request");
 }
 
-static void command(struct control *ctl, int i, const char *line, size_t len)
+/* Starts a reply; the long ones go on in fill_reply(). */
+static void request(struct control *ctl, struct client *c, const char *line, size_t len)
 {
-	struct client *c = &ctl->clients[i];
 	struct protocol_request req;
 	int r = protocol_parse_request(line, len, &req);
 
@@ -620,69 +1146,181 @@ static void command(struct control *ctl, int i, const char *line, size_t len)
 	case PROTOCOL_PS:
 	case PROTOCOL_REPORTS:
 	case PROTOCOL_REPORT:
-		if (!may_read(ctl, c))
-			error(c, "permission denied: only root may read status (see readonly_status)");
-		else if (req.verb == PROTOCOL_STATUS)
-			cmd_status(ctl, c);
-		else if (req.verb == PROTOCOL_PS)
-			cmd_ps(ctl, c, req.job[0] ? req.job : NULL);
-		else if (req.verb == PROTOCOL_REPORTS)
-			cmd_reports(ctl, c);
-		else
-			cmd_report(ctl, c, req.id);
+		if (!may_read(ctl, c)) {
+			put_error(c, "permission denied: only root may read status (see readonly_status)");
+			return;
+		}
+		c->reply.verb = req.verb;
+		c->reply.next = req.verb == PROTOCOL_REPORT ? req.id : 0;
+		snprintf(c->reply.job, sizeof(c->reply.job), "%s", req.job);
 		return;
 	case PROTOCOL_RUN:
 		cmd_run(ctl, c, req.job);
 		return;
+	case PROTOCOL_PROMPT:
+		cmd_prompt(c);
+		return;
+	case PROTOCOL_ANSWER:
+		cmd_answer(ctl, c, &req.answer);
+		return;
 	default:
 		break;
 	}
-	if (c->uid != 0 && req.verb == PROTOCOL_RELOAD) {
-		error(c, "permission denied: only root may %s", protocol_verb_name(req.verb));
-	} else if (req.verb == PROTOCOL_PROMPT) {
-		c->prompt = true;
-		(void)client_user(c);
-		out(c, "ok\n.\n");
-	} else if (req.verb == PROTOCOL_ANSWER) {
-		cmd_answer(ctl, c, &req.answer);
-	} else {
+	if (c->uid != 0)
+		put_error(c, "permission denied: only root may %s", protocol_verb_name(req.verb));
+	else
 		cmd_reload(ctl, c);
+}
+
+/* Takes the next complete line out of in[] and starts its reply. */
+static bool next_request(struct control *ctl, struct client *c)
+{
+	char line[PROTOCOL_REQUEST_MAX];
+	char *nl = memchr(c->in, '\n', c->in_len);
+
+	/* Room for a whole error or first piece, so no request is lost. */
+	if (!nl || c->out_len + 2 * PROTOCOL_RECORD_MAX > sizeof(c->out))
+		return false;
+	/* Out of in[] first: what the request sets off may turn to this client again. */
+	size_t len = (size_t)(nl - c->in), used = len + 1;
+	memcpy(line, c->in, len);
+	memmove(c->in, nl + 1, c->in_len - used);
+	c->in_len -= used;
+	c->req_sender = c->sender;
+	c->req_sender_uid = c->sender_uid;
+	if (c->in_len == 0)
+		c->sender = 0;
+	request(ctl, c, line, len);
+	progress(c);
+	return true;
+}
+
+/* Produces what the client is owed while it has room, sends it, and
+ * watches for input only once nothing is pending. */
+static void pump(struct control *ctl, int i)
+{
+	struct client *c = client_at(ctl, i);
+
+	/* A request of this client's that sends a question or an outcome to
+	 * everyone: what it queued here goes out when this turn goes on. */
+	if (c->pumping)
+		return;
+	c->pumping = true;
+	for (;;) {
+		bool done;
+		if (c->fd < 0)
+			return;
+		if (c->reply.verb != PROTOCOL_UNKNOWN)
+			done = fill_reply(ctl, c);
+		else if (c->question.due)
+			done = fill_question(ctl, c);
+		else if (c->outcome.due)
+			done = fill_outcome(c);
+		else
+			done = next_request(ctl, c);
+		if (done)
+			continue;
+		/* Out of room, or nothing to do: send, and go on only if that made room. */
+		size_t before = c->out_len;
+		if (!flush(ctl, i))
+			return; /* dropped: the slot is clean */
+		if (c->out_len == before || (!busy(c) && !memchr(c->in, '\n', c->in_len)))
+			break;
 	}
+	c->pumping = false;
+	arm_deadline(c, now_ns());
+	uint32_t events =
+	    (busy(c) || c->in_len == sizeof(c->in) ? 0u : EPOLLIN) | (c->out_len ? EPOLLOUT : 0u);
+	watch(ctl, i, events);
+}
+
+/* ------------------------------------------------------------ input */
+
+/* The sender of what recvmsg() returned (SCM_CREDENTIALS); descriptors
+ * passed along (SCM_RIGHTS) are closed: the daemon takes none. */
+static void note_sender(struct client *c, struct msghdr *mh, size_t had)
+{
+	bool seen = false;
+
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET)
+			continue;
+		if (cm->cmsg_type == SCM_RIGHTS) {
+			int *fds = (int *)CMSG_DATA(cm);
+			for (size_t k = 0; k < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++)
+				close(fds[k]);
+		} else if (cm->cmsg_type == SCM_CREDENTIALS) {
+			struct ucred cred;
+			memcpy(&cred, CMSG_DATA(cm), sizeof(cred));
+			seen = true;
+			if (had == 0 || c->sender == 0) {
+				c->sender = cred.pid;
+				c->sender_uid = cred.uid;
+			} else if (c->sender != cred.pid || c->sender_uid != cred.uid) {
+				c->sender = -1;
+			}
+		}
+	}
+	if (!seen)
+		c->sender = -1;
+}
+
+/* Reads what fits; false if the client is gone. */
+static bool receive(struct control *ctl, int i)
+{
+	struct client *c = client_at(ctl, i);
+	union {
+		char buf[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(16 * sizeof(int))];
+		struct cmsghdr align;
+	} cbuf;
+	struct iovec iov = {.iov_base = c->in + c->in_len, .iov_len = sizeof(c->in) - c->in_len};
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf, .msg_controllen = sizeof(cbuf)};
+
+	if (iov.iov_len == 0)
+		return true;
+	ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return true;
+	if (n <= 0) {
+		drop(ctl, i);
+		return false;
+	}
+	note_sender(c, &mh, c->in_len);
+	size_t start = c->in_len;
+	c->in_len += (size_t)n;
+	if (c->discarding) {
+		char *nl = memchr(c->in + start, '\n', c->in_len - start);
+		size_t rest = nl ? (size_t)(c->in + c->in_len - (nl + 1)) : 0;
+		if (nl)
+			memmove(c->in + start, nl + 1, rest);
+		c->in_len = start + rest;
+		c->discarding = !nl;
+	}
+	/* A full buffer without a newline: too long for a request. */
+	if (c->in_len == sizeof(c->in) && !memchr(c->in, '\n', c->in_len)) {
+		put_error(c, "request too long (at most %d bytes)", PROTOCOL_REQUEST_MAX - 1);
+		c->in_len = 0;
+		c->sender = 0;
+		c->discarding = true;
+	}
+	return true;
 }
 
 static void client_event(struct control *ctl, int i, uint32_t events)
 {
-	struct client *c = &ctl->clients[i];
-
-	if (i < 0 || i >= CONTROL_MAX_CLIENTS || c->fd < 0)
+	if (i < 0 || i >= CONTROL_MAX_CLIENTS || client_at(ctl, i)->fd < 0)
 		return;
-	if (events & EPOLLOUT)
-		flush(ctl, i);
-	if (c->fd < 0 || !(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+	if ((events & EPOLLOUT) && !flush(ctl, i))
 		return;
-	ssize_t n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - 1 - c->in_len, 0);
-	if (n <= 0) {
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			return;
+	if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !busy(client_at(ctl, i)) && !receive(ctl, i))
+		return;
+	/* Hung up with output pending: what it cannot read is dropped with it. */
+	if ((events & (EPOLLHUP | EPOLLERR)) && busy(client_at(ctl, i))) {
 		drop(ctl, i);
 		return;
 	}
-	c->in_len += (size_t)n;
-	c->in[c->in_len] = '\0';
-	char *nl;
-	while (c->fd >= 0 && (nl = strchr(c->in, '\n'))) {
-		*nl = '\0';
-		command(ctl, i, c->in, (size_t)(nl - c->in));
-		size_t used = (size_t)(nl + 1 - c->in);
-		memmove(c->in, nl + 1, c->in_len - used + 1);
-		c->in_len -= used;
-	}
-	if (c->fd >= 0 && c->in_len == sizeof(c->in) - 1) {
-		error(c, "line too long");
-		c->in_len = 0;
-	}
-	if (c->fd >= 0)
-		flush(ctl, i);
+	pump(ctl, i);
 }
 
 static void on_event(void *data, uint32_t index, uint32_t events)
@@ -693,4 +1331,5 @@ static void on_event(void *data, uint32_t index, uint32_t events)
 		control_accept(ctl);
 	else
 		client_event(ctl, (int)index, events);
+	rearm(ctl);
 }

@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * control.h - the control socket: a unix stream socket speaking the line
- * protocol of protocol.h to `oomkit` (status, ps, reports, run, prompt and
- * its answers, reload).  Its descriptors are in the loop's epoll set; a
- * reload is asked of the loop; prompts reach its clients through the
- * listener it registers with prompt.c.
+ * protocol of protocol.h to `oomkit` and `oomkit-agent` (status, ps,
+ * reports, run, prompt and its answers, reload).  Its descriptors and its
+ * timer are the loop's; a reload is asked of the loop; prompts reach its
+ * clients through the listener it registers with prompt.c.
+ *
+ * What a client can cost the daemon is bounded by construction: each slot
+ * has a fixed input and output buffer, allocated once with the slots; a
+ * reply longer than the output buffer is produced record by record as the
+ * client reads it, and nothing more is read from a client while output is
+ * owed to it.  About 280 KiB for all 32 slots, whatever the clients send
+ * (docs/protocol.md, "Bounds").
  */
 #ifndef OOMKITD_CONTROL_H
 #define OOMKITD_CONTROL_H
@@ -18,22 +25,65 @@
 #include "loop.h"
 #include "oomkit.h"
 #include "prompt.h"
+#include "protocol.h"
 #include "reports.h"
 #include "scope.h"
 
 #define CONTROL_MAX_CLIENTS 32
+/* Slots only root may take: root's status, prompt and run always get in. */
+#define CONTROL_ROOT_SLOTS 4
+/* Connections one uid other than root may hold at once. */
+#define CONTROL_SLOTS_PER_UID 4
+#define CONTROL_OUT_MAX 8192
+/* A client that neither completes a request nor reads for this long is
+ * dropped (a prompt client waiting for a question is not idle). */
+#define CONTROL_IDLE_MS 5000
+
+/* What was done about an OOM, kept for one client until it reads it. */
+struct control_outcome {
+	bool due, details, victim;
+	unsigned id;
+	pid_t victim_pid;
+	uid_t victim_uid;
+	uint64_t victim_bytes;
+	char scope[CONFIG_NAME_MAX], action[32], by[64], victim_comm[64], victim_job[CONFIG_NAME_MAX];
+	char result[256];
+};
 
 struct client {
-	int fd;
+	int fd; /* -1: a free slot */
 	uid_t uid;
-	pid_t pid;
-	bool prompt;   /* listens for prompts */
-	bool asked;    /* was sent the open question and has not declined it */
-	char user[32]; /* its uid's name, looked up when it first listens or answers */
-	char in[512];
-	size_t in_len;
-	char *out;
-	size_t out_len, out_cap;
+	pid_t pid;    /* SO_PEERCRED: the process that connected */
+	int pidfd;    /* SO_PEERPIDFD: that same process; -1 where the kernel has none */
+	pid_t sender; /* SCM_CREDENTIALS of the bytes now in in[]: their sender; -1: more than one */
+	uid_t sender_uid;
+	pid_t req_sender; /* the same, of the request being handled */
+	uid_t req_sender_uid;
+	bool prompt;	 /* listens for prompts */
+	bool asked;	 /* was sent the open question and has not declined it */
+	bool discarding; /* dropping the rest of an overlong request line */
+	bool pumping;	 /* pump() is on this client: a nested one leaves it to it */
+	char user[32];	 /* its uid's name, looked up when it first listens or answers */
+	uint64_t seq;	 /* accept order */
+	uint64_t deadline_ns;
+	uint32_t events; /* what the loop watches for it now */
+	struct {	 /* the reply in progress; verb PROTOCOL_UNKNOWN: none */
+		enum protocol_verb verb;
+		int stage;
+		uint64_t next; /* where it resumes: a job slot, a pid, a report id, a file offset */
+		int fd;	       /* report: the file */
+		char job[PROTOCOL_NAME_MAX];
+	} reply;
+	struct { /* the question being sent, or due */
+		unsigned id;
+		bool due, head;
+		unsigned next;
+		unsigned queued; /* a newer question, sent once this one is ended */
+	} question;
+	struct control_outcome outcome;
+	size_t in_len, out_len;
+	char in[PROTOCOL_REQUEST_MAX];
+	char out[CONTROL_OUT_MAX];
 };
 
 struct control {
@@ -47,13 +97,20 @@ struct control {
 	struct chain *chain;
 	pid_t *pids; /* a buffer of max_pids for status and ps */
 	size_t max_pids;
-	/* Its own. */
+	/* Its own, set up by control_listen(). */
+	bool ready;
 	int source;
 	int listen_fd;
-	struct client clients[CONTROL_MAX_CLIENTS];
+	int dir_fd; /* the socket's directory, checked once */
+	char name[108];
+	bool no_peer_pidfd; /* OOMKIT_TEST_NO_PEERPIDFD: the older kernels' path, for tests */
+	uint64_t next_seq;
+	struct loop_timer timer; /* the earliest client deadline */
+	struct client *clients;	 /* CONTROL_MAX_CLIENTS */
 };
 
-/* Binds the socket of cfg, joins the loop, and listens for prompt clients. */
+/* Makes the socket (its directory made safe, see control.c), joins the loop,
+ * and listens for prompt clients.  0 or -errno. */
 int control_listen(struct control *ctl);
 void control_configure(struct control *ctl, const struct config *cfg);
 /* Drops every client and removes the socket. */

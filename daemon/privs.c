@@ -83,6 +83,7 @@ static const int allowed[] = {
 	SCMP_SYS(tgkill),
 	/* sockets (their families are checked below) */
 	SCMP_SYS(bind), SCMP_SYS(listen), SCMP_SYS(accept4), SCMP_SYS(connect), SCMP_SYS(getsockopt),
+	SCMP_SYS(setsockopt),
 	SCMP_SYS(sendto), SCMP_SYS(recvfrom), SCMP_SYS(sendmsg), SCMP_SYS(recvmsg), SCMP_SYS(shutdown),
 	/* processes: the guardian's fork and reaping, its session */
 	SCMP_SYS(wait4), SCMP_SYS(waitid), SCMP_SYS(setsid), SCMP_SYS(set_robust_list), SCMP_SYS(set_tid_address),
