@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * oomkit.c - the command line of oomkitd: talks to the daemon's control
- * socket (one request line; the answer is "ok" or "error MESSAGE", then
- * tab-separated records, then "." alone on a line) and renders tables that
- * fit 80 columns, or JSON with --json.
+ * oomkit.c - the command line of oomkitd: one request to the daemon's
+ * control socket per command, in the wire protocol of daemon/protocol.h
+ * (linked here, so both ends read and write it with the same code), and
+ * tables that fit 80 columns, or JSON with --json.
  *
- *   oomkit [--socket PATH] [--json] status | ps [JOB] | run --job NAME -- CMD... |
- *          reports | reports show ID | top | prompt
+ * Each verb is a row of a table: its options, how many arguments it takes
+ * and its handler.  Everything printed that came from the daemon - names of
+ * jobs and cgroups, a process's comm and cmdline, reasons, messages - is
+ * passed through tty() first: a process cannot write terminal escapes to the
+ * person reading, or fake a line of the table.
  *
  * Exit codes: 0 success, 1 the daemon refused or failed, 2 usage,
  * 3 the daemon cannot be reached, 126/127 run could not exec.
@@ -14,6 +17,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -27,52 +31,204 @@
 
 #include "defaults.h"
 #include "json.h"
-
-#define DEFAULT_SOCKET OOMKITD_DEFAULT_SOCKET
-#define MAX_FIELDS 16
+#include "protocol.h"
 
 enum { EXIT_REFUSED = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 3 };
 
-static const char *socket_path = DEFAULT_SOCKET;
-static bool json;
-
-/* ------------------------------------------------------------ protocol */
-
-struct reply {
-	char *text; /* whole reply, records split in place */
-	bool ok;
-	char *first;   /* the status line */
-	char *message; /* after "error " */
-	char **lines;  /* record lines (after the status line) */
-	size_t n_lines;
+/* The options, each allowed only for the verbs that name it. */
+enum {
+	OPT_JSON = 1u << 0,
+	OPT_JOB = 1u << 1,
+	OPT_ITERATIONS = 1u << 2,
+	OPT_INTERVAL = 1u << 3,
+	OPT_ONCE = 1u << 4,
 };
 
-static int connect_daemon(void)
+struct cli {
+	const char *socket_path;
+	bool json;
+	unsigned given; /* OPT_* seen */
+	const char *job;
+	unsigned iterations, interval_ms;
+	bool once;
+};
+
+/* ------------------------------------------------------------ terminal output */
+
+/* Whether the UTF-8 sequence at s (k bytes) is safe on a terminal: not a C1
+ * control (U+0080-U+009F, which some terminals obey like ESC) nor a
+ * bidirectional override that reorders what the person reads. */
+static bool tty_safe_seq(const unsigned char *s, size_t k)
+{
+	if (k == 2 && s[0] == 0xc2 && s[1] < 0xa0)
+		return false;
+	if (k == 3 && s[0] == 0xe2 && s[1] == 0x80 &&
+	    (s[2] == 0x8e || s[2] == 0x8f || (s[2] >= 0xaa && s[2] <= 0xae)))
+		return false;
+	if (k == 3 && s[0] == 0xe2 && s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9)
+		return false;
+	return true;
+}
+
+/* The code point of a valid sequence (protocol_utf8_seq()). */
+static unsigned code_point(const unsigned char *p, size_t k)
+{
+	unsigned cp = k == 2 ? p[0] & 0x1fu : k == 3 ? p[0] & 0x0fu : p[0] & 0x07u;
+
+	for (size_t i = 1; i < k; i++)
+		cp = cp << 6 | (p[i] & 0x3fu);
+	return cp;
+}
+
+/* s as the terminal may show it, cut to width characters (0: no limit):
+ * protocol_escape()'s form, with C1 controls and bidi overrides escaped too. */
+static const char *tty(const char *s, size_t width, char *buf, size_t cap)
+{
+	const char *p = s ? s : "";
+	size_t o = 0, chars = 0;
+	char unit[16];
+
+	while (*p && (width == 0 || chars < width)) {
+		size_t k = protocol_utf8_seq(p, strnlen(p, 4));
+		if (k && !tty_safe_seq((const unsigned char *)p, k))
+			snprintf(unit, sizeof(unit), "\\u%04x", code_point((const unsigned char *)p, k));
+		else
+			protocol_escape(p, k ? k : 1, unit, sizeof(unit));
+		size_t n = strlen(unit);
+		if (o + n + 1 > cap)
+			break;
+		memcpy(buf + o, unit, n);
+		o += n;
+		p += k ? k : 1;
+		chars++;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* tty(), left-aligned and padded with spaces to exactly width characters. */
+static const char *tty_col(const char *s, size_t width, char *buf, size_t cap)
+{
+	tty(s, width, buf, cap);
+	size_t chars = 0, n = strlen(buf);
+	for (size_t i = 0; i < n; i++)
+		chars += ((unsigned char)buf[i] & 0xc0) != 0x80;
+	while (chars < width && n + 1 < cap) {
+		buf[n++] = ' ';
+		chars++;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+#define TTY(s, w) tty((s), (w), (char[512]){0}, 512)
+#define COL(s, w) tty_col((s), (w), (char[512]){0}, 512)
+
+static void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("oomkit: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ------------------------------------------------------------ JSON output */
+
+/* One character of a JSON string at p, written so the output is valid JSON
+ * and safe on a terminal: control bytes, C1 controls and bidi overrides as
+ * \uXXXX, a byte that is not UTF-8 as \u00XX (its value as a code point).
+ * Returns the bytes consumed. */
+static size_t json_char(FILE *f, const char *p)
+{
+	const unsigned char c = (unsigned char)*p;
+	size_t k = c >= 0x80 ? protocol_utf8_seq(p, strnlen(p, 4)) : 0;
+
+	if (c == '"' || c == '\\')
+		fprintf(f, "\\%c", c);
+	else if (c < 0x20 || c == 0x7f || (c >= 0x80 && !k))
+		fprintf(f, "\\u%04x", c);
+	else if (c < 0x80)
+		fputc(c, f);
+	else if (tty_safe_seq((const unsigned char *)p, k))
+		fwrite(p, 1, k, f);
+	else
+		fprintf(f, "\\u%04x", code_point((const unsigned char *)p, k));
+	return k ? k : 1;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	while (*s)
+		s += json_char(f, s);
+	fputc('"', f);
+}
+
+static void json_size(FILE *f, uint64_t v)
+{
+	if (v == UINT64_MAX)
+		fputs("null", f);
+	else
+		fprintf(f, "%" PRIu64, v);
+}
+
+/* ------------------------------------------------------------ the connection */
+
+struct conn {
+	int fd;
+	char *buf;
+	size_t len, cap;
+	size_t used; /* the frame returned last ends here */
+};
+
+/* One reply, read: the status line, and the records (in place in the conn's buffer). */
+struct reply {
+	struct protocol_status status;
+	struct protocol_reader rd;
+};
+
+static int connect_daemon(const struct cli *cli, struct conn *c)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
+	*c = (struct conn){.fd = -1};
+	if (strlen(cli->socket_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (strlen(socket_path) >= sizeof(sa.sun_path)) {
-		close(fd);
-		return -ENAMETOOLONG;
-	}
-	strcpy(sa.sun_path, socket_path);
+	strcpy(sa.sun_path, cli->socket_path);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int r = -errno;
 		close(fd);
 		return r;
 	}
-	return fd;
+	c->fd = fd;
+	return 0;
 }
 
-static int send_line(int fd, const char *line)
+static void conn_close(struct conn *c)
 {
-	size_t len = strlen(line), off = 0;
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->buf);
+	*c = (struct conn){.fd = -1};
+}
 
-	while (off < len) {
-		ssize_t n = send(fd, line + off, len - off, MSG_NOSIGNAL);
+static int send_request(struct conn *c, const struct protocol_request *req)
+{
+	char line[PROTOCOL_REQUEST_MAX];
+	int len = protocol_format_request(req, line, sizeof(line));
+
+	if (len < 0)
+		return len;
+	for (size_t off = 0; off < (size_t)len;) {
+		ssize_t n = send(c->fd, line + off, (size_t)len - off, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -82,29 +238,16 @@ static int send_line(int fd, const char *line)
 	return 0;
 }
 
-/* A connection keeps what it received past the end of a frame: the prompt
- * connection may receive two frames in one read. */
-struct conn {
-	int fd;
-	char *buf;
-	size_t len, cap;
-};
-
-/* Offset just past the frame's end marker (a line holding only "."), or 0. */
-static size_t frame_end(const char *buf, size_t len)
-{
-	for (size_t p = 0; p + 1 < len; p++)
-		if ((p == 0 || buf[p - 1] == '\n') && buf[p] == '.' && buf[p + 1] == '\n')
-			return p + 2;
-	return 0;
-}
-
-/* Reads one framed reply and splits it into lines, undoing dot-stuffing. */
+/* Reads the next frame (what follows the previous one stays for the next
+ * call: the prompt connection may get two in one read) and its status line. */
 static int read_reply(struct conn *c, struct reply *ret)
 {
 	size_t end;
 
-	while (!(end = frame_end(c->buf, c->len))) {
+	memmove(c->buf, c->buf + c->used, c->len - c->used);
+	c->len -= c->used;
+	c->used = 0;
+	while (!(end = protocol_frame_end(c->buf, c->len))) {
 		if (c->len + 4096 > c->cap) {
 			size_t cap = c->cap ? c->cap * 2 : 16384;
 			char *nb = realloc(c->buf, cap);
@@ -120,100 +263,68 @@ static int read_reply(struct conn *c, struct reply *ret)
 			return n == 0 ? -ECONNRESET : -errno;
 		c->len += (size_t)n;
 	}
-	char *buf = malloc(end + 1);
-	if (!buf)
-		return -ENOMEM;
-	memcpy(buf, c->buf, end);
-	buf[end - 2] = '\0'; /* drop ".\n" */
-	memmove(c->buf, c->buf + end, c->len - end);
-	c->len -= end;
-
-	memset(ret, 0, sizeof(*ret));
-	ret->text = buf;
-	size_t n_alloc = 16;
-	ret->lines = malloc(n_alloc * sizeof(char *));
-	char *p = buf, *first = NULL;
-	while (*p && ret->lines) {
-		char *nl = strchr(p, '\n');
-		if (nl)
-			*nl = '\0';
-		char *line = p[0] == '.' ? p + 1 : p;
-		if (!first) {
-			first = line;
-		} else {
-			if (ret->n_lines == n_alloc) {
-				char **nl2 = realloc(ret->lines, (n_alloc *= 2) * sizeof(char *));
-				if (!nl2)
-					break;
-				ret->lines = nl2;
-			}
-			ret->lines[ret->n_lines++] = line;
-		}
-		if (!nl)
-			break;
-		p = nl + 1;
-	}
-	ret->first = first ? first : (char *)"";
-	ret->ok = strcmp(ret->first, "ok") == 0;
-	ret->message = strncmp(ret->first, "error ", 6) == 0 ? ret->first + 6 : (char *)"malformed reply";
+	c->used = end;
+	protocol_reader_init(&ret->rd, c->buf, end);
+	char *first = protocol_next_line(&ret->rd);
+	if (!first || protocol_parse_status(first, &ret->status) < 0)
+		return -EBADMSG;
 	return 0;
 }
 
-static void reply_free(struct reply *r)
+/* The next record of a reply, or NULL after the last; one that is not in
+ * the protocol's form is an error (*ret_err), never shown half-read. */
+static struct protocol_record *next_record(struct reply *r, struct protocol_record *rec, int *ret_err)
 {
-	free(r->text);
-	free(r->lines);
+	char *line = protocol_next_line(&r->rd);
+
+	if (!line)
+		return NULL;
+	if (protocol_parse_record(line, rec) < 0) {
+		*ret_err = -EBADMSG;
+		return NULL;
+	}
+	return rec;
 }
 
-static int request(const char *line, struct reply *ret)
+static int unreachable(const struct cli *cli, int r)
 {
-	char req[600];
-	int fd = connect_daemon();
+	err("cannot reach oomkitd at %s: %s", cli->socket_path, strerror(-r));
+	return EXIT_UNREACHABLE;
+}
 
-	if (fd < 0) {
-		fprintf(stderr, "oomkit: cannot reach oomkitd at %s: %s\n", socket_path, strerror(-fd));
-		return EXIT_UNREACHABLE;
-	}
-	struct conn c = {.fd = fd};
-	snprintf(req, sizeof(req), "%s\n", line);
-	int r = send_line(fd, req);
-	if (r == 0)
-		r = read_reply(&c, ret);
-	close(fd);
-	free(c.buf);
+/* Connects, sends req, reads the reply's status: 0 ok, else the exit code
+ * (the daemon's error printed). */
+static int request(const struct cli *cli, const struct protocol_request *req, struct conn *c,
+		   struct reply *ret)
+{
+	int r = connect_daemon(cli, c);
+
+	if (r < 0)
+		return unreachable(cli, r);
+	if ((r = send_request(c, req)) == 0)
+		r = read_reply(c, ret);
 	if (r < 0) {
-		fprintf(stderr, "oomkit: oomkitd at %s: %s\n", socket_path, strerror(-r));
+		err("oomkitd at %s: %s", cli->socket_path,
+		    r == -EBADMSG ? "a reply not in the protocol's form" : strerror(-r));
+		conn_close(c);
 		return EXIT_UNREACHABLE;
 	}
-	if (!ret->ok) {
-		fprintf(stderr, "oomkit: %s\n", ret->message);
-		reply_free(ret);
+	if (ret->status.kind != PROTOCOL_OK) {
+		err("%s",
+		    ret->status.kind == PROTOCOL_ERROR ? TTY(ret->status.message, 0) : "unexpected reply");
+		conn_close(c);
 		return EXIT_REFUSED;
 	}
 	return 0;
 }
 
-static size_t split(char *line, char **fields, size_t max)
+static int malformed(const struct cli *cli)
 {
-	size_t n = 0;
-
-	while (n < max) {
-		fields[n++] = line;
-		char *tab = strchr(line, '\t');
-		if (!tab)
-			break;
-		*tab = '\0';
-		line = tab + 1;
-	}
-	return n;
+	err("oomkitd at %s: a reply not in the protocol's form", cli->socket_path);
+	return EXIT_UNREACHABLE;
 }
 
 /* ------------------------------------------------------------ formatting */
-
-static uint64_t u64(const char *s)
-{
-	return strcmp(s, "max") == 0 ? UINT64_MAX : strtoull(s, NULL, 10);
-}
 
 /* 4-5 characters: "512K", "120M", "1.5G", "max". */
 static const char *human(uint64_t v, char *buf, size_t len)
@@ -238,6 +349,8 @@ static const char *human(uint64_t v, char *buf, size_t len)
 	return buf;
 }
 
+#define HUMAN(v) human((v), (char[16]){0}, 16)
+
 static void bar(uint64_t usage, uint64_t limit, char *buf, size_t width)
 {
 	size_t fill = 0;
@@ -253,204 +366,219 @@ static void bar(uint64_t usage, uint64_t limit, char *buf, size_t width)
 	buf[width + 2] = '\0';
 }
 
-static void json_str(FILE *f, const char *s)
+static void format_time(int64_t epoch, char *buf, size_t len)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
-static void json_num_or_null(FILE *f, const char *s)
-{
-	if (strcmp(s, "max") == 0)
-		fputs("null", f);
-	else
-		fputs(s, f);
-}
-
-/* ------------------------------------------------------------ status */
-
-static void status_json(struct reply *r)
-{
-	char *f[MAX_FIELDS];
-	bool first_job = true;
-
-	printf("{");
-	for (size_t i = 0; i < r->n_lines; i++) {
-		size_t n = split(r->lines[i], f, MAX_FIELDS);
-		if (strcmp(f[0], "machine") == 0 && n >= 8) {
-			printf("\"machine\":{\"cgroup\":");
-			json_str(stdout, f[1]);
-			printf(",\"usage_bytes\":%s,\"limit_bytes\":", f[2]);
-			json_num_or_null(stdout, f[3]);
-			printf(",\"under_oom\":%s,\"ooms\":%s,\"kills\":%s,\"last_action\":",
-			       strcmp(f[4], "1") == 0 ? "true" : "false", f[5], f[6]);
-			json_str(stdout, f[7]);
-			printf("},\"jobs\":[");
-		} else if (strcmp(f[0], "job") == 0 && n >= 14) {
-			printf("%s{\"name\":", first_job ? "" : ",");
-			first_job = false;
-			json_str(stdout, f[1]);
-			printf(",\"priority\":%s,\"usage_bytes\":%s,\"limit_bytes\":", f[2], f[3]);
-			json_num_or_null(stdout, f[4]);
-			printf(",\"limit_max_bytes\":");
-			json_num_or_null(stdout, f[5]);
-			printf(",\"expect_bytes\":%s,\"under_oom\":%s,\"ooms\":%s,\"kills\":%s,\"processes\":"
-			       "%s,\"owner\":",
-			       f[6], strcmp(f[7], "1") == 0 ? "true" : "false", f[8], f[9], f[10]);
-			if (strcmp(f[11], "-") == 0)
-				printf("null");
-			else
-				printf("%s", f[11]);
-			printf(",\"policy\":");
-			json_str(stdout, f[12]);
-			printf(",\"last_action\":");
-			json_str(stdout, f[13]);
-			printf("}");
-		}
-	}
-	printf("]}\n");
-}
-
-static void status_table(struct reply *r)
-{
-	char *f[MAX_FIELDS], a[16], b[16], br[32];
-
-	for (size_t i = 0; i < r->n_lines; i++) {
-		size_t n = split(r->lines[i], f, MAX_FIELDS);
-		if (strcmp(f[0], "machine") == 0 && n >= 8) {
-			uint64_t u = u64(f[2]), l = u64(f[3]);
-			/* 8 + 30 + 2 + 11 + 1 + 18 + 10 = 80 columns at most. */
-			bar(u, l, br, 16);
-			printf("machine %-.30s  %s/%s %s%s\n", f[1], human(u, a, sizeof(a)),
-			       human(l, b, sizeof(b)), br, strcmp(f[4], "1") == 0 ? " UNDER OOM" : "");
-			printf("        OOMs %s, kills %s%s%.40s\n\n", f[5], f[6], f[7][0] ? ", last: " : "",
-			       f[7]);
-			printf("%-12s %4s %13s %-14s %4s %5s %5s %s\n", "JOB", "PRIO", "USAGE/LIMIT", "",
-			       "OOMS", "KILLS", "PROCS", "LAST ACTION");
-		} else if (strcmp(f[0], "job") == 0 && n >= 14) {
-			uint64_t u = u64(f[3]), l = u64(f[4]);
-			char ul[24];
-			bar(u, l, br, 12);
-			snprintf(ul, sizeof(ul), "%s/%s", human(u, a, sizeof(a)), human(l, b, sizeof(b)));
-			/* 12+1+4+1+13+1+14+1+4+1+5+1+5+1 = 64 columns, 16 left for the last action. */
-			printf("%-12.12s %4s %13s %-14s %4s %5s %5s %.16s%s\n", f[1], f[2], ul, br, f[8],
-			       f[9], f[10], f[13][0] ? f[13] : "-", strcmp(f[7], "1") == 0 ? "!" : "");
-		}
-	}
-}
-
-static int cmd_status(void)
-{
-	struct reply r;
-	int e = request("status", &r);
-
-	if (e)
-		return e;
-	if (json)
-		status_json(&r);
-	else
-		status_table(&r);
-	reply_free(&r);
-	return 0;
-}
-
-/* ------------------------------------------------------------ ps */
-
-static int cmd_ps(const char *job)
-{
-	char req[128], *f[MAX_FIELDS], a[16], b[16];
-	struct reply r;
-	int e;
-
-	snprintf(req, sizeof(req), job ? "ps %s" : "ps", job);
-	if ((e = request(req, &r)))
-		return e;
-	if (json)
-		printf("[");
-	else
-		printf("%7s %-10s %6s %6s %5s %6s %-15s %s\n", "PID", "JOB", "RSS", "SWAP", "ADJ", "UID",
-		       "COMM", "COMMAND");
-	for (size_t i = 0; i < r.n_lines; i++) {
-		size_t n = split(r.lines[i], f, MAX_FIELDS);
-		if (n < 9 || strcmp(f[0], "proc") != 0)
-			continue;
-		if (json) {
-			printf("%s{\"pid\":%s,\"job\":", i ? "," : "", f[1]);
-			json_str(stdout, f[2]);
-			printf(
-			    ",\"rss_bytes\":%s,\"swap_bytes\":%s,\"oom_score_adj\":%s,\"uid\":%s,\"comm\":",
-			    f[3], f[4], f[5], f[6]);
-			json_str(stdout, f[7]);
-			printf(",\"cmdline\":");
-			json_str(stdout, f[8]);
-			printf("}");
-		} else {
-			/* 7+1+10+1+6+1+6+1+5+1+6+1+15+1 = 62 columns, 18 left for the command. */
-			printf("%7s %-10.10s %6s %6s %5s %6s %-15.15s %.18s\n", f[1], f[2],
-			       human(u64(f[3]), a, sizeof(a)), human(u64(f[4]), b, sizeof(b)), f[5], f[6],
-			       f[7], f[8]);
-		}
-	}
-	if (json)
-		printf("]\n");
-	reply_free(&r);
-	return 0;
-}
-
-/* ------------------------------------------------------------ reports */
-
-static void format_time(const char *epoch, char *buf, size_t len)
-{
-	time_t t = (time_t)strtoll(epoch, NULL, 10);
+	time_t t = (time_t)epoch;
 	struct tm tm;
 
 	if (!localtime_r(&t, &tm) || !strftime(buf, len, "%m-%d %H:%M:%S", &tm))
 		snprintf(buf, len, "?");
 }
 
-static int cmd_reports(void)
+/* ------------------------------------------------------------ status */
+
+static void machine_row(const struct cli *cli, const struct protocol_machine *m)
 {
-	char *f[MAX_FIELDS], when[32];
+	char br[32];
+
+	if (cli->json) {
+		printf("\"machine\":{\"cgroup\":");
+		json_str(stdout, m->cgroup);
+		printf(",\"usage_bytes\":%" PRIu64 ",\"limit_bytes\":", m->usage_bytes);
+		json_size(stdout, m->limit_bytes);
+		printf(",\"under_oom\":%s,\"ooms\":%" PRIu64 ",\"kills\":%" PRIu64 ",\"last_action\":",
+		       m->under_oom ? "true" : "false", m->ooms, m->kills);
+		json_str(stdout, m->last_action);
+		printf("},\"jobs\":[");
+		return;
+	}
+	/* 8 + 30 + 2 + 11 + 1 + 18 + 10 = 80 columns at most. */
+	bar(m->usage_bytes, m->limit_bytes, br, 16);
+	printf("machine %s  %s/%s %s%s\n", TTY(m->cgroup, 30), HUMAN(m->usage_bytes), HUMAN(m->limit_bytes),
+	       br, m->under_oom ? " UNDER OOM" : "");
+	printf("        OOMs %" PRIu64 ", kills %" PRIu64 "%s%s\n\n", m->ooms, m->kills,
+	       m->last_action[0] ? ", last: " : "", TTY(m->last_action, 40));
+	printf("%-12s %4s %13s %-14s %4s %5s %5s %s\n", "JOB", "PRIO", "USAGE/LIMIT", "", "OOMS", "KILLS",
+	       "PROCS", "LAST ACTION");
+}
+
+static void job_row(const struct cli *cli, const struct protocol_job *j, bool first)
+{
+	char br[32], ul[24];
+
+	if (cli->json) {
+		printf("%s{\"name\":", first ? "" : ",");
+		json_str(stdout, j->name);
+		printf(",\"priority\":%u,\"usage_bytes\":%" PRIu64 ",\"limit_bytes\":", j->priority,
+		       j->usage_bytes);
+		json_size(stdout, j->limit_bytes);
+		printf(",\"limit_max_bytes\":");
+		json_size(stdout, j->limit_max_bytes);
+		printf(",\"expect_bytes\":%" PRIu64 ",\"under_oom\":%s,\"ooms\":%" PRIu64
+		       ",\"kills\":%" PRIu64 ",\"processes\":%u,\"owner\":",
+		       j->expect_bytes, j->under_oom ? "true" : "false", j->ooms, j->kills, j->processes);
+		if (j->has_owner)
+			printf("%u", (unsigned)j->owner);
+		else
+			printf("null");
+		printf(",\"policy\":");
+		json_str(stdout, j->chain);
+		printf(",\"last_action\":");
+		json_str(stdout, j->last_action);
+		printf("}");
+		return;
+	}
+	bar(j->usage_bytes, j->limit_bytes, br, 12);
+	snprintf(ul, sizeof(ul), "%s/%s", HUMAN(j->usage_bytes), HUMAN(j->limit_bytes));
+	/* 12+1+4+1+13+1+14+1+4+1+5+1+5+1 = 64 columns, 16 left for the last action. */
+	printf("%s %4u %13s %-14s %4" PRIu64 " %5" PRIu64 " %5u %s%s\n", COL(j->name, 12), j->priority, ul,
+	       br, j->ooms, j->kills, j->processes, j->last_action[0] ? TTY(j->last_action, 16) : "-",
+	       j->under_oom ? "!" : "");
+}
+
+static int show_status(const struct cli *cli)
+{
+	const struct protocol_request req = {.verb = PROTOCOL_STATUS};
+	struct protocol_record rec;
+	struct protocol_machine m;
+	struct protocol_job j;
+	struct conn c;
 	struct reply r;
-	int e = request("reports", &r);
+	int e = request(cli, &req, &c, &r), bad = 0;
+	bool first_job = true, seen_machine = false;
 
 	if (e)
 		return e;
-	if (json)
+	if (cli->json)
+		printf("{");
+	while (next_record(&r, &rec, &bad)) {
+		if (protocol_parse_machine(&rec, &m) == 0 && !seen_machine) {
+			machine_row(cli, &m);
+			seen_machine = true;
+		} else if (protocol_parse_job(&rec, &j) == 0 && seen_machine) {
+			job_row(cli, &j, first_job);
+			first_job = false;
+		}
+	}
+	if (cli->json)
+		printf("%s}\n", seen_machine ? "]" : "");
+	conn_close(&c);
+	return bad || !seen_machine ? malformed(cli) : 0;
+}
+
+static int cmd_status(struct cli *cli, int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	return show_status(cli);
+}
+
+/* ------------------------------------------------------------ ps */
+
+static void proc_row(const struct cli *cli, const struct protocol_proc *p, bool first)
+{
+	if (cli->json) {
+		printf("%s{\"pid\":%d,\"job\":", first ? "" : ",", (int)p->pid);
+		json_str(stdout, p->job);
+		printf(",\"rss_bytes\":%" PRIu64 ",\"swap_bytes\":%" PRIu64
+		       ",\"oom_score_adj\":%d,\"uid\":%u,\"comm\":",
+		       p->rss_bytes, p->swap_bytes, p->oom_score_adj, (unsigned)p->uid);
+		json_str(stdout, p->comm);
+		printf(",\"cmdline\":");
+		json_str(stdout, p->cmdline);
+		printf("}");
+		return;
+	}
+	/* 7+1+10+1+6+1+6+1+5+1+6+1+15+1 = 62 columns, 18 left for the command. */
+	printf("%7d %s %6s %6s %5d %6u %s %s\n", (int)p->pid, COL(p->job, 10), HUMAN(p->rss_bytes),
+	       HUMAN(p->swap_bytes), p->oom_score_adj, (unsigned)p->uid, COL(p->comm, 15),
+	       TTY(p->cmdline, 18));
+}
+
+static int show_ps(const struct cli *cli, const char *job)
+{
+	struct protocol_request req = {.verb = PROTOCOL_PS};
+	struct protocol_record rec;
+	struct protocol_proc p;
+	struct conn c;
+	struct reply r;
+	int e, bad = 0;
+	bool first = true;
+
+	if (job && snprintf(req.job, sizeof(req.job), "%s", job) >= (int)sizeof(req.job)) {
+		err("no job %s", TTY(job, 0));
+		return EXIT_REFUSED;
+	}
+	if ((e = request(cli, &req, &c, &r)))
+		return e;
+	if (cli->json)
+		printf("[");
+	else
+		printf("%7s %-10s %6s %6s %5s %6s %-15s %s\n", "PID", "JOB", "RSS", "SWAP", "ADJ", "UID",
+		       "COMM", "COMMAND");
+	while (next_record(&r, &rec, &bad))
+		if (protocol_parse_proc(&rec, &p) == 0) {
+			proc_row(cli, &p, first);
+			first = false;
+		}
+	if (cli->json)
+		printf("]\n");
+	conn_close(&c);
+	return bad ? malformed(cli) : 0;
+}
+
+static int cmd_ps(struct cli *cli, int argc, char **argv)
+{
+	return show_ps(cli, argc ? argv[0] : NULL);
+}
+
+/* ------------------------------------------------------------ reports */
+
+static void report_row(const struct cli *cli, const struct protocol_report *rep, bool first)
+{
+	char when[32];
+
+	if (cli->json) {
+		printf("%s{\"id\":%u,\"scope\":", first ? "" : ",", rep->id);
+		json_str(stdout, rep->scope);
+		printf(",\"bytes\":%" PRIu64 ",\"time\":%" PRIu64 ".%03u,\"action\":", rep->bytes,
+		       rep->time_ms / 1000, (unsigned)(rep->time_ms % 1000));
+		json_str(stdout, rep->action);
+		printf(",\"victim_pid\":%d,\"reason\":", (int)rep->victim_pid);
+		json_str(stdout, rep->reason);
+		printf("}");
+		return;
+	}
+	format_time((int64_t)(rep->time_ms / 1000), when, sizeof(when));
+	/* 6+1+14+1+10+1+8+1+7+1 = 50 columns, 30 left for the reason. */
+	printf("%6u %-14s %s %s %7d %s\n", rep->id, when, COL(rep->scope, 10), COL(rep->action, 8),
+	       (int)rep->victim_pid, TTY(rep->reason, 30));
+}
+
+static int list_reports(const struct cli *cli)
+{
+	const struct protocol_request req = {.verb = PROTOCOL_REPORTS};
+	struct protocol_record rec;
+	struct protocol_report rep;
+	struct conn c;
+	struct reply r;
+	int e = request(cli, &req, &c, &r), bad = 0;
+	bool first = true;
+
+	if (e)
+		return e;
+	if (cli->json)
 		printf("[");
 	else
 		printf("%6s %-14s %-10s %-8s %7s %s\n", "ID", "TIME", "SCOPE", "ACTION", "VICTIM", "REASON");
-	for (size_t i = 0; i < r.n_lines; i++) {
-		size_t n = split(r.lines[i], f, MAX_FIELDS);
-		if (n < 8 || strcmp(f[0], "report") != 0)
-			continue;
-		if (json) {
-			printf("%s{\"id\":%s,\"scope\":", i ? "," : "", f[1]);
-			json_str(stdout, f[2]);
-			printf(",\"bytes\":%s,\"time\":%s,\"action\":", f[3], f[4]);
-			json_str(stdout, f[5]);
-			printf(",\"victim_pid\":%s,\"reason\":", f[6]);
-			json_str(stdout, f[7]);
-			printf("}");
-		} else {
-			format_time(f[4], when, sizeof(when));
-			/* 6+1+14+1+10+1+8+1+7+1 = 50 columns, 30 left for the reason. */
-			printf("%6s %-14s %-10.10s %-8.8s %7s %.30s\n", f[1], when, f[2], f[5], f[6], f[7]);
+	while (next_record(&r, &rec, &bad))
+		if (protocol_parse_report(&rec, &rep) == 0) {
+			report_row(cli, &rep, first);
+			first = false;
 		}
-	}
-	if (json)
+	if (cli->json)
 		printf("]\n");
-	reply_free(&r);
-	return 0;
+	conn_close(&c);
+	return bad ? malformed(cli) : 0;
 }
 
 static const char *jstr(const struct json *j, const char *key)
@@ -469,10 +597,13 @@ static const char *jsize(const struct json *j, const char *key, char *buf, size_
 	return human(strtoull(v->str, NULL, 10), buf, len);
 }
 
-/* "  label:    text", wrapped at word boundaries to fit 80 columns. */
-static void field_line(const char *label, const char *text)
+/* "  label:    text", wrapped at word boundaries to fit 80 columns; the text
+ * is escaped for the terminal first. */
+static void field_line(const char *label, const char *raw)
 {
 	const int indent = 13, width = 80 - indent;
+	char safe[4096];
+	const char *text = tty(raw, 0, safe, sizeof(safe));
 	int col = 0;
 
 	printf("  %-*s", indent - 2, label);
@@ -500,18 +631,16 @@ static void field_line(const char *label, const char *text)
 	putchar('\n');
 }
 
-static void show_report(const struct json *root)
+static void show_report_head(const struct json *root, const struct json *dec)
 {
-	char when[32], a[16], b[16], c[16], e[16];
-	const struct json *dec = json_get(root, "decision"), *t = json_get(root, "timings_ms");
+	char when[32], buf[1024];
 
-	format_time(jstr(root, "time"), when, sizeof(when));
-	printf("report %s: %s OOM", jstr(root, "id"), jstr(root, "scope"));
+	format_time(strtoll(jstr(root, "time"), NULL, 10), when, sizeof(when));
+	printf("report %s: %s OOM", TTY(jstr(root, "id"), 0), TTY(jstr(root, "scope"), 0));
 	if (json_get(root, "job") && json_get(root, "job")->type == JSON_STRING)
-		printf(" of job %s", jstr(root, "job"));
+		printf(" of job %s", TTY(jstr(root, "job"), 0));
 	printf(" at %s%s\n", when,
 	       json_get(root, "dry_run") && json_get(root, "dry_run")->boolean ? " (dry run)" : "");
-	char buf[1024];
 	snprintf(buf, sizeof(buf), "%s (limit hit by %s)", jstr(root, "cgroup"), jstr(root, "origin"));
 	field_line("cgroup:", buf);
 	field_line("chain:", jstr(root, "chain"));
@@ -531,6 +660,7 @@ static void show_report(const struct json *root)
 		field_line("then:", buf);
 	}
 	field_line("outcome:", jstr(root, "outcome"));
+	const struct json *t = json_get(root, "timings_ms");
 	if (t) {
 		const struct json *fr = json_get(t, "freed");
 		snprintf(buf, sizeof(buf), "decided after %s ms, acted after %s ms, memory freed after %s ms",
@@ -538,52 +668,106 @@ static void show_report(const struct json *root)
 			 fr && fr->type == JSON_NUMBER ? fr->str : "?");
 		field_line("timings:", buf);
 	}
+}
 
+static void show_report(const struct json *root)
+{
+	char a[16], b[16], c[16], e[16];
+	const struct json *dec = json_get(root, "decision");
+
+	show_report_head(root, dec);
 	const struct json *jobs = json_get(root, "jobs"), *cands = json_get(root, "candidates");
 	printf("\n%-12s %4s %7s %7s %7s %7s %s\n", "JOB", "PRIO", "USAGE", "LIMIT", "MAX", "EXPECT", "KILL");
 	for (size_t i = 0; jobs && i < jobs->n; i++) {
 		const struct json *j = jobs->items[i];
-		printf("%-12.12s %4s %7s %7s %7s %7s %s\n", jstr(j, "name"), jstr(j, "priority"),
+		printf("%s %4s %7s %7s %7s %7s %s\n", COL(jstr(j, "name"), 12), TTY(jstr(j, "priority"), 4),
 		       jsize(j, "usage_bytes", a, sizeof(a)), jsize(j, "limit_bytes", b, sizeof(b)),
 		       jsize(j, "limit_max_bytes", c, sizeof(c)), jsize(j, "expect_bytes", e, sizeof(e)),
-		       jstr(j, "kill"));
+		       TTY(jstr(j, "kill"), 8));
 	}
 	printf("\n%7s %-12s %4s %7s %5s %-15s %s\n", "PID", "JOB", "PRIO", "RSS", "ADJ", "COMM", "");
 	for (size_t i = 0; cands && i < cands->n; i++) {
 		const struct json *p = cands->items[i];
 		const struct json *prot = json_get(p, "protected");
 		bool victim = dec && strcmp(jstr(p, "pid"), jstr(dec, "victim_pid")) == 0;
-		printf("%7s %-12.12s %4s %7s %5s %-15.15s %s\n", jstr(p, "pid"), jstr(p, "job"),
-		       jstr(p, "priority"), jsize(p, "rss_bytes", a, sizeof(a)), jstr(p, "oom_score_adj"),
-		       jstr(p, "comm"),
+		printf("%7s %s %4s %7s %5s %s %s\n", TTY(jstr(p, "pid"), 7), COL(jstr(p, "job"), 12),
+		       TTY(jstr(p, "priority"), 4), jsize(p, "rss_bytes", a, sizeof(a)),
+		       TTY(jstr(p, "oom_score_adj"), 5), COL(jstr(p, "comm"), 15),
 		       victim		       ? "<- victim"
 		       : prot && prot->boolean ? "protected"
 					       : "");
 	}
 }
 
-static int cmd_report_show(const char *id)
+/* Reads a report's data records into one NUL-terminated text (malloc'd). */
+static int read_report_text(struct reply *r, char **ret, size_t *ret_len)
 {
-	char req[64];
-	struct reply r;
-	int e;
+	struct protocol_record rec;
+	size_t len = 0, cap = 4096;
+	char *text = malloc(cap);
+	int bad = 0;
 
-	snprintf(req, sizeof(req), "report %s", id);
-	if ((e = request(req, &r)))
+	while (text && next_record(r, &rec, &bad)) {
+		const char *chunk;
+		size_t n;
+		if (protocol_parse_data(&rec, &chunk, &n) < 0)
+			continue;
+		while (len + n + 1 > cap) {
+			char *nt = realloc(text, cap *= 2);
+			if (!nt) {
+				free(text);
+				return -ENOMEM;
+			}
+			text = nt;
+		}
+		memcpy(text + len, chunk, n);
+		len += n;
+	}
+	if (!text || bad) {
+		free(text);
+		return text ? bad : -ENOMEM;
+	}
+	text[len] = '\0';
+	*ret = text;
+	*ret_len = len;
+	return 0;
+}
+
+/* The report's JSON as it is, but for what a terminal might obey: bytes past
+ * ASCII only ever stand inside strings, where json_char()'s forms mean the
+ * same, so raw C1 controls, bidi overrides and stray bytes go out escaped. */
+static void print_json_text(const char *text)
+{
+	while (*text) {
+		unsigned char c = (unsigned char)*text;
+		if ((c >= 0x20 && c < 0x80) || c == '\n' || c == '\t' || c == '\r')
+			putchar(*text++);
+		else
+			text += json_char(stdout, text);
+	}
+}
+
+static int show_report_id(const struct cli *cli, unsigned id)
+{
+	const struct protocol_request req = {.verb = PROTOCOL_REPORT, .id = id};
+	struct conn c;
+	struct reply r;
+	char *text;
+	size_t len;
+	int e = request(cli, &req, &c, &r);
+
+	if (e)
 		return e;
-	/* The records are the report's lines. */
-	size_t total = 0;
-	for (size_t i = 0; i < r.n_lines; i++)
-		total += strlen(r.lines[i]) + 1;
-	char *text = malloc(total + 1), *p = text;
-	for (size_t i = 0; text && i < r.n_lines; i++)
-		p += sprintf(p, "%s\n", r.lines[i]);
-	if (json) {
-		fputs(text ? text : "", stdout);
+	int rr = read_report_text(&r, &text, &len);
+	conn_close(&c);
+	if (rr < 0)
+		return malformed(cli);
+	if (cli->json) {
+		print_json_text(text);
 	} else {
-		struct json *root = text ? json_parse(text) : NULL;
+		struct json *root = json_parse(text);
 		if (!root) {
-			fprintf(stderr, "oomkit: report %s is not valid JSON\n", id);
+			err("report %u is not valid JSON", id);
 			e = EXIT_REFUSED;
 		} else {
 			show_report(root);
@@ -591,51 +775,86 @@ static int cmd_report_show(const char *id)
 		}
 	}
 	free(text);
-	reply_free(&r);
 	return e;
+}
+
+/* A number for an argument or option: decimal digits only, within [min, max]. */
+static int parse_number(const char *what, const char *s, unsigned long min, unsigned long max, unsigned *ret)
+{
+	char *end;
+
+	errno = 0;
+	unsigned long v = s[0] >= '0' && s[0] <= '9' ? strtoul(s, &end, 10) : 0;
+	if (!(s[0] >= '0' && s[0] <= '9') || *end || errno || v < min || v > max) {
+		err("%s must be a number from %lu to %lu, not '%s'", what, min, max, TTY(s, 40));
+		return -EINVAL;
+	}
+	*ret = (unsigned)v;
+	return 0;
+}
+
+static int cmd_reports(struct cli *cli, int argc, char **argv)
+{
+	unsigned id;
+
+	if (argc == 0)
+		return list_reports(cli);
+	if (argc != 2 || strcmp(argv[0], "show") != 0) {
+		err("reports takes nothing, or show ID");
+		return EXIT_USAGE;
+	}
+	if (parse_number("a report ID", argv[1], 0, UINT_MAX, &id) < 0)
+		return EXIT_USAGE;
+	return show_report_id(cli, id);
 }
 
 /* ------------------------------------------------------------ run */
 
-static int cmd_run(const char *job, char **argv)
+static int cmd_run(struct cli *cli, int argc, char **argv)
 {
-	char req[128];
+	struct protocol_request req = {.verb = PROTOCOL_RUN};
+	struct conn c;
 	struct reply r;
 	int e;
 
-	snprintf(req, sizeof(req), "run %s", job);
-	/* The daemon moves the connecting process (this one) by its peer credentials. */
-	if ((e = request(req, &r)))
+	(void)argc;
+	if (snprintf(req.job, sizeof(req.job), "%s", cli->job) >= (int)sizeof(req.job)) {
+		err("no job %s", TTY(cli->job, 0));
+		return EXIT_REFUSED;
+	}
+	/* The daemon moves the process that asks (this one), which then becomes CMD. */
+	if ((e = request(cli, &req, &c, &r)))
 		return e;
-	reply_free(&r);
+	conn_close(&c);
 	execvp(argv[0], argv);
-	fprintf(stderr, "oomkit: cannot run %s: %s\n", argv[0], strerror(errno));
+	err("cannot run %s: %s", TTY(argv[0], 0), strerror(errno));
 	return errno == ENOENT ? 127 : 126;
 }
 
 /* ------------------------------------------------------------ top */
 
-static int cmd_top(unsigned iterations, unsigned interval_ms)
+static int cmd_top(struct cli *cli, int argc, char **argv)
 {
-	bool tty = isatty(STDOUT_FILENO);
+	bool tty_out = isatty(STDOUT_FILENO);
 
-	for (unsigned i = 0; iterations == 0 || i < iterations; i++) {
-		if (tty)
+	(void)argc, (void)argv;
+	for (unsigned i = 0; cli->iterations == 0 || i < cli->iterations; i++) {
+		if (tty_out)
 			printf("\033[H\033[2J");
 		time_t now = time(NULL);
 		char when[32];
 		strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
-		printf("oomkit top - %s (every %u ms, Ctrl-C quits)\n\n", when, interval_ms);
-		int e = cmd_status();
+		printf("oomkit top - %s (every %u ms, Ctrl-C quits)\n\n", when, cli->interval_ms);
+		int e = show_status(cli);
 		if (e)
 			return e;
 		printf("\n");
-		if ((e = cmd_ps(NULL)))
+		if ((e = show_ps(cli, NULL)))
 			return e;
 		fflush(stdout);
-		if (iterations && i + 1 == iterations)
+		if (cli->iterations && i + 1 == cli->iterations)
 			break;
-		struct timespec ts = {interval_ms / 1000, (long)(interval_ms % 1000) * 1000000};
+		struct timespec ts = {cli->interval_ms / 1000, (long)(cli->interval_ms % 1000) * 1000000};
 		nanosleep(&ts, NULL);
 	}
 	return 0;
@@ -643,133 +862,273 @@ static int cmd_top(unsigned iterations, unsigned interval_ms)
 
 /* ------------------------------------------------------------ prompt */
 
-static void show_question(struct reply *q)
+/* Shows a question frame; returns its choices. */
+static unsigned show_question(struct reply *q)
 {
-	char *f[MAX_FIELDS], a[16];
+	struct protocol_record rec;
+	struct protocol_candidate cand;
+	unsigned choices = 0;
+	int bad = 0;
 
-	for (size_t i = 0; i < q->n_lines; i++) {
-		size_t n = split(q->lines[i], f, MAX_FIELDS);
-		if (strcmp(f[0], "candidate") == 0 && n >= 6)
-			printf("  kill %-7s  job %-12.12s prio %4s  %7s  %s\n", f[1], f[2], f[3],
-			       human(u64(f[4]), a, sizeof(a)), f[5]);
-		else if (strcmp(f[0], "choices") == 0 && n >= 2) {
-			/* One choice a field: "kill" takes a PID. */
-			printf("answer:");
-			for (size_t k = 1; k < n; k++)
-				printf("%s %s%s", k > 1 ? " |" : "", f[k],
-				       strcmp(f[k], "kill") == 0 ? " PID" : "");
-			printf(" (or skip)\n");
-		}
+	printf("\nOOM in %s (question %u): %" PRIu64 " ms to answer\n", TTY(q->status.question.scope, 0),
+	       q->status.question.id, q->status.question.timeout_ms);
+	while (next_record(q, &rec, &bad)) {
+		if (protocol_parse_candidate(&rec, &cand) == 0)
+			printf("  kill %-7d  job %s prio %4u  %7s  %s\n", (int)cand.pid, COL(cand.job, 12),
+			       cand.priority, HUMAN(cand.rss_bytes), TTY(cand.comm, 0));
+		else
+			(void)protocol_parse_choices(&rec, &choices);
 	}
+	if (bad)
+		printf("  (the rest of the question was not in the protocol's form)\n");
+	if (!choices) {
+		printf("nothing to answer here\n");
+		return 0;
+	}
+	static const struct {
+		unsigned bit;
+		const char *text;
+	} names[] = {{PROTOCOL_CHOICE_KILL, "kill PID"},
+		     {PROTOCOL_CHOICE_GROW, "grow"},
+		     {PROTOCOL_CHOICE_KERNEL, "kernel"},
+		     {PROTOCOL_CHOICE_CHAIN, "chain"}};
+	printf("answer:");
+	for (size_t i = 0, n = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (choices & names[i].bit)
+			printf("%s %s", n++ ? " |" : "", names[i].text);
+	printf(" (or skip)\n");
+	return choices;
 }
 
-/* Sends one answer and prints the daemon's verdict on it. */
-static int answer(struct conn *c, unsigned id, const char *line)
+/* A person's answer ("kill 42", "grow", "kernel", "chain"), read into a request. */
+static int read_answer(const char *line, unsigned id, struct protocol_request *ret)
 {
-	char req[300];
-	struct reply r;
+	char copy[PROTOCOL_REQUEST_MAX];
+	unsigned pid;
 
-	snprintf(req, sizeof(req), "answer %u %s\n", id, line);
-	if (send_line(c->fd, req) < 0)
-		goto closed;
-	/* Frames of the prompt stream ("done" for this answer, another "oom")
-	 * may come before the reply: a reply starts with "ok" or "error". */
-	for (;;) {
-		if (read_reply(c, &r) < 0)
-			goto closed;
-		if (r.ok || strncmp(r.first, "error ", 6) == 0)
-			break;
-		reply_free(&r);
+	*ret = (struct protocol_request){.verb = PROTOCOL_ANSWER, .answer.id = id};
+	snprintf(copy, sizeof(copy), "%s", line);
+	char *save = NULL, *what = strtok_r(copy, " \t", &save), *arg = strtok_r(NULL, " \t", &save);
+	if (!what || strtok_r(NULL, " \t", &save))
+		return -EINVAL;
+	if (strcmp(what, "kill") == 0 && arg && parse_number("the PID", arg, 1, INT_MAX, &pid) == 0) {
+		ret->answer.choice = PROTOCOL_CHOICE_KILL;
+		ret->answer.pid = (pid_t)pid;
+		return 0;
 	}
-	if (r.ok)
-		printf("done: %s\n", r.n_lines ? r.lines[0] : "");
+	if (arg)
+		return -EINVAL;
+	if (strcmp(what, "grow") == 0)
+		ret->answer.choice = PROTOCOL_CHOICE_GROW;
+	else if (strcmp(what, "kernel") == 0)
+		ret->answer.choice = PROTOCOL_CHOICE_KERNEL;
+	else if (strcmp(what, "chain") == 0)
+		ret->answer.choice = PROTOCOL_CHOICE_CHAIN;
 	else
-		printf("refused: %s\n", r.message);
-	fflush(stdout);
-	int rc = r.ok ? 0 : EXIT_REFUSED;
-	reply_free(&r);
-	return rc;
-closed:
-	fprintf(stderr, "oomkit: oomkitd closed the connection\n");
-	return EXIT_UNREACHABLE;
+		return -EINVAL;
+	return 0;
 }
 
-static int cmd_prompt(bool once)
+/* Sends one answer and prints the daemon's verdict on it.  Frames of the
+ * prompt stream that come first ("done" for this question, a newer one
+ * whose time will have passed by then) are skipped. */
+static int send_answer(struct conn *c, const struct protocol_request *req)
 {
-	struct conn c = {.fd = connect_daemon()};
 	struct reply r;
-	char line[256];
-	int rc = 0;
+	struct protocol_record rec;
+	const char *text = "";
+	int bad = 0;
 
-	if (c.fd < 0) {
-		fprintf(stderr, "oomkit: cannot reach oomkitd at %s: %s\n", socket_path, strerror(-c.fd));
-		return EXIT_UNREACHABLE;
+	if (send_request(c, req) < 0)
+		return -ECONNRESET;
+	do {
+		if (read_reply(c, &r) < 0)
+			return -ECONNRESET;
+	} while (r.status.kind == PROTOCOL_QUESTION ||
+		 r.status.kind == PROTOCOL_DONE); /* the prompt's own frames */
+	if (r.status.kind == PROTOCOL_ERROR) {
+		printf("refused: %s\n", TTY(r.status.message, 0));
+		fflush(stdout);
+		return EXIT_REFUSED;
 	}
-	if (send_line(c.fd, "prompt\n") < 0 || read_reply(&c, &r) < 0) {
-		fprintf(stderr, "oomkit: oomkitd closed the connection\n");
-		rc = EXIT_UNREACHABLE;
-		goto out;
-	}
-	if (!r.ok) {
-		fprintf(stderr, "oomkit: %s\n", r.message);
-		reply_free(&r);
-		rc = EXIT_REFUSED;
-		goto out;
-	}
-	reply_free(&r);
-	printf("waiting for OOMs that ask a person (Ctrl-C quits)\n");
+	if (next_record(&r, &rec, &bad))
+		(void)protocol_parse_text(&rec, &text);
+	printf("done: %s\n", TTY(text, 0));
 	fflush(stdout);
+	return 0;
+}
+
+/* Asks the person until an answer is sent or skipped; the exit code, or -1 at end of input. */
+static int ask(struct conn *c, unsigned id)
+{
+	char line[256];
+	struct protocol_request req;
+
 	for (;;) {
-		if (read_reply(&c, &r) < 0) {
-			fprintf(stderr, "oomkit: oomkitd closed the connection\n");
-			rc = EXIT_UNREACHABLE;
-			break;
-		}
-		/* A question's status line is "oom\tID\tSCOPE\tTIMEOUT_MS". */
-		char *f[MAX_FIELDS];
-		if (strncmp(r.first, "oom\t", 4) != 0) {
-			reply_free(&r);
-			continue;
-		}
-		size_t n = split(r.first, f, MAX_FIELDS);
-		unsigned id = n >= 2 ? (unsigned)strtoul(f[1], NULL, 10) : 0;
-		printf("\nOOM in %s (question %u): %s ms to answer\n", n >= 3 ? f[2] : "?", id,
-		       n >= 4 ? f[3] : "?");
-		show_question(&r);
-		reply_free(&r);
 		printf("> ");
 		fflush(stdout);
 		if (!fgets(line, sizeof(line), stdin)) {
 			printf("\n");
-			break;
+			return -1;
 		}
 		line[strcspn(line, "\r\n")] = '\0';
-		rc = line[0] && strcmp(line, "skip") != 0 ? answer(&c, id, line) : 0;
-		if (once || rc == EXIT_UNREACHABLE)
+		if (!line[0] || strcmp(line, "skip") == 0)
+			return 0;
+		if (read_answer(line, id, &req) == 0)
+			return send_answer(c, &req);
+		printf("answer kill PID, grow, kernel, chain or skip\n");
+	}
+}
+
+static int cmd_prompt(struct cli *cli, int argc, char **argv)
+{
+	const struct protocol_request req = {.verb = PROTOCOL_PROMPT};
+	struct conn c;
+	struct reply r;
+	int rc = request(cli, &req, &c, &r);
+
+	(void)argc, (void)argv;
+	if (rc)
+		return rc;
+	printf("waiting for OOMs that ask a person (Ctrl-C quits)\n");
+	fflush(stdout);
+	for (;;) {
+		if (read_reply(&c, &r) < 0) {
+			err("oomkitd closed the connection");
+			rc = EXIT_UNREACHABLE;
+			break;
+		}
+		if (r.status.kind != PROTOCOL_QUESTION)
+			continue;
+		unsigned id = r.status.question.id;
+		if (!show_question(&r))
+			continue;
+		rc = ask(&c, id);
+		if (rc == -ECONNRESET) {
+			err("oomkitd closed the connection");
+			rc = EXIT_UNREACHABLE;
+			break;
+		}
+		if (rc < 0) {
+			rc = 0;
+			break;
+		}
+		if (cli->once)
 			break;
 	}
-out:
-	close(c.fd);
-	free(c.buf);
+	conn_close(&c);
 	return rc;
 }
 
-/* ------------------------------------------------------------ main */
+/* ------------------------------------------------------------ the verbs */
+
+struct verb {
+	const char *name;
+	const char *args; /* as the usage shows them */
+	const char *help;
+	unsigned options; /* OPT_* it takes */
+	int min_args, max_args;
+	int (*run)(struct cli *cli, int argc, char **argv);
+};
+
+static const struct verb verbs[] = {
+    {"status", "", "the machine and its jobs", OPT_JSON, 0, 0, cmd_status},
+    {"ps", "[JOB]", "processes with their memory", OPT_JSON, 0, 1, cmd_ps},
+    {"run", "--job NAME -- CMD...", "run CMD in a job (keeps this pid)", OPT_JOB, 1, INT_MAX, cmd_run},
+    {"reports", "[show ID]", "list OOM reports, or show one", OPT_JSON, 0, 2, cmd_reports},
+    {"top", "[--iterations N] [--interval MS]", "live view", OPT_ITERATIONS | OPT_INTERVAL, 0, 0, cmd_top},
+    {"prompt", "[--once]", "answer OOMs whose chain asks a person", OPT_ONCE, 0, 0, cmd_prompt},
+};
+
+static const struct {
+	unsigned bit;
+	const char *name;
+} option_names[] = {
+    {OPT_JSON, "--json"},	  {OPT_JOB, "--job"},	{OPT_ITERATIONS, "--iterations"},
+    {OPT_INTERVAL, "--interval"}, {OPT_ONCE, "--once"},
+};
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: oomkit [--socket PATH] [--json] COMMAND\n"
-		   "  status                    the machine and its jobs\n"
-		   "  ps [JOB]                  processes with their memory\n"
-		   "  run --job NAME -- CMD...  run CMD in a job (keeps this pid)\n"
-		   "  reports                   list OOM reports\n"
-		   "  reports show ID           one report, readable\n"
-		   "  top [--iterations N] [--interval MS]   live view\n"
-		   "  prompt [--once]           answer OOMs whose chain asks a person\n"
-		   "socket: $OOMKIT_SOCKET or " DEFAULT_SOCKET "\n");
+	char synopsis[64];
+
+	fprintf(f, "usage: oomkit [--socket PATH] COMMAND [OPTIONS] [ARGS]\n");
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		snprintf(synopsis, sizeof(synopsis), "%s %s", verbs[i].name, verbs[i].args);
+		fprintf(f, "  %-41s %s\n", synopsis, verbs[i].help);
+	}
+	fprintf(f, "--json: JSON output of status, ps and reports\n"
+		   "socket: $OOMKIT_SOCKET or " OOMKITD_DEFAULT_SOCKET "\n");
 }
 
-int main(int argc, char **argv)
+static const struct verb *find_verb(const char *name)
+{
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strcmp(verbs[i].name, name) == 0)
+			return &verbs[i];
+	return NULL;
+}
+
+/* The options given that the verb does not take, named; or 0. */
+static int check_options(const struct cli *cli, const struct verb *v)
+{
+	for (size_t i = 0; i < sizeof(option_names) / sizeof(option_names[0]); i++)
+		if ((cli->given & option_names[i].bit) && !(v->options & option_names[i].bit)) {
+			err("%s does not take %s", v->name, option_names[i].name);
+			return -EINVAL;
+		}
+	if ((v->options & OPT_JOB) && !(cli->given & OPT_JOB)) {
+		err("%s needs --job NAME", v->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_arg_count(const struct verb *v, int n)
+{
+	if (n >= v->min_args && n <= v->max_args)
+		return 0;
+	if (v->max_args == 0)
+		err("%s takes no arguments", v->name);
+	else if (n < v->min_args)
+		err("%s needs %s", v->name, v->args);
+	else
+		err("%s takes at most %d argument%s", v->name, v->max_args, v->max_args == 1 ? "" : "s");
+	return -EINVAL;
+}
+
+static int set_option(struct cli *cli, int opt, const char *arg)
+{
+	switch (opt) {
+	case 's':
+		cli->socket_path = arg;
+		return 0;
+	case 'j':
+		cli->given |= OPT_JSON;
+		cli->json = true;
+		return 0;
+	case 'J':
+		cli->given |= OPT_JOB;
+		cli->job = arg;
+		return 0;
+	case 'i':
+		cli->given |= OPT_ITERATIONS;
+		return parse_number("--iterations", arg, 1, 1000000, &cli->iterations);
+	case 'I':
+		cli->given |= OPT_INTERVAL;
+		return parse_number("--interval", arg, 1, 3600 * 1000, &cli->interval_ms);
+	case 'o':
+		cli->given |= OPT_ONCE;
+		cli->once = true;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* One pass over argv: options anywhere before "--", the verb and its
+ * arguments in order; everything after "--" is an argument as it is. */
+static int parse_args(int argc, char **argv, struct cli *cli, char ***ret_args, int *ret_n)
 {
 	static const struct option opts[] = {
 	    {"socket", required_argument, NULL, 's'},
@@ -781,81 +1140,61 @@ int main(int argc, char **argv)
 	    {"once", no_argument, NULL, 'o'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *job = NULL;
-	unsigned iterations = 0, interval_ms = 1000;
-	bool once = false;
-	int opt;
+	char **args = calloc((size_t)argc + 1, sizeof(char *));
+	int n = 0, opt;
 
-	if (getenv("OOMKIT_SOCKET"))
-		socket_path = getenv("OOMKIT_SOCKET");
-	/* '+': options stop at the command's own arguments (run -- CMD -x). */
-	while ((opt = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 's':
-			socket_path = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
+	if (!args)
+		return -ENOMEM;
+	opterr = 1;
+	/* "-": non-options come back in order (as 1), whatever POSIXLY_CORRECT says. */
+	while ((opt = getopt_long(argc, argv, "-h", opts, NULL)) != -1) {
+		if (opt == 1) {
+			args[n++] = optarg;
+		} else if (opt == 'h') {
+			free(args);
+			return 1;
+		} else if (set_option(cli, opt, optarg) < 0) {
+			free(args);
+			return -EINVAL;
 		}
 	}
-	if (optind >= argc) {
+	while (optind < argc)
+		args[n++] = argv[optind++];
+	*ret_args = args;
+	*ret_n = n;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli cli = {.socket_path = OOMKITD_DEFAULT_SOCKET, .interval_ms = 1000};
+	char **args;
+	int n;
+
+	if (getenv("OOMKIT_SOCKET"))
+		cli.socket_path = getenv("OOMKIT_SOCKET");
+	int r = parse_args(argc, argv, &cli, &args, &n);
+	if (r == 1) {
+		usage(stdout);
+		return 0;
+	}
+	if (r < 0 || n == 0) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	const char *cmd = argv[optind];
-	/* Options after the command. */
-	optind++;
-	int first_arg = optind;
-	while ((opt = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 's':
-			socket_path = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'J':
-			job = optarg;
-			break;
-		case 'i':
-			iterations = (unsigned)strtoul(optarg, NULL, 10);
-			break;
-		case 'I':
-			interval_ms = (unsigned)strtoul(optarg, NULL, 10);
-			break;
-		case 'o':
-			once = true;
-			break;
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
-		}
+	const struct verb *v = find_verb(args[0]);
+	if (!v) {
+		err("unknown command '%s'", TTY(args[0], 40));
+		usage(stderr);
+		free(args);
+		return EXIT_USAGE;
 	}
-	(void)first_arg;
-	int nargs = argc - optind;
-	char **args = argv + optind;
-
-	if (strcmp(cmd, "status") == 0 && nargs == 0)
-		return cmd_status();
-	if (strcmp(cmd, "ps") == 0 && nargs <= 1)
-		return cmd_ps(nargs ? args[0] : NULL);
-	if (strcmp(cmd, "reports") == 0 && nargs == 0)
-		return cmd_reports();
-	if (strcmp(cmd, "reports") == 0 && nargs == 2 && strcmp(args[0], "show") == 0)
-		return cmd_report_show(args[1]);
-	if (strcmp(cmd, "run") == 0 && job && nargs >= 1)
-		return cmd_run(job, args);
-	if (strcmp(cmd, "top") == 0 && nargs == 0)
-		return cmd_top(iterations, interval_ms ? interval_ms : 1000);
-	if (strcmp(cmd, "prompt") == 0 && nargs == 0)
-		return cmd_prompt(once);
-	usage(stderr);
-	return EXIT_USAGE;
+	if (check_options(&cli, v) < 0 || check_arg_count(v, n - 1) < 0) {
+		fprintf(stderr, "usage: oomkit %s%s%s\n", v->name, v->args[0] ? " " : "", v->args);
+		free(args);
+		return EXIT_USAGE;
+	}
+	r = v->run(&cli, n - 1, args + 1);
+	free(args);
+	return r;
 }

@@ -23,6 +23,22 @@ check "no command: exit 2" test "$(exit_code "$OOMKIT")" = 2
 check "unknown command: exit 2" test "$(exit_code "$OOMKIT" frobnicate)" = 2
 check "run without --job: exit 2" test "$(exit_code "$OOMKIT" run -- true)" = 2
 check "--help: exit 0" test "$(exit_code "$OOMKIT" --help)" = 0
+# Each verb takes its own options and arguments; numbers are checked.
+check "status --once: exit 2" test "$(exit_code "$OOMKIT" status --once)" = 2
+check "status --once: says why" test "$("$OOMKIT" status --once 2>&1 | head -n 1)" = "oomkit: status does not take --once"
+check "ps --job: exit 2" test "$(exit_code "$OOMKIT" ps --job web)" = 2
+check "ps --iterations: exit 2" test "$(exit_code "$OOMKIT" ps --iterations 5)" = 2
+check "status with an argument: exit 2" test "$(exit_code "$OOMKIT" status web)" = 2
+check "ps with two jobs: exit 2" test "$(exit_code "$OOMKIT" ps web db)" = 2
+check "prompt --json: exit 2" test "$(exit_code "$OOMKIT" --json prompt)" = 2
+check "run --json: exit 2" test "$(exit_code "$OOMKIT" run --json --job web -- true)" = 2
+check "top --iterations x: exit 2" test "$(exit_code "$OOMKIT" top --iterations x)" = 2
+check "top --iterations 1x: exit 2" test "$(exit_code "$OOMKIT" top --iterations 1x)" = 2
+check "top --interval past the range: exit 2" test "$(exit_code "$OOMKIT" top --interval 99999999999999999999)" = 2
+check "top --interval -1: exit 2" test "$(exit_code "$OOMKIT" top --interval -1)" = 2
+check "reports show x: exit 2" test "$(exit_code "$OOMKIT" reports show x)" = 2
+check "reports show 1 2: exit 2" test "$(exit_code "$OOMKIT" reports show 1 2)" = 2
+check "reports list: exit 2" test "$(exit_code "$OOMKIT" reports list)" = 2
 
 write_config 512M "report, kill-lowest, kernel" 2s <<EOF2
 [job web]
