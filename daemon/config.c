@@ -22,6 +22,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,10 +62,11 @@ struct parse_state {
 	unsigned jobs_cap; /* slots in cfg->jobs */
 	bool out_of_memory;
 	bool daemon_seen;
-	bool refuse_pending;  /* config_read(): keys the daemon does not act on yet are errors */
-	unsigned cgroups_cap; /* slots in cfg->cgroups */
-	unsigned rules_cap;   /* slots in cfg->rules */
-	unsigned bad_line;    /* the reader refused this line: libinih's keys on it are skipped */
+	bool refuse_pending;   /* config_read(): keys the daemon does not act on yet are errors */
+	unsigned cgroups_cap;  /* slots in cfg->cgroups */
+	unsigned rules_cap;    /* slots in cfg->rules */
+	unsigned commands_cap; /* slots in cfg->commands */
+	unsigned bad_line;     /* the reader refused this line: libinih's keys on it are skipped */
 	/* The section being read: keys given, keys whose value did not parse
 	 * (so that checks across keys do not cascade from them), and where. */
 	uint64_t seen, bad;
@@ -313,6 +315,10 @@ static int chain_add(const char *item, void *userdata)
 	struct policy_chain *chain = userdata;
 	enum policy_kind kind;
 
+	/* Issue 17's policy: named, so that it is not an "unknown policy",
+	 * but no kind yet that a chain could hold. */
+	if (strcmp(item, "shed") == 0)
+		return -EOPNOTSUPP;
 	if (policy_kind_from_name(item, &kind) < 0)
 		return -EINVAL;
 	if (chain->n_steps >= POLICY_MAX_CHAIN)
@@ -354,6 +360,10 @@ static int parse_chain(struct parse_state *st, const struct key *k, const char *
 
 	if (r == -E2BIG)
 		add_error(st, st->line, k->name, "too many policies (at most %d)", POLICY_MAX_CHAIN);
+	else if (r == -EOPNOTSUPP)
+		add_error(st, st->line, k->name,
+			  "'%s' is not supported by this oomkitd yet (refused rather than silently ignored)",
+			  bad);
 	else if (r < 0 && bad[0] == '\0')
 		add_error(st, st->line, k->name, "empty policy name in '%s'", value);
 	else if (r < 0)
@@ -521,6 +531,91 @@ static int parse_owner(struct parse_state *st, const struct key *k, const char *
 	return 0;
 }
 
+static int parse_signal(struct parse_state *st, const struct key *k, const char *value, int *ret)
+{
+	int r = value_parse_signal(value, ret);
+
+	if (r < 0)
+		add_error(st, st->line, k->name,
+			  "bad signal '%s' (a name: SIGTERM, SIGUSR1, SIGRTMIN+3, ...)", value);
+	return r;
+}
+
+/* A kill_signal must end a process that does not catch it. */
+static int parse_kill_signal(struct parse_state *st, const struct key *k, const char *value, void *field)
+{
+	int sig, r = parse_signal(st, k, value, &sig);
+	char name[32];
+
+	if (r < 0)
+		return r;
+	if (sig == SIGCHLD || sig == SIGCONT || sig == SIGURG || sig == SIGWINCH || sig == SIGSTOP ||
+	    sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+		value_format_signal(sig, name, sizeof(name));
+		add_error(st, st->line, k->name, "%s does not end a process", name);
+		return -EINVAL;
+	}
+	*(int *)field = sig;
+	return 0;
+}
+
+/* A shed_signal asks the job to give memory back: it must be one the job can catch. */
+static int parse_shed_signal(struct parse_state *st, const struct key *k, const char *value, void *field)
+{
+	int sig, r = parse_signal(st, k, value, &sig);
+	char name[32];
+
+	if (r < 0)
+		return r;
+	if (sig == SIGKILL || sig == SIGSTOP) {
+		value_format_signal(sig, name, sizeof(name));
+		add_error(st, st->line, k->name,
+			  "%s cannot be caught: the job could not give memory back on it", name);
+		return -EINVAL;
+	}
+	*(int *)field = sig;
+	return 0;
+}
+
+/* field is the job itself: the command goes to the configuration's commands. */
+static int parse_hook(struct parse_state *st, const struct key *k, const char *value, enum config_hook hook)
+{
+	struct config *cfg = st->cfg;
+	char why[VALUE_COMMAND_MAX + 128];
+
+	if (value_parse_command(value, why, sizeof(why)) < 0) {
+		add_error(st, st->line, k->name, "%s", why);
+		return -EINVAL;
+	}
+	if (reserve_one(st, (void **)&cfg->commands, cfg->n_commands, &st->commands_cap,
+			sizeof(*cfg->commands)) < 0)
+		return -ENOMEM;
+	struct config_command *c = &cfg->commands[cfg->n_commands++];
+	snprintf(c->text, sizeof(c->text), "%s", value);
+	c->hook = hook;
+	c->job = (unsigned)(st->job - cfg->jobs);
+	c->line = st->line;
+	return 0;
+}
+
+static int parse_before_kill(struct parse_state *st, const struct key *k, const char *value, void *field)
+{
+	(void)field;
+	return parse_hook(st, k, value, HOOK_BEFORE_KILL);
+}
+
+static int parse_after_kill(struct parse_state *st, const struct key *k, const char *value, void *field)
+{
+	(void)field;
+	return parse_hook(st, k, value, HOOK_AFTER_KILL);
+}
+
+static int parse_shed_command(struct parse_state *st, const struct key *k, const char *value, void *field)
+{
+	(void)field;
+	return parse_hook(st, k, value, HOOK_SHED_COMMAND);
+}
+
 struct cgroup_list {
 	struct parse_state *st;
 	unsigned added;
@@ -630,6 +725,15 @@ static const struct key keys[] = {
     {"prefer", SECTION_JOB, parse_prefer, 0, sizeof(struct config_job), 0, 0, KEY_PENDING, NULL},
     {"avoid", SECTION_JOB, parse_avoid, 0, sizeof(struct config_job), 0, 0, KEY_PENDING, NULL},
     JOB_WHOLE("owner", parse_owner),
+    /* Issue 17: graceful kills, shedding and hooks; checks across them in
+     * finish_job() and check_timings(). */
+    JOB("kill_signal", parse_kill_signal, kill_signal, 0, 0, KEY_PENDING, "SIGKILL"),
+    JOB("kill_grace", parse_duration, kill_grace_ms, 10, 600000, KEY_ZERO | KEY_PENDING, "0"),
+    JOB("shed_signal", parse_shed_signal, shed_signal, 0, 0, KEY_PENDING, NULL),
+    JOB("shed_wait", parse_duration, shed_wait_ms, 10, 600000, KEY_ZERO | KEY_PENDING, NULL),
+    {"before_kill", SECTION_JOB, parse_before_kill, 0, sizeof(struct config_job), 0, 0, KEY_PENDING, NULL},
+    {"after_kill", SECTION_JOB, parse_after_kill, 0, sizeof(struct config_job), 0, 0, KEY_PENDING, NULL},
+    {"shed_command", SECTION_JOB, parse_shed_command, 0, sizeof(struct config_job), 0, 0, KEY_PENDING, NULL},
     /* Issue 12: the job's instances are the cgroups these patterns match. */
     {"cgroup", SECTION_JOB, parse_cgroups, 0, sizeof(struct config_job), 0, 0, KEY_REPEAT, NULL},
 };
@@ -722,6 +826,27 @@ static unsigned line_of(const struct parse_state *st, const char *name)
 	return k ? st->key_line[key_index(k)] : 0;
 }
 
+/* A signal other than SIGKILL gives the process a grace before SIGKILL,
+ * and a grace needs such a signal.  The timings are checked against the
+ * delay at the end of the file, where it is known (check_timings()). */
+static void finish_kill(struct parse_state *st)
+{
+	struct config_job *job = st->job;
+	char name[32];
+
+	job->kill_grace_line = line_of(st, "kill_grace");
+	job->shed_wait_line = line_of(st, "shed_wait");
+	if (given(st, "kill_signal", st->bad) || given(st, "kill_grace", st->bad))
+		return;
+	value_format_signal(job->kill_signal, name, sizeof(name));
+	if (job->kill_signal != SIGKILL && job->kill_grace_ms == 0)
+		add_error(st, line_of(st, "kill_signal"), "kill_signal",
+			  "%s needs a kill_grace: how long the process has before SIGKILL", name);
+	if (job->kill_signal == SIGKILL && job->kill_grace_ms != 0)
+		add_error(st, line_of(st, "kill_grace"), "kill_grace",
+			  "a grace needs a kill_signal other than SIGKILL, which ends a process at once");
+}
+
 /* Checks across the keys of one job, once its section is complete. */
 static void finish_job(struct parse_state *st)
 {
@@ -732,6 +857,7 @@ static void finish_job(struct parse_state *st)
 		add_error(st, line_of(st, "owner"), "owner",
 			  "a job that adopts cgroups (cgroup =) is not delegated: its cgroups are their "
 			  "makers' (systemd's)");
+	finish_kill(st);
 	if (!given(st, "limit_max", st->seen))
 		job->limit_max_bytes = job->limit_bytes;
 	if (given(st, "limit", st->bad) || given(st, "limit_max", st->bad))
@@ -1025,9 +1151,41 @@ static void check_cgroup_overlaps(struct parse_state *st)
 	st->section[0] = '\0';
 }
 
-/* The arrays are final: each job points at its own patterns and rules. */
+/* Everything a job waits for happens inside the delay: after it the
+ * kernel's OOM killer decides, whatever the job is given. */
+static void check_timings(struct parse_state *st)
+{
+	const struct config *cfg = st->cfg;
+	char d[32], a[32], b[32];
+
+	value_format_duration(cfg->delay_ms, d, sizeof(d));
+	for (unsigned i = 0; i < cfg->n_jobs; i++) {
+		const struct config_job *job = &cfg->jobs[i];
+		snprintf(st->section, sizeof(st->section), "job %s", job->name);
+		value_format_duration(job->kill_grace_ms, a, sizeof(a));
+		value_format_duration(job->shed_wait_ms, b, sizeof(b));
+		if (job->kill_grace_ms >= cfg->delay_ms)
+			add_error(st, job->kill_grace_line, "kill_grace",
+				  "%s is not shorter than the delay %s, when the kernel decides", a, d);
+		else if (job->shed_wait_ms >= cfg->delay_ms)
+			add_error(st, job->shed_wait_line, "shed_wait",
+				  "%s is not shorter than the delay %s, when the kernel decides", b, d);
+		else if (job->kill_grace_ms + job->shed_wait_ms >= cfg->delay_ms)
+			add_error(st,
+				  job->kill_grace_line > job->shed_wait_line ? job->kill_grace_line
+									     : job->shed_wait_line,
+				  job->kill_grace_line > job->shed_wait_line ? "kill_grace" : "shed_wait",
+				  "shed_wait %s and kill_grace %s together are not shorter than the delay %s",
+				  b, a, d);
+	}
+	st->section[0] = '\0';
+}
+
+/* The arrays are final: each job points at its own patterns, rules and commands. */
 static void link_lists(struct config *cfg)
 {
+	for (unsigned i = 0; i < cfg->n_commands; i++)
+		cfg->jobs[cfg->commands[i].job].hooks[cfg->commands[i].hook] = cfg->commands[i].text;
 	for (unsigned i = cfg->n_cgroups; i-- > 0;)
 		cfg->jobs[cfg->cgroups[i].job].cgroups = &cfg->cgroups[i];
 	for (unsigned i = cfg->n_rules; i-- > 0;)
@@ -1066,6 +1224,7 @@ static int parse_text(const char *text, const char *source, bool refuse_pending,
 	st->section[0] = '\0';
 	check_cgroup_duplicates(st);
 	check_cgroup_overlaps(st);
+	check_timings(st);
 
 	if (st->n_errors == 0) {
 		trim_jobs(st);
@@ -1076,6 +1235,7 @@ static int parse_text(const char *text, const char *source, bool refuse_pending,
 		free(cfg->jobs);
 		free(cfg->cgroups);
 		free(cfg->rules);
+		free(cfg->commands);
 	}
 	free(cfg);
 	free(st);
@@ -1231,6 +1391,9 @@ void config_free(struct config *cfg)
 	free(cfg->jobs);
 	free(cfg->cgroups);
 	free(cfg->rules);
+	free(cfg->commands);
+	cfg->commands = NULL;
+	cfg->n_commands = 0;
 	cfg->jobs = NULL;
 	cfg->n_jobs = 0;
 	cfg->cgroups = NULL;

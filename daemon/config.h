@@ -48,6 +48,22 @@ struct config_rule {
 	unsigned line; /* where it is written */
 };
 
+/* The commands a job may name (issue 17). */
+enum config_hook {
+	HOOK_BEFORE_KILL = 0,
+	HOOK_AFTER_KILL,
+	HOOK_SHED_COMMAND,
+	HOOK__COUNT,
+};
+
+/* One command of a job, checked by value_parse_command(). */
+struct config_command {
+	char text[VALUE_COMMAND_MAX];
+	enum config_hook hook;
+	unsigned job;  /* index into the jobs */
+	unsigned line; /* where it is written */
+};
+
 /* A "cgroup =" pattern of a job (pattern.h). */
 struct config_cgroup {
 	char pattern[PATTERN_MAX];
@@ -77,6 +93,16 @@ struct config_job {
 	 * configuration's cgroups); none: the job is machine/NAME. */
 	const struct config_cgroup *cgroups;
 	unsigned n_cgroups;
+	/* Issue 17, parsed and checked; config_read() refuses them until the
+	 * daemon acts on them.  kill_signal is SIGKILL unless set, with a
+	 * kill_grace (before SIGKILL) exactly when it is not; shed_signal 0:
+	 * none; shed_wait_ms 0: not set; each timing shorter than the delay. */
+	int kill_signal;
+	uint64_t kill_grace_ms;
+	int shed_signal;
+	uint64_t shed_wait_ms;
+	const char *hooks[HOOK__COUNT]; /* NULL: none (into the configuration's commands) */
+	unsigned kill_grace_line, shed_wait_line;
 	unsigned line; /* where its section starts */
 };
 
@@ -108,6 +134,8 @@ struct config {
 	unsigned n_cgroups;
 	struct config_rule *rules; /* likewise */
 	unsigned n_rules;
+	struct config_command *commands; /* likewise */
+	unsigned n_commands;
 };
 
 /* Reads the file at path (NULL: the built-in configuration, "(built-in)" in

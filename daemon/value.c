@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -176,4 +177,125 @@ int value_normalize_path(const char *in, char *out, size_t len, char *why, size_
 		out[o++] = '/';
 	out[o] = '\0';
 	return 0;
+}
+
+static const struct {
+	const char *name;
+	int sig;
+} signals[] = {
+    {"HUP", SIGHUP},   {"INT", SIGINT},	    {"QUIT", SIGQUIT}, {"ILL", SIGILL},	  {"TRAP", SIGTRAP},
+    {"ABRT", SIGABRT}, {"BUS", SIGBUS},	    {"FPE", SIGFPE},   {"KILL", SIGKILL}, {"USR1", SIGUSR1},
+    {"SEGV", SIGSEGV}, {"USR2", SIGUSR2},   {"PIPE", SIGPIPE}, {"ALRM", SIGALRM}, {"TERM", SIGTERM},
+    {"CHLD", SIGCHLD}, {"CONT", SIGCONT},   {"STOP", SIGSTOP}, {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN},
+    {"TTOU", SIGTTOU}, {"URG", SIGURG},	    {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ}, {"VTALRM", SIGVTALRM},
+    {"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"IO", SIGIO},     {"PWR", SIGPWR},	  {"SYS", SIGSYS},
+};
+
+int value_parse_signal(const char *s, int *ret_sig)
+{
+	const char *name = strncmp(s, "SIG", 3) == 0 ? s + 3 : s;
+	uint64_t n;
+
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		if (strcmp(name, signals[i].name) == 0) {
+			*ret_sig = signals[i].sig;
+			return 0;
+		}
+	/* RTMIN+N and RTMAX-N, as kill(1) writes them. */
+	if (strncmp(name, "RTMIN", 5) == 0 || strncmp(name, "RTMAX", 5) == 0) {
+		bool min = name[4] == 'N';
+		int base = min ? SIGRTMIN : SIGRTMAX;
+		if (name[5] == '\0')
+			n = 0;
+		else if (name[5] != (min ? '+' : '-') || value_parse_uint(name + 6, 64, &n) < 0)
+			return -EINVAL;
+		int sig = min ? base + (int)n : base - (int)n;
+		if (sig < SIGRTMIN || sig > SIGRTMAX)
+			return -ERANGE;
+		*ret_sig = sig;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+void value_format_signal(int sig, char *buf, size_t len)
+{
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		if (signals[i].sig == sig) {
+			snprintf(buf, len, "SIG%s", signals[i].name);
+			return;
+		}
+	if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+		snprintf(buf, len, sig == SIGRTMIN ? "SIGRTMIN" : "SIGRTMIN+%d", sig - SIGRTMIN);
+	else
+		snprintf(buf, len, "%d", sig);
+}
+
+/* One word of a command: up to the next unquoted blank; "..." groups, with
+ * \" and \\ inside.  Writes the word to out (len bytes) and returns where
+ * the rest starts, or NULL with the reason in why. */
+static const char *command_word(const char *s, char *out, size_t len, char *why, size_t why_len)
+{
+	size_t o = 0;
+	bool quoted = false;
+
+	for (; *s && (quoted || (*s != ' ' && *s != '\t')); s++) {
+		char c = *s;
+		if (c == '"') {
+			quoted = !quoted;
+			continue;
+		}
+		if (quoted && c == '\\' && (s[1] == '"' || s[1] == '\\'))
+			c = *++s;
+		if (o + 1 >= len) {
+			snprintf(why, why_len, "a word of the command is too long");
+			return NULL;
+		}
+		out[o++] = c;
+	}
+	if (quoted) {
+		snprintf(why, why_len, "a '\"' is not closed");
+		return NULL;
+	}
+	out[o] = '\0';
+	return s;
+}
+
+int value_parse_command(const char *s, char *why, size_t why_len)
+{
+	char word[VALUE_COMMAND_MAX], path[VALUE_COMMAND_MAX];
+	int argc = 0;
+
+	for (const char *c = s; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+			if (*c == '\t')
+				continue;
+			snprintf(why, why_len, "the command has a control character");
+			return -EINVAL;
+		}
+	if (strlen(s) >= VALUE_COMMAND_MAX) {
+		snprintf(why, why_len, "command too long (at most %d characters)", VALUE_COMMAND_MAX - 1);
+		return -EINVAL;
+	}
+	while (*(s += strspn(s, " \t"))) {
+		if (!(s = command_word(s, word, sizeof(word), why, why_len)))
+			return -EINVAL;
+		/* The program is run as named, never looked up in $PATH. */
+		if (argc == 0 && value_normalize_path(word, path, sizeof(path), why, why_len) < 0)
+			return -EINVAL;
+		if (argc == 0 && (strcmp(path, word) != 0 || strcmp(path, "/") == 0)) {
+			snprintf(why, why_len, "the program '%s' is not an absolute path in normal form",
+				 word);
+			return -EINVAL;
+		}
+		if (++argc > VALUE_COMMAND_ARGS) {
+			snprintf(why, why_len, "more than %d words", VALUE_COMMAND_ARGS);
+			return -EINVAL;
+		}
+	}
+	if (argc == 0) {
+		snprintf(why, why_len, "an empty command");
+		return -EINVAL;
+	}
+	return argc;
 }

@@ -30,6 +30,24 @@ int value_parse_uint(const char *s, uint64_t max, uint64_t *ret);
  * -ENAMETOOLONG (out holds len bytes), with the reason in why. */
 int value_normalize_path(const char *in, char *out, size_t len, char *why, size_t why_len);
 
+/* A signal by name: "SIGTERM" or "TERM", "SIGRTMIN+3", "RTMAX-1" (never a
+ * number: they differ between architectures).  0, -EINVAL or -ERANGE. */
+int value_parse_signal(const char *s, int *ret_sig);
+
+/* "SIGTERM", "SIGRTMIN+3". */
+void value_format_signal(int sig, char *buf, size_t len);
+
+#define VALUE_COMMAND_MAX 192 /* a command, including the NUL (longer than a line) */
+#define VALUE_COMMAND_ARGS 32
+
+/* Checks a command as the hooks will run it, without a shell: words
+ * separated by blanks; "..." groups words with blanks, with \" and \\
+ * inside; nothing else is special.  A shell runs only when it is named:
+ * /bin/sh -c "...".  The program, the first word, is an absolute path in
+ * normal form (never looked up in $PATH); at most VALUE_COMMAND_ARGS words.
+ * Returns the number of words, or -EINVAL with the reason in why. */
+int value_parse_command(const char *s, char *why, size_t why_len);
+
 /* The largest exact suffix: "512M", "1536K", "1000"; UINT64_MAX is "max". */
 void value_format_size(uint64_t bytes, char *buf, size_t len);
 

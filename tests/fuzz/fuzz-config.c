@@ -8,6 +8,8 @@
  */
 #include "fuzz.h"
 
+#include <signal.h>
+
 #include "config.h"
 
 #define SOURCE "fuzz.conf"
@@ -99,6 +101,19 @@ static void check_rules(const struct config *cfg, unsigned job)
 	}
 }
 
+/* A job's kill and shed settings fit together and inside the delay. */
+static void check_kill(const struct config *cfg, const struct config_job *j)
+{
+	char why[VALUE_COMMAND_MAX + 128];
+
+	FUZZ_CHECK(j->kill_signal > 0 && j->kill_signal != SIGSTOP && j->kill_signal != SIGCONT);
+	FUZZ_CHECK((j->kill_signal != SIGKILL) == (j->kill_grace_ms > 0));
+	FUZZ_CHECK(j->shed_signal != SIGKILL && j->shed_signal != SIGSTOP);
+	FUZZ_CHECK(j->kill_grace_ms + j->shed_wait_ms < cfg->delay_ms);
+	for (int h = 0; h < HOOK__COUNT; h++)
+		FUZZ_CHECK(!j->hooks[h] || value_parse_command(j->hooks[h], why, sizeof(why)) > 0);
+}
+
 static void check_accepted(struct config *cfg)
 {
 	static char errors[CONFIG_ERRORS_MAX];
@@ -115,6 +130,7 @@ static void check_accepted(struct config *cfg)
 		check_job(&cfg->jobs[i]);
 		check_cgroups(cfg, i);
 		check_rules(cfg, i);
+		check_kill(cfg, &cfg->jobs[i]);
 		n_cgroups += cfg->jobs[i].n_cgroups;
 		n_rules += cfg->jobs[i].n_rules;
 	}
