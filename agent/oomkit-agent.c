@@ -26,9 +26,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "defaults.h"
 #include "protocol.h"
 
-#define DEFAULT_SOCKET "/run/oomkit/oomkitd.sock"
 #define NOTIFY_NAME "org.freedesktop.Notifications"
 #define NOTIFY_PATH "/org/freedesktop/Notifications"
 #define NOTIFY_IFACE "org.freedesktop.Notifications"
@@ -604,12 +604,12 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: oomkit-agent [--socket PATH] | --app-name PID\n"
 		   "Shows oomkitd's questions about this user's processes as desktop notifications.\n"
-		   "socket: $OOMKIT_SOCKET or " DEFAULT_SOCKET "\n");
+		   "socket: $OOMKIT_SOCKET or " OOMKITD_DEFAULT_SOCKET "\n");
 }
 
 int main(int argc, char **argv)
 {
-	struct agent a = {.socket_path = DEFAULT_SOCKET, .proc_root = "/proc", .fd = -1};
+	struct agent a = {.socket_path = OOMKITD_DEFAULT_SOCKET, .proc_root = "/proc", .fd = -1};
 	GError *err = NULL;
 
 	if (getenv("OOMKIT_SOCKET"))
