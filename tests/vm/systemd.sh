@@ -22,7 +22,8 @@
 #                    check names; default all)
 #   --mem SIZE       guest RAM (default 512M)
 #   --smp N          guest CPUs (default 2)
-#   --timeout S      seconds before qemu is killed (default 480)
+#   --timeout S      seconds before qemu is killed (default 780: a boot takes
+#                    2-3 minutes on a quiet 2-core machine, 7 on a loaded one)
 #   --log FILE       also write the console to FILE (default CACHE/console.log)
 #
 # The root file system is built with mmdebstrap from the apt sources this
@@ -51,7 +52,7 @@ base_packages=(systemd systemd-sysv dbus dbus-user-session libpam-systemd system
 	util-linux login passwd)
 
 build= cache= qexit= only= logfile=
-mem=512M smp=2 timeout_s=480
+mem=512M smp=2 timeout_s=780
 withs=() libs_of=()
 
 say() {
