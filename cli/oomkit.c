@@ -30,8 +30,12 @@
 #include <unistd.h>
 
 #include "defaults.h"
-#include "json.h"
+#include "json.h" /* cli/json.h: the reader, for reports */
 #include "protocol.h"
+
+/* lib/json.h: the one JSON writer and text escaper of lib, daemon and CLI
+ * (its name is the reader's too, hence the path). */
+#include "../lib/json.h"
 
 enum { EXIT_REFUSED = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 3 };
 
@@ -55,67 +59,44 @@ struct cli {
 
 /* ------------------------------------------------------------ terminal output */
 
-/* Whether the UTF-8 sequence at s (k bytes) is safe on a terminal: not a C1
- * control (U+0080-U+009F, which some terminals obey like ESC) nor a
- * bidirectional override that reorders what the person reads. */
-static bool tty_safe_seq(const unsigned char *s, size_t k)
-{
-	if (k == 2 && s[0] == 0xc2 && s[1] < 0xa0)
-		return false;
-	if (k == 3 && s[0] == 0xe2 && s[1] == 0x80 &&
-	    (s[2] == 0x8e || s[2] == 0x8f || (s[2] >= 0xaa && s[2] <= 0xae)))
-		return false;
-	if (k == 3 && s[0] == 0xe2 && s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9)
-		return false;
-	return true;
-}
-
-/* The code point of a valid sequence (protocol_utf8_seq()). */
-static unsigned code_point(const unsigned char *p, size_t k)
-{
-	unsigned cp = k == 2 ? p[0] & 0x1fu : k == 3 ? p[0] & 0x0fu : p[0] & 0x07u;
-
-	for (size_t i = 1; i < k; i++)
-		cp = cp << 6 | (p[i] & 0x3fu);
-	return cp;
-}
-
-/* s as the terminal may show it, cut to width characters (0: no limit):
- * protocol_escape()'s form, with C1 controls and bidi overrides escaped too. */
+/* s as the terminal may show it (oomkit__escape_text(): control bytes, DEL,
+ * bytes that are not UTF-8, C1 controls and direction overrides as \xNN, a
+ * backslash as \\), cut to width columns (0: no limit) at a whole escape or
+ * character. */
 static const char *tty(const char *s, size_t width, char *buf, size_t cap)
 {
-	const char *p = s ? s : "";
-	size_t o = 0, chars = 0;
-	char unit[16];
+	char esc[2048];
+	size_t o = 0, cols = 0;
 
-	while (*p && (width == 0 || chars < width)) {
-		size_t k = protocol_utf8_seq(p, strnlen(p, 4));
-		if (k && !tty_safe_seq((const unsigned char *)p, k))
-			snprintf(unit, sizeof(unit), "\\u%04x", code_point((const unsigned char *)p, k));
-		else
-			protocol_escape(p, k ? k : 1, unit, sizeof(unit));
-		size_t n = strlen(unit);
-		if (o + n + 1 > cap)
+	oomkit__escape_str(esc, sizeof(esc), s ? s : "");
+	for (const char *p = esc; *p && (width == 0 || cols < width);) {
+		size_t k = *p == '\\'		       ? (p[1] == 'x' ? 4 : 2)
+			   : (unsigned char)*p >= 0x80 ? protocol_utf8_seq(p, strnlen(p, 4))
+						       : 1;
+		size_t w = *p == '\\' ? k : 1;
+		if (k == 0)
+			k = w = 1;
+		if ((width && cols + w > width) || o + k + 1 > cap)
 			break;
-		memcpy(buf + o, unit, n);
-		o += n;
-		p += k ? k : 1;
-		chars++;
+		memcpy(buf + o, p, k);
+		o += k;
+		p += k;
+		cols += w;
 	}
 	buf[o] = '\0';
 	return buf;
 }
 
-/* tty(), left-aligned and padded with spaces to exactly width characters. */
+/* tty(), left-aligned and padded with spaces to exactly width columns. */
 static const char *tty_col(const char *s, size_t width, char *buf, size_t cap)
 {
 	tty(s, width, buf, cap);
-	size_t chars = 0, n = strlen(buf);
+	size_t cols = 0, n = strlen(buf);
 	for (size_t i = 0; i < n; i++)
-		chars += ((unsigned char)buf[i] & 0xc0) != 0x80;
-	while (chars < width && n + 1 < cap) {
+		cols += ((unsigned char)buf[i] & 0xc0) != 0x80;
+	while (cols < width && n + 1 < cap) {
 		buf[n++] = ' ';
-		chars++;
+		cols++;
 	}
 	buf[n] = '\0';
 	return buf;
@@ -139,42 +120,24 @@ static void err(const char *fmt, ...)
 
 /* ------------------------------------------------------------ JSON output */
 
-/* One character of a JSON string at p, written so the output is valid JSON
- * and safe on a terminal: control bytes, C1 controls and bidi overrides as
- * \uXXXX, a byte that is not UTF-8 as \u00XX (its value as a code point).
- * Returns the bytes consumed. */
-static size_t json_char(FILE *f, const char *p)
-{
-	const unsigned char c = (unsigned char)*p;
-	size_t k = c >= 0x80 ? protocol_utf8_seq(p, strnlen(p, 4)) : 0;
+/* --json goes out through lib/json.h's writer, straight to stdout: valid JSON
+ * whatever bytes a name holds. */
+static struct oomkit__json jw;
+static char jw_buf[16384];
 
-	if (c == '"' || c == '\\')
-		fprintf(f, "\\%c", c);
-	else if (c < 0x20 || c == 0x7f || (c >= 0x80 && !k))
-		fprintf(f, "\\u%04x", c);
-	else if (c < 0x80)
-		fputc(c, f);
-	else if (tty_safe_seq((const unsigned char *)p, k))
-		fwrite(p, 1, k, f);
-	else
-		fprintf(f, "\\u%04x", code_point((const unsigned char *)p, k));
-	return k ? k : 1;
+static void json_begin(char bracket)
+{
+	fflush(stdout);
+	oomkit__json_init(&jw, STDOUT_FILENO, jw_buf, sizeof(jw_buf));
+	oomkit__json_open(&jw, NULL, bracket);
 }
 
-static void json_str(FILE *f, const char *s)
+/* bracket: the closing one, '}' or ']'. */
+static int json_finish(char bracket)
 {
-	fputc('"', f);
-	while (*s)
-		s += json_char(f, s);
-	fputc('"', f);
-}
-
-static void json_size(FILE *f, uint64_t v)
-{
-	if (v == UINT64_MAX)
-		fputs("null", f);
-	else
-		fprintf(f, "%" PRIu64, v);
+	oomkit__json_close(&jw, bracket);
+	oomkit__json_newline(&jw);
+	return oomkit__json_end(&jw) < 0 ? -EIO : 0;
 }
 
 /* ------------------------------------------------------------ the connection */
@@ -382,14 +345,16 @@ static void machine_row(const struct cli *cli, const struct protocol_machine *m)
 	char br[32];
 
 	if (cli->json) {
-		printf("\"machine\":{\"cgroup\":");
-		json_str(stdout, m->cgroup);
-		printf(",\"usage_bytes\":%" PRIu64 ",\"limit_bytes\":", m->usage_bytes);
-		json_size(stdout, m->limit_bytes);
-		printf(",\"under_oom\":%s,\"ooms\":%" PRIu64 ",\"kills\":%" PRIu64 ",\"last_action\":",
-		       m->under_oom ? "true" : "false", m->ooms, m->kills);
-		json_str(stdout, m->last_action);
-		printf("},\"jobs\":[");
+		oomkit__json_open(&jw, "machine", '{');
+		oomkit__json_str(&jw, "cgroup", m->cgroup);
+		oomkit__json_u64(&jw, "usage_bytes", m->usage_bytes);
+		oomkit__json_limit(&jw, "limit_bytes", m->limit_bytes);
+		oomkit__json_bool(&jw, "under_oom", m->under_oom);
+		oomkit__json_u64(&jw, "ooms", m->ooms);
+		oomkit__json_u64(&jw, "kills", m->kills);
+		oomkit__json_str(&jw, "last_action", m->last_action);
+		oomkit__json_close(&jw, '}');
+		oomkit__json_open(&jw, "jobs", '[');
 		return;
 	}
 	/* 8 + 30 + 2 + 11 + 1 + 18 + 10 = 80 columns at most. */
@@ -402,30 +367,29 @@ static void machine_row(const struct cli *cli, const struct protocol_machine *m)
 	       "PROCS", "LAST ACTION");
 }
 
-static void job_row(const struct cli *cli, const struct protocol_job *j, bool first)
+static void job_row(const struct cli *cli, const struct protocol_job *j)
 {
 	char br[32], ul[24];
 
 	if (cli->json) {
-		printf("%s{\"name\":", first ? "" : ",");
-		json_str(stdout, j->name);
-		printf(",\"priority\":%u,\"usage_bytes\":%" PRIu64 ",\"limit_bytes\":", j->priority,
-		       j->usage_bytes);
-		json_size(stdout, j->limit_bytes);
-		printf(",\"limit_max_bytes\":");
-		json_size(stdout, j->limit_max_bytes);
-		printf(",\"expect_bytes\":%" PRIu64 ",\"under_oom\":%s,\"ooms\":%" PRIu64
-		       ",\"kills\":%" PRIu64 ",\"processes\":%u,\"owner\":",
-		       j->expect_bytes, j->under_oom ? "true" : "false", j->ooms, j->kills, j->processes);
+		oomkit__json_open(&jw, NULL, '{');
+		oomkit__json_str(&jw, "name", j->name);
+		oomkit__json_u64(&jw, "priority", j->priority);
+		oomkit__json_u64(&jw, "usage_bytes", j->usage_bytes);
+		oomkit__json_limit(&jw, "limit_bytes", j->limit_bytes);
+		oomkit__json_limit(&jw, "limit_max_bytes", j->limit_max_bytes);
+		oomkit__json_u64(&jw, "expect_bytes", j->expect_bytes);
+		oomkit__json_bool(&jw, "under_oom", j->under_oom);
+		oomkit__json_u64(&jw, "ooms", j->ooms);
+		oomkit__json_u64(&jw, "kills", j->kills);
+		oomkit__json_u64(&jw, "processes", j->processes);
 		if (j->has_owner)
-			printf("%u", (unsigned)j->owner);
+			oomkit__json_u64(&jw, "owner", j->owner);
 		else
-			printf("null");
-		printf(",\"policy\":");
-		json_str(stdout, j->chain);
-		printf(",\"last_action\":");
-		json_str(stdout, j->last_action);
-		printf("}");
+			oomkit__json_null(&jw, "owner");
+		oomkit__json_str(&jw, "policy", j->chain);
+		oomkit__json_str(&jw, "last_action", j->last_action);
+		oomkit__json_close(&jw, '}');
 		return;
 	}
 	bar(j->usage_bytes, j->limit_bytes, br, 12);
@@ -445,25 +409,27 @@ static int show_status(const struct cli *cli)
 	struct conn c;
 	struct reply r;
 	int e = request(cli, &req, &c, &r), bad = 0;
-	bool first_job = true, seen_machine = false;
+	bool seen_machine = false;
 
 	if (e)
 		return e;
 	if (cli->json)
-		printf("{");
+		json_begin('{');
 	while (next_record(&r, &rec, &bad)) {
 		if (protocol_parse_machine(&rec, &m) == 0 && !seen_machine) {
 			machine_row(cli, &m);
 			seen_machine = true;
 		} else if (protocol_parse_job(&rec, &j) == 0 && seen_machine) {
-			job_row(cli, &j, first_job);
-			first_job = false;
+			job_row(cli, &j);
 		}
 	}
-	if (cli->json)
-		printf("%s}\n", seen_machine ? "]" : "");
+	if (cli->json) {
+		if (seen_machine)
+			oomkit__json_close(&jw, ']');
+		e = json_finish('}');
+	}
 	conn_close(&c);
-	return bad || !seen_machine ? malformed(cli) : 0;
+	return bad || !seen_machine ? malformed(cli) : e ? EXIT_UNREACHABLE : 0;
 }
 
 static int cmd_status(struct cli *cli, int argc, char **argv)
@@ -474,18 +440,19 @@ static int cmd_status(struct cli *cli, int argc, char **argv)
 
 /* ------------------------------------------------------------ ps */
 
-static void proc_row(const struct cli *cli, const struct protocol_proc *p, bool first)
+static void proc_row(const struct cli *cli, const struct protocol_proc *p)
 {
 	if (cli->json) {
-		printf("%s{\"pid\":%d,\"job\":", first ? "" : ",", (int)p->pid);
-		json_str(stdout, p->job);
-		printf(",\"rss_bytes\":%" PRIu64 ",\"swap_bytes\":%" PRIu64
-		       ",\"oom_score_adj\":%d,\"uid\":%u,\"comm\":",
-		       p->rss_bytes, p->swap_bytes, p->oom_score_adj, (unsigned)p->uid);
-		json_str(stdout, p->comm);
-		printf(",\"cmdline\":");
-		json_str(stdout, p->cmdline);
-		printf("}");
+		oomkit__json_open(&jw, NULL, '{');
+		oomkit__json_i64(&jw, "pid", p->pid);
+		oomkit__json_str(&jw, "job", p->job);
+		oomkit__json_u64(&jw, "rss_bytes", p->rss_bytes);
+		oomkit__json_u64(&jw, "swap_bytes", p->swap_bytes);
+		oomkit__json_i64(&jw, "oom_score_adj", p->oom_score_adj);
+		oomkit__json_u64(&jw, "uid", p->uid);
+		oomkit__json_str(&jw, "comm", p->comm);
+		oomkit__json_str(&jw, "cmdline", p->cmdline);
+		oomkit__json_close(&jw, '}');
 		return;
 	}
 	/* 7+1+10+1+6+1+6+1+5+1+6+1+15+1 = 62 columns, 18 left for the command. */
@@ -502,7 +469,6 @@ static int show_ps(const struct cli *cli, const char *job)
 	struct conn c;
 	struct reply r;
 	int e, bad = 0;
-	bool first = true;
 
 	if (job && snprintf(req.job, sizeof(req.job), "%s", job) >= (int)sizeof(req.job)) {
 		err("no job %s", TTY(job, 0));
@@ -511,19 +477,17 @@ static int show_ps(const struct cli *cli, const char *job)
 	if ((e = request(cli, &req, &c, &r)))
 		return e;
 	if (cli->json)
-		printf("[");
+		json_begin('[');
 	else
 		printf("%7s %-10s %6s %6s %5s %6s %-15s %s\n", "PID", "JOB", "RSS", "SWAP", "ADJ", "UID",
 		       "COMM", "COMMAND");
 	while (next_record(&r, &rec, &bad))
-		if (protocol_parse_proc(&rec, &p) == 0) {
-			proc_row(cli, &p, first);
-			first = false;
-		}
+		if (protocol_parse_proc(&rec, &p) == 0)
+			proc_row(cli, &p);
 	if (cli->json)
-		printf("]\n");
+		e = json_finish(']');
 	conn_close(&c);
-	return bad ? malformed(cli) : 0;
+	return bad ? malformed(cli) : e ? EXIT_UNREACHABLE : 0;
 }
 
 static int cmd_ps(struct cli *cli, int argc, char **argv)
@@ -533,19 +497,20 @@ static int cmd_ps(struct cli *cli, int argc, char **argv)
 
 /* ------------------------------------------------------------ reports */
 
-static void report_row(const struct cli *cli, const struct protocol_report *rep, bool first)
+static void report_row(const struct cli *cli, const struct protocol_report *rep)
 {
 	char when[32];
 
 	if (cli->json) {
-		printf("%s{\"id\":%u,\"scope\":", first ? "" : ",", rep->id);
-		json_str(stdout, rep->scope);
-		printf(",\"bytes\":%" PRIu64 ",\"time\":%" PRIu64 ".%03u,\"action\":", rep->bytes,
-		       rep->time_ms / 1000, (unsigned)(rep->time_ms % 1000));
-		json_str(stdout, rep->action);
-		printf(",\"victim_pid\":%d,\"reason\":", (int)rep->victim_pid);
-		json_str(stdout, rep->reason);
-		printf("}");
+		oomkit__json_open(&jw, NULL, '{');
+		oomkit__json_u64(&jw, "id", rep->id);
+		oomkit__json_str(&jw, "scope", rep->scope);
+		oomkit__json_u64(&jw, "bytes", rep->bytes);
+		oomkit__json_fixed(&jw, "time", rep->time_ms, 3);
+		oomkit__json_str(&jw, "action", rep->action);
+		oomkit__json_i64(&jw, "victim_pid", rep->victim_pid);
+		oomkit__json_str(&jw, "reason", rep->reason);
+		oomkit__json_close(&jw, '}');
 		return;
 	}
 	format_time((int64_t)(rep->time_ms / 1000), when, sizeof(when));
@@ -562,23 +527,20 @@ static int list_reports(const struct cli *cli)
 	struct conn c;
 	struct reply r;
 	int e = request(cli, &req, &c, &r), bad = 0;
-	bool first = true;
 
 	if (e)
 		return e;
 	if (cli->json)
-		printf("[");
+		json_begin('[');
 	else
 		printf("%6s %-14s %-10s %-8s %7s %s\n", "ID", "TIME", "SCOPE", "ACTION", "VICTIM", "REASON");
 	while (next_record(&r, &rec, &bad))
-		if (protocol_parse_report(&rec, &rep) == 0) {
-			report_row(cli, &rep, first);
-			first = false;
-		}
+		if (protocol_parse_report(&rec, &rep) == 0)
+			report_row(cli, &rep);
 	if (cli->json)
-		printf("]\n");
+		e = json_finish(']');
 	conn_close(&c);
-	return bad ? malformed(cli) : 0;
+	return bad ? malformed(cli) : e ? EXIT_UNREACHABLE : 0;
 }
 
 static const char *jstr(const struct json *j, const char *key)
@@ -733,17 +695,38 @@ static int read_report_text(struct reply *r, char **ret, size_t *ret_len)
 	return 0;
 }
 
-/* The report's JSON as it is, but for what a terminal might obey: bytes past
- * ASCII only ever stand inside strings, where json_char()'s forms mean the
- * same, so raw C1 controls, bidi overrides and stray bytes go out escaped. */
+/* The code point of a valid sequence (protocol_utf8_seq()). */
+static unsigned code_point(const unsigned char *p, size_t k)
+{
+	unsigned cp = k == 2 ? p[0] & 0x1fu : k == 3 ? p[0] & 0x0fu : p[0] & 0x07u;
+
+	for (size_t i = 1; i < k; i++)
+		cp = cp << 6 | (p[i] & 0x3fu);
+	return cp;
+}
+
+/* The report's JSON as it is, but for what a terminal might obey.  Past
+ * ASCII, bytes only stand inside strings, where \uXXXX means the same: what
+ * the text escaper would not keep (a C1 control, a direction override, a
+ * byte that is not UTF-8, as its value) goes out in that form; so does a
+ * control byte, which is not valid JSON raw anyway. */
 static void print_json_text(const char *text)
 {
+	char kept[16];
+
 	while (*text) {
 		unsigned char c = (unsigned char)*text;
-		if ((c >= 0x20 && c < 0x80) || c == '\n' || c == '\t' || c == '\r')
+		size_t k = c >= 0x80 ? protocol_utf8_seq(text, strnlen(text, 4)) : 1;
+		if ((c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t' || c == '\r') {
 			putchar(*text++);
+			continue;
+		}
+		oomkit__escape_text(kept, sizeof(kept), text, k ? k : 1);
+		if (k > 1 && memcmp(kept, text, k) == 0)
+			fwrite(text, 1, k, stdout);
 		else
-			text += json_char(stdout, text);
+			printf("\\u%04x", k > 1 ? code_point((const unsigned char *)text, k) : c);
+		text += k ? k : 1;
 	}
 }
 

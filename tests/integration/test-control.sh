@@ -128,19 +128,26 @@ a=$(HOG_BIN="$evil" spawn_as $USER_A a 40)
 wait_for 20 usage_at_least a $((40 << 20)) || fail "a: the named hog did not grow"
 check "names: the hog's comm carries the escape" test "$(cat /proc/$a/comm)" = "$(printf '\e]0;pwned\a\n.')"
 
+# And one whose name is not UTF-8: a stray byte, a sequence cut short.
+bad=$'\xffbad\xc3'
+cp "$hog" "$USER_DIR/bin/$bad" && chmod 755 "$USER_DIR/bin/$bad" || fail "cannot stage the second named hog"
+a2=$(HOG_BIN="$bad" spawn_as $USER_A a 4)
+wait_for 20 usage_at_least a $((44 << 20)) || fail "a: the second named hog did not grow"
+
 "$OOMKIT" ps a > "$TMP/ps.txt"
 check "ps: no raw control byte reaches the terminal" no_raw_escapes "$TMP/ps.txt"
-check "ps: the hog's row, its name escaped, on one line" grep -Eq "^ *$a +a .*\\\\x1b]0;pwned\\\\x07" "$TMP/ps.txt"
-check "ps: one line per process, nothing forged" test "$(wc -l < "$TMP/ps.txt")" = 2
+check "ps: the hog's row, its name escaped, on one line" grep -Eq "^ *$a +a .*\\\\x1b]0;pwned" "$TMP/ps.txt"
+check "ps: one line per process, nothing forged" test "$(wc -l < "$TMP/ps.txt")" = 3
+check "ps: the name that is not UTF-8, escaped" grep -Eq "^ *$a2 +a .*\\\\xffbad\\\\xc3" "$TMP/ps.txt"
 "$OOMKIT" --json ps a > "$TMP/ps.json"
 check "ps --json: valid" valid_json "$TMP/ps.json"
 check "ps --json: the comm round-trips" test "$(python3 -c '
 import json, sys
 comm = open("/proc/%s/comm" % sys.argv[2], "rb").read()[:-1].decode()
-print(json.load(open(sys.argv[1]))[0]["comm"] == comm)' "$TMP/ps.json" "$a")" = True
+print([p["comm"] for p in json.load(open(sys.argv[1])) if p["pid"] == int(sys.argv[2])] == [comm])' "$TMP/ps.json" "$a")" = True
 python3 "$client" frame "$SOCK" "ps a" > "$TMP/ps.frame"
 check "ps: the wire holds one record, its fields escaped" \
-	test "$(grep -c "^b'proc\\\\t$a\\\\ta\\\\t" "$TMP/ps.frame")" = 1 -a "$(wc -l < "$TMP/ps.frame")" = 2
+	test "$(grep -c "^b'proc\\\\t$a\\\\ta\\\\t" "$TMP/ps.frame")" = 1 -a "$(wc -l < "$TMP/ps.frame")" = 3
 
 # The machine's question goes to a's owner, with its own processes only.
 # Read-write opens do not wait for the other end; the clients get no copy.
