@@ -10,7 +10,7 @@
  * has a fixed input and output buffer, allocated once with the slots; a
  * reply longer than the output buffer is produced record by record as the
  * client reads it, and nothing more is read from a client while output is
- * owed to it.  About 280 KiB for all 32 slots, whatever the clients send
+ * owed to it.  About 300 KiB for all 32 slots, whatever the clients send
  * (docs/protocol.md, "Bounds").
  */
 #ifndef OOMKITD_CONTROL_H
