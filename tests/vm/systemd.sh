@@ -20,6 +20,11 @@
 #                    libraries (the daemon's libinih, libseccomp, ...)
 #   --only NAMES     run only these checks (comma list of guest-systemd.sh's
 #                    check names; default all)
+#   --checks FILE    run the check functions of FILE instead of guest-systemd.sh
+#                    (it sources guest-systemd-lib.sh from its own directory)
+#   --debs DIR       install nothing with meson: the guest gets the .deb files
+#                    of DIR (and of its subdirectories) in $SDG_DEBS, for the
+#                    checks to install with apt as an admin would
 #   --mem SIZE       guest RAM (default 512M)
 #   --smp N          guest CPUs (default 2)
 #   --timeout S      seconds before qemu is killed (default 780: a boot takes
@@ -47,11 +52,13 @@ prog=systemd.sh
 
 # What the guest runs on besides the project's own dependencies: systemd as
 # PID 1 with D-Bus and logind (user sessions), and systemd-oomd for the
-# baseline it is compared with.
+# baseline it is compared with; apt, with which the packaging checks
+# (--debs) install the project's .deb files.
 base_packages=(systemd systemd-sysv dbus dbus-user-session libpam-systemd systemd-oomd procps
-	util-linux login passwd)
+	util-linux login passwd apt)
 
-build= cache= qexit= only= logfile=
+build= cache= qexit= only= logfile= debs=
+checks=$here/guest-systemd.sh
 mem=512M smp=2 timeout_s=780
 withs=() libs_of=()
 
@@ -87,6 +94,8 @@ parse_args() {
 		--with) withs+=("${2:?}"); shift 2 ;;
 		--libs-of) libs_of+=("${2:?}"); shift 2 ;;
 		--only) only=${2:?}; shift 2 ;;
+		--checks) checks=${2:?}; shift 2 ;;
+		--debs) debs=${2:?}; shift 2 ;;
 		--mem) mem=${2:?}; shift 2 ;;
 		--smp) smp=${2:?}; shift 2 ;;
 		--timeout) timeout_s=${2:?}; shift 2 ;;
@@ -98,6 +107,8 @@ parse_args() {
 	[[ -f $build/build.ninja ]] || fail "--build $build: not a meson build directory"
 	[[ $timeout_s =~ ^[0-9]+$ ]] || fail "--timeout takes whole seconds"
 	[[ $only =~ ^[a-z0-9_,]*$ ]] || fail "--only takes check names separated by commas"
+	[[ -f $checks ]] || fail "--checks $checks: no such file"
+	[[ -z $debs ]] || compgen -G "$debs/*.deb" >/dev/null || fail "--debs $debs: no .deb file there"
 	cache=${cache:-$build/tests/vm/systemd}
 	logfile=${logfile:-$cache/console.log}
 }
@@ -152,7 +163,10 @@ apt_sources() {
 rootfs() {
 	local suite packages sources key dir t0
 	suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
-	mapfile -t packages < <({ printf '%s\n' "${base_packages[@]}"; runtime_packages; } | LC_ALL=C sort -u)
+	mapfile -t packages < <({
+		printf '%s\n' "${base_packages[@]}"
+		runtime_packages
+	} | LC_ALL=C sort -u)
 	mapfile -t sources < <(apt_sources)
 	((${#sources[@]})) || skip "no apt sources configured in /etc/apt"
 	key=$({ cat "$here/systemd-rootfs.sh"; echo "$suite ${packages[*]}"; cat "${sources[@]}"; } |
@@ -202,15 +216,25 @@ stage() { # rootfs stage
 	local s=$2 t=/opt/oomkit-test f
 	rm -rf "$s"
 	cp -a "$1" "$s"
-	meson install -C "$build" --no-rebuild --quiet --destdir "$(realpath "$s")" >"$cache/install.log" 2>&1 ||
-		{ cat "$cache/install.log" >&2; fail "meson install into the guest failed"; }
-	ldconfig -r "$s"
+	if [[ -z $debs ]]; then
+		meson install -C "$build" --no-rebuild --quiet --destdir "$(realpath "$s")" >"$cache/install.log" 2>&1 ||
+			{ cat "$cache/install.log" >&2; fail "meson install into the guest failed"; }
+		ldconfig -r "$s"
+	else
+		mkdir -p "$s$t/debs"
+		(cd "$debs" && find . -name '*.deb' -print0 | cpio -0pdm --quiet "$(realpath "$s")$t/debs")
+	fi
 	mkdir -p "$s$t/bin"
 	install -m 755 "$qexit" "${withs[@]}" "$s$t/bin/"
 	install -m 644 "$here/guest-systemd-lib.sh" "$s$t/"
-	install -m 755 "$here/guest-systemd.sh" "$s$t/"
+	install -m 755 "$checks" "$s$t/"
 	{
-		installed_paths || fail "the build does not install what the checks need"
+		if [[ -z $debs ]]; then
+			installed_paths || fail "the build does not install what the checks need"
+		else
+			printf '%s\n' OOMKITD=/usr/sbin/oomkitd OOMKIT=/usr/bin/oomkit OOMKITD_CONF=/etc/oomkit/oomkitd.conf \
+				OOMKIT_UNIT=/lib/systemd/system/oomkitd.service "SDG_DEBS=$t/debs"
+		fi
 		echo "SDG_ONLY=$only"
 		echo "SDG_QEXIT=$t/bin/$(basename "$qexit")"
 		for f in "${withs[@]}"; do
@@ -224,7 +248,7 @@ stage() { # rootfs stage
 	[Service]
 	Type=exec
 	EnvironmentFile=$t/env
-	ExecStart=$t/guest-systemd.sh
+	ExecStart=$t/$(basename "$checks")
 	StandardOutput=tty
 	StandardError=tty
 	TTYPath=/dev/ttyS0
