@@ -163,10 +163,7 @@ apt_sources() {
 rootfs() {
 	local suite packages sources key dir t0
 	suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
-	mapfile -t packages < <({
-		printf '%s\n' "${base_packages[@]}"
-		runtime_packages
-	} | LC_ALL=C sort -u)
+	mapfile -t packages < <({ printf '%s\n' "${base_packages[@]}"; runtime_packages; } | LC_ALL=C sort -u)
 	mapfile -t sources < <(apt_sources)
 	((${#sources[@]})) || skip "no apt sources configured in /etc/apt"
 	key=$({ cat "$here/systemd-rootfs.sh"; echo "$suite ${packages[*]}"; cat "${sources[@]}"; } |
