@@ -10,10 +10,10 @@
 #include "clock.h"
 #include "value.h"
 
-/* How long a kill may take before we stop waiting for the victim to exit. */
-#define KILL_TIMEOUT_MS 1000
-/* How long we watch for the memcg to leave OOM after acting, for the report. */
-#define FREED_WAIT_NS (500ull * NS_PER_MS)
+/* How long a whole-job kill may wait for the job to empty.  (Still a wait
+ * on the loop: liboomkit's whole-cgroup kill has no form that returns the
+ * processes it signalled without waiting.) */
+#define KILL_JOB_TIMEOUT_MS 1000
 
 void actions_init(struct actions *a, oomkit_ctx *ctx, struct snapshot *snap, struct stats *stats)
 {
@@ -31,20 +31,6 @@ void actions_set_last(struct scope *scope, const char *fmt, ...)
 	va_end(ap);
 }
 
-uint64_t actions_wait_freed(struct actions *a, const char *rel)
-{
-	uint64_t deadline = now_ns() + FREED_WAIT_NS;
-	struct oomkit_cgroup_memory m;
-
-	do {
-		if (oomkit_cgroup_memory(a->ctx, rel, &m) < 0 || !m.under_oom)
-			return now_ns();
-		struct timespec ts = {0, 2 * 1000 * 1000};
-		nanosleep(&ts, NULL);
-	} while (now_ns() < deadline);
-	return 0;
-}
-
 static void count_kills(struct actions *a, struct scope *scope, struct scope *victim,
 			const struct policy_decision *dec, uint64_t n)
 {
@@ -56,12 +42,10 @@ static void count_kills(struct actions *a, struct scope *scope, struct scope *vi
 }
 
 static int kill_one(struct actions *a, struct scope *scope, const struct policy_input *in,
-		    const struct policy_decision *dec, char *result, size_t len)
+		    const struct policy_decision *dec, char *result, size_t len, int *ret_pidfd)
 {
-	int r = oomkit_kill(a->ctx, dec->victim_pid, dec->victim_start_time, KILL_TIMEOUT_MS);
+	int r = oomkit_kill_start(a->ctx, dec->victim_pid, dec->victim_start_time, ret_pidfd);
 
-	if (r == -ETIMEDOUT)
-		r = 0; /* signalled: its memory goes with it */
 	if (r < 0) {
 		snprintf(result, len, "kill of %d failed: %s", (int)dec->victim_pid, strerror(-r));
 		return r;
@@ -82,7 +66,7 @@ static int kill_job(struct actions *a, struct scope *scope, const struct policy_
 		snprintf(result, len, "kill of a job failed: the job is gone");
 		return -ESRCH;
 	}
-	int r = oomkit_kill_cgroup(a->ctx, victim->rel, KILL_TIMEOUT_MS);
+	int r = oomkit_kill_cgroup(a->ctx, victim->rel, KILL_JOB_TIMEOUT_MS);
 	if (r < 0) {
 		snprintf(result, len, "kill of job %s failed: %s", victim->label, strerror(-r));
 		return r;
@@ -110,12 +94,13 @@ static int grow(struct actions *a, struct scope *scope, const struct policy_deci
 	return 0;
 }
 
-int actions_do(struct actions *a, struct scope *scope, const struct policy_input *in,
-	       const struct policy_decision *dec, char *result, size_t len)
+int actions_start(struct actions *a, struct scope *scope, const struct policy_input *in,
+		  const struct policy_decision *dec, char *result, size_t len, int *ret_pidfd)
 {
+	*ret_pidfd = -1;
 	switch (dec->action) {
 	case ACTION_KILL:
-		return kill_one(a, scope, in, dec, result, len);
+		return kill_one(a, scope, in, dec, result, len, ret_pidfd);
 	case ACTION_KILL_JOB:
 		return kill_job(a, scope, dec, result, len);
 	case ACTION_GROW:

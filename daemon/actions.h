@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * actions.h - carrying out a decision: kill one process (through liboomkit's
- * pidfd kill, which checks the start time so a reused pid is never hit),
- * kill a whole job, or raise a job's limit; and counting what was done in
- * the scopes and the daemon's stats.
+ * pidfd kill, which checks the start time so a reused pid is never hit, and
+ * does not wait: the pidfd is the caller's to watch), kill a whole job, or
+ * raise a job's limit; and counting what was done in the scopes and the
+ * daemon's stats.
  */
 #ifndef OOMKITD_ACTIONS_H
 #define OOMKITD_ACTIONS_H
@@ -25,13 +26,12 @@ struct actions {
 
 void actions_init(struct actions *a, oomkit_ctx *ctx, struct snapshot *snap, struct stats *stats);
 
-/* Carries out a kill, a whole-job kill or a grow decided for scope; writes
- * what happened into result.  0, or -errno if it could not be done. */
-int actions_do(struct actions *a, struct scope *scope, const struct policy_input *in,
-	       const struct policy_decision *dec, char *result, size_t len);
-
-/* Waits a bounded time for rel to leave OOM: when it did (CLOCK_MONOTONIC), or 0. */
-uint64_t actions_wait_freed(struct actions *a, const char *rel);
+/* Carries out a kill, a whole-job kill or a grow decided for scope, without
+ * waiting for a victim to exit: a killed process's pidfd goes to *ret_pidfd
+ * (-1 for the other actions), to be waited for on the loop (inflight.h).
+ * Writes what happened into result.  0, or -errno if it could not be done. */
+int actions_start(struct actions *a, struct scope *scope, const struct policy_input *in,
+		  const struct policy_decision *dec, char *result, size_t len, int *ret_pidfd);
 
 /* Sets a scope's last action (shown by `oomkit status`). */
 void actions_set_last(struct scope *scope, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

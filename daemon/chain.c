@@ -13,13 +13,25 @@
 
 #include "chain.h"
 #include "clock.h"
+#include "inflight.h"
 #include "log.h"
 #include "report.h"
 
 #define REPORT_BUF_LEN (64 * 1024)
-#define RESULT_MAX 160
+#define RESULT_MAX INFLIGHT_RESULT_MAX
+/* The least time a killed victim is waited for before its report is finished. */
+#define KILL_WAIT_MIN_MS 1000
 
 static void on_prompt_deadline(void *data, uint64_t now);
+
+/* A reason, cut to what the reports index keeps. */
+static void copy_cut(char *dst, size_t len, const char *src)
+{
+	size_t n = strnlen(src, len - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
 
 int chain_init(struct chain *c, struct loop *loop)
 {
@@ -35,6 +47,8 @@ void chain_free(struct chain *c)
 {
 	if (c->prompt && c->prompt->active && c->prompt->report_fd >= 0)
 		close(c->prompt->report_fd);
+	if (c->inflight)
+		inflight_land_all(c->inflight);
 	free(c->buf);
 	c->buf = NULL;
 }
@@ -63,15 +77,6 @@ void chain_synth_event(oomkit_ctx *ctx, const char *rel, oomkit_watch *watch, ui
 }
 
 /* ------------------------------------------------------------ reports */
-
-/* What the index keeps of a report decided so. */
-static struct report_summary summary(uint64_t time_ms, const struct policy_decision *dec)
-{
-	return (struct report_summary){.time_ms = time_ms,
-				       .action = policy_action_name(dec->action),
-				       .victim_pid = dec->victim_pid,
-				       .reason = dec->reason};
-}
 
 /* Creates the scope's report and writes its head: the fd, or -errno. */
 static int open_report(struct chain *c, struct scope *scope, const struct oomkit_event *ev,
@@ -154,6 +159,73 @@ static void tell_outcome(struct chain *c, unsigned id, const char *scope, const 
 	prompt_tell(c->prompt, &o);
 }
 
+/* ------------------------------------------------------------ actions */
+
+/* After an action started: its victim's exit (pidfd), or the scope leaving
+ * OOM, is waited for on the loop; a failed one is finished now.  A victim
+ * is waited for until the delay has passed (the kernel would step in then),
+ * at least KILL_WAIT_MIN_MS: that costs nothing but a slot. */
+static void await(struct chain *c, struct flight *fl, int r, int pidfd)
+{
+	uint64_t wait_ms = c->cfg->delay_ms > KILL_WAIT_MIN_MS ? c->cfg->delay_ms : KILL_WAIT_MIN_MS;
+
+	fl->t.acted_ns = now_ns();
+	if (r < 0)
+		inflight_land(c->inflight, fl);
+	else if (pidfd >= 0)
+		inflight_wait_exit(c->inflight, fl, pidfd, now_ns() + wait_ms * NS_PER_MS);
+	else
+		inflight_wait_freed(c->inflight, fl);
+}
+
+/* Tells the prompt clients concerned what a policy did about OOM id. */
+static void tell_policy_outcome(struct chain *c, struct scope *scope, unsigned id,
+				const struct policy_input *in, const struct policy_decision *dec,
+				const char *result)
+{
+	struct protocol_asker owner = {.job = scope->kind != SCOPE_KIND_MACHINE};
+	char by[64];
+
+	owner.has_owner = scope_owner(scope, &owner.owner);
+	snprintf(by, sizeof(by), "policy %s", policy_kind_name(dec->policy));
+	tell_outcome(c, id, scope->name, &owner, in, dec, policy_action_name(dec->action), by, result);
+}
+
+/* A decision to hand over or to wait: the report is finished now. */
+static enum oomkit_verdict no_action(struct chain *c, struct scope *scope, unsigned id,
+				     const struct policy_input *in, const struct policy_decision *dec,
+				     struct flight *fl)
+{
+	bool kernel = dec->action == ACTION_KERNEL;
+
+	snprintf(fl->result, sizeof(fl->result), "%s",
+		 kernel ? "handed to the kernel OOM killer"
+			: "nothing applied; the kernel steps in after the delay");
+	actions_set_last(scope, kernel ? "handed to the kernel" : "waited for the kernel");
+	if (kernel) {
+		c->stats->kernel_handoffs++;
+		tell_policy_outcome(c, scope, id, in, dec, fl->result);
+	}
+	inflight_land(c->inflight, fl);
+	metrics_changed(c->metrics);
+	return kernel ? OOMKIT_KERNEL : OOMKIT_WAIT;
+}
+
+/* The flight that carries a report of scope decided so. */
+static struct flight *take_flight(struct chain *c, struct scope *scope, const struct policy_decision *dec,
+				  const struct oomkit_event *ev, uint64_t decided, struct flight *spare)
+{
+	struct flight *fl = inflight_take(c->inflight, scope_ref(scope), scope->name, scope->rel, spare);
+
+	snprintf(fl->label, sizeof(fl->label), "%s", scope->label);
+
+	fl->action = policy_action_name(dec->action);
+	fl->victim_pid = dec->victim_pid;
+	copy_cut(fl->reason, sizeof(fl->reason), dec->reason);
+	fl->t = (struct report_times){.event_ns = ev->time_ns, .decided_ns = decided};
+	return fl;
+}
+
 /* ------------------------------------------------------------ prompts */
 
 static enum oomkit_verdict ask(struct chain *c, struct scope *scope, const struct oomkit_event *ev,
@@ -177,26 +249,28 @@ static enum oomkit_verdict ask(struct chain *c, struct scope *scope, const struc
 	return OOMKIT_WAIT;
 }
 
-/* Ends the open question's report with what happened after it; user: who
- * answered (NULL: nobody). */
-static void finish_prompt(struct chain *c, const char *answer, uid_t uid, const char *user,
-			  const struct policy_input *in, const struct policy_decision *dec,
-			  const char *result, uint64_t acted_ns, uint64_t freed_ns)
+/* Ends the open question: its report, which fl (from take_flight_for_prompt)
+ * now carries, gets the answer (user: who gave it, NULL: nobody) and the
+ * decision it made; the clients concerned are told.  The caller then lands
+ * fl, or waits for its action. */
+static void close_prompt(struct chain *c, struct flight *fl, const char *answer, uid_t uid, const char *user,
+			 const struct policy_input *in, const struct policy_decision *dec)
 {
 	struct prompt *p = c->prompt;
-	struct report_times t = {
-	    .event_ns = p->event_ns, .decided_ns = p->event_ns, .acted_ns = acted_ns, .freed_ns = freed_ns};
 	char by[64];
 
-	if (p->report_fd >= 0) {
-		p->report.buf = c->buf;
-		p->report.cap = c->buf_len;
-		report_write_answer(&p->report, answer, uid, user, in, dec);
-		report_write_tail(&p->report, result, &t);
-		struct report_summary sum = {.time_ms = p->report_time_ms,
-					     .action = policy_action_name(ACTION_PROMPT),
-					     .reason = p->report_reason};
-		reports_done(c->reports, p->report_id, p->scope_name, p->report_fd, p->report.err, &sum);
+	fl->report_fd = p->report_fd;
+	fl->report_id = p->report_id;
+	fl->report = p->report;
+	fl->time_ms = p->report_time_ms;
+	fl->action = policy_action_name(ACTION_PROMPT);
+	copy_cut(fl->reason, sizeof(fl->reason), p->report_reason);
+	fl->t = (struct report_times){.event_ns = p->event_ns, .decided_ns = p->event_ns};
+	if (fl->report_fd >= 0) {
+		fl->report.buf = c->buf;
+		fl->report.cap = c->buf_len;
+		report_write_answer(&fl->report, answer, uid, user, in, dec);
+		oomkit__json_flush(&fl->report);
 	}
 	prompt_close(p);
 	snprintf(by, sizeof(by), "%s%s", user ? "user " : "nobody", user ? user : "");
@@ -204,8 +278,25 @@ static void finish_prompt(struct chain *c, const char *answer, uid_t uid, const 
 		     dec			     ? policy_action_name(dec->action)
 		     : strcmp(answer, "kernel") == 0 ? "kernel"
 						     : "none",
-		     by, result);
+		     by, fl->result);
 	metrics_changed(c->metrics);
+}
+
+static struct flight *take_flight_for_prompt(struct chain *c, struct flight *spare)
+{
+	struct prompt *p = c->prompt;
+
+	return inflight_take(c->inflight, p->scope, p->scope_name, p->rel, spare);
+}
+
+/* Closes the open question with no action: its report is finished now. */
+static void end_prompt(struct chain *c, const char *answer, uid_t uid, const char *user, const char *result)
+{
+	struct flight spare, *fl = take_flight_for_prompt(c, &spare);
+
+	snprintf(fl->result, sizeof(fl->result), "%s", result);
+	close_prompt(c, fl, answer, uid, user, NULL, NULL);
+	inflight_land(c->inflight, fl);
 }
 
 static void on_prompt_deadline(void *data, uint64_t now)
@@ -224,19 +315,17 @@ static void on_prompt_deadline(void *data, uint64_t now)
 	chain_synth_event(c->ctx, p->rel, scope ? scope->watch : NULL, p->event_ns, &ev);
 	if (!scope) {
 		/* A reload removed the job and gave its memcg back to the kernel. */
-		finish_prompt(c, declined ? "declined" : "none", 0, NULL, NULL, NULL,
-			      "the job is no longer configured; its memcg is the kernel's", now_ns(), 0);
+		end_prompt(c, declined ? "declined" : "none", 0, NULL,
+			   "the job is no longer configured; its memcg is the kernel's");
 		return;
 	}
 	if (declined)
-		finish_prompt(c, "declined", 0, NULL, NULL, NULL,
-			      ev.under_oom ? "everyone asked let the system decide; the chain goes on"
-					   : "everyone asked let the system decide; resolved meanwhile",
-			      now_ns(), 0);
+		end_prompt(c, "declined", 0, NULL,
+			   ev.under_oom ? "everyone asked let the system decide; the chain goes on"
+					: "everyone asked let the system decide; resolved meanwhile");
 	else
-		finish_prompt(c, "none", 0, NULL, NULL, NULL,
-			      ev.under_oom ? "no answer; the chain goes on" : "no answer; resolved meanwhile",
-			      now_ns(), 0);
+		end_prompt(c, "none", 0, NULL,
+			   ev.under_oom ? "no answer; the chain goes on" : "no answer; resolved meanwhile");
 	/* Outside the library's handler, a "kernel" verdict must be handed over explicitly. */
 	if (ev.under_oom && chain_run(c, scope, &ev, next) == OOMKIT_KERNEL)
 		(void)oomkit_hand_to_kernel(c->ctx, scope->watch);
@@ -277,10 +366,9 @@ static int prompt_kernel(struct chain *c, struct scope *scope, uid_t uid, const 
 {
 	int r = oomkit_hand_to_kernel(c->ctx, scope->watch);
 
-	finish_prompt(c, "kernel", uid, user, NULL, NULL,
-		      r == 0 ? "handed to the kernel OOM killer"
-			     : "left to the kernel OOM killer after the delay",
-		      now_ns(), 0);
+	end_prompt(c, "kernel", uid, user,
+		   r == 0 ? "handed to the kernel OOM killer"
+			  : "left to the kernel OOM killer after the delay");
 	snprintf(msg, len, "the kernel decides");
 	return 0;
 }
@@ -341,8 +429,8 @@ int chain_answer(struct chain *c, const struct protocol_answer *a, uid_t uid, co
 		return r;
 	struct scope *scope = scope_get(p->scope);
 	if (!scope) {
-		finish_prompt(c, answer, uid, user, NULL, NULL,
-			      "the job is no longer configured; its memcg is the kernel's", now_ns(), 0);
+		end_prompt(c, answer, uid, user,
+			   "the job is no longer configured; its memcg is the kernel's");
 		snprintf(msg, len, "the job was removed by a reload; the kernel decides");
 		return -ENOENT;
 	}
@@ -364,40 +452,18 @@ int chain_answer(struct chain *c, const struct protocol_answer *a, uid_t uid, co
 	}
 	if (r < 0)
 		return r;
-	r = actions_do(c->actions, scope, &in, &dec, result, sizeof(result));
-	uint64_t acted = now_ns(), freed = r == 0 ? actions_wait_freed(c->actions, scope->rel) : 0;
-	finish_prompt(c, answer, uid, user, &in, &dec, result, acted, freed);
+	struct flight spare, *fl = take_flight_for_prompt(c, &spare);
+	int pidfd;
+	r = actions_start(c->actions, scope, &in, &dec, result, sizeof(result), &pidfd);
+	snprintf(fl->result, sizeof(fl->result), "%s", result);
+	fl->failed = r < 0;
+	close_prompt(c, fl, answer, uid, user, &in, &dec);
+	await(c, fl, r, pidfd);
 	snprintf(msg, len, "%s", result);
 	return r;
 }
 
 /* ------------------------------------------------------------ the chain */
-
-/* Acts on a decision that is neither a prompt nor a dry run. */
-static enum oomkit_verdict carry_out(struct chain *c, struct scope *scope, const struct policy_input *in,
-				     const struct policy_decision *dec, char *result, int *ret_err,
-				     struct report_times *t)
-{
-	*ret_err = 0;
-	t->acted_ns = now_ns();
-	if (dec->action == ACTION_KERNEL) {
-		snprintf(result, RESULT_MAX, "handed to the kernel OOM killer");
-		actions_set_last(scope, "handed to the kernel");
-		c->stats->kernel_handoffs++;
-		return OOMKIT_KERNEL;
-	}
-	if (dec->action == ACTION_NONE) {
-		snprintf(result, RESULT_MAX, "nothing applied; the kernel steps in after the delay");
-		actions_set_last(scope, "waited for the kernel");
-		return OOMKIT_WAIT;
-	}
-	*ret_err = actions_do(c->actions, scope, in, dec, result, RESULT_MAX);
-	t->acted_ns = now_ns();
-	if (*ret_err < 0)
-		return OOMKIT_WAIT;
-	t->freed_ns = actions_wait_freed(c->actions, scope->rel);
-	return OOMKIT_RESOLVED;
-}
 
 enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct oomkit_event *ev,
 			      unsigned first_step)
@@ -409,6 +475,12 @@ enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct
 	unsigned id = 0;
 	int r;
 
+	/* Like the kernel's killer, no second victim while the first is exiting:
+	 * once it is gone, an OOM that goes on signals again. */
+	if (!c->dry_run && inflight_exiting(c->inflight, scope)) {
+		log_debug("%s: OOM while a victim is still exiting: waiting for it", scope->label);
+		return OOMKIT_WAIT;
+	}
 	r = snapshot_take(c->snap, scope, snapshot_capacity(c->ctx, c->scopes, c->cfg->reserve_bytes), &in);
 	if (r < 0) {
 		log_err("%s: cannot list processes: %s; the kernel decides", scope->label, strerror(-r));
@@ -431,35 +503,27 @@ enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct
 	if (dec.action == ACTION_PROMPT && !c->dry_run)
 		return ask(c, scope, ev, &dec, time_ms, fd, id, &w);
 
-	enum oomkit_verdict verdict = OOMKIT_WAIT;
-	struct report_times t = {.event_ns = ev->time_ns, .decided_ns = decided};
-	r = 0;
+	struct flight spare, *fl = take_flight(c, scope, &dec, ev, decided, &spare);
+	fl->report_fd = fd;
+	fl->report_id = id;
+	fl->report = w;
+	fl->time_ms = time_ms;
 	if (c->dry_run) {
-		snprintf(result, sizeof(result), "dry run: nothing done");
-		t.acted_ns = now_ns();
-	} else {
-		verdict = carry_out(c, scope, &in, &dec, result, &r, &t);
+		snprintf(fl->result, sizeof(fl->result), "dry run: nothing done");
+		inflight_land(c->inflight, fl);
+		return OOMKIT_WAIT;
 	}
-	if (fd >= 0) {
-		report_write_tail(&w, result, &t);
-		struct report_summary sum = summary(time_ms, &dec);
-		reports_done(c->reports, id, scope->name, fd, w.err, &sum);
-	}
-	c->stats->handled++;
-	c->stats->last_handling_ns = t.acted_ns - ev->time_ns;
-	c->stats->handling_ns_sum += c->stats->last_handling_ns;
-	log_at(r < 0 ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO, "%s: %s", scope->label, result);
-	if (!c->dry_run && dec.action != ACTION_NONE) {
-		struct protocol_asker owner = {.job = scope->kind != SCOPE_KIND_MACHINE};
-		char by[64];
-		owner.has_owner = scope_owner(scope, &owner.owner);
-		snprintf(by, sizeof(by), "policy %s", policy_kind_name(dec.policy));
-		tell_outcome(c, id, scope->name, &owner, &in, &dec, policy_action_name(dec.action), by,
-			     result);
-	}
+	if (dec.action == ACTION_KERNEL || dec.action == ACTION_NONE)
+		return no_action(c, scope, id, &in, &dec, fl);
+	int pidfd;
+	r = actions_start(c->actions, scope, &in, &dec, result, sizeof(result), &pidfd);
+	snprintf(fl->result, sizeof(fl->result), "%s", result);
+	fl->failed = r < 0;
+	tell_policy_outcome(c, scope, id, &in, &dec, result);
+	await(c, fl, r, pidfd);
 	metrics_changed(c->metrics);
 	/* An action that could not be carried out: the rest of the chain gets its turn. */
 	if (r < 0 && dec.step + 1 < in.chain->n_steps)
 		return chain_run(c, scope, ev, dec.step + 1);
-	return verdict;
+	return r < 0 ? OOMKIT_WAIT : OOMKIT_RESOLVED;
 }

@@ -2,8 +2,9 @@
 /*
  * chain.h - one OOM of a scope, from the decision to the report's last line:
  * take a snapshot, let policy.c walk the scope's chain, write the report's
- * head, act (or ask a person, or hand over to the kernel), and finish the
- * report with the outcome and the timings.  A prompt's answer and its
+ * head, act (or ask a person, or hand over to the kernel), and hand the
+ * report to inflight.c, which finishes it with the outcome and the timings
+ * once the action is done, without holding up the loop.  A prompt's answer and its
  * deadline come back here; an action that cannot be carried out gives the
  * rest of the chain its turn.  The same path serves the machine and a job.
  */
@@ -14,6 +15,7 @@
 #include <stddef.h>
 
 #include "actions.h"
+#include "inflight.h"
 #include "loop.h"
 #include "metrics.h"
 #include "oomkit.h"
@@ -33,6 +35,7 @@ struct chain {
 	struct reports *reports;
 	struct prompt *prompt;
 	struct actions *actions;
+	struct inflight *inflight;
 	struct stats *stats;
 	struct metrics *metrics;
 	char *buf; /* the reports' writer buffer */

@@ -25,6 +25,7 @@
 #include "config.h"
 #include "control.h"
 #include "handler.h"
+#include "inflight.h"
 #include "jobs.h"
 #include "log.h"
 #include "loop.h"
@@ -55,6 +56,7 @@ struct daemon {
 	struct reports reports;
 	struct prompt prompt;
 	struct actions actions;
+	struct inflight inflight;
 	struct metrics metrics;
 	struct chain chain;
 	struct handler handler;
@@ -335,6 +337,8 @@ static int setup_modules(struct daemon *d)
 	    (r = metrics_init(&d->metrics, d->ctx, &d->scopes, &d->stats, &d->loop)) < 0)
 		return r;
 	actions_init(&d->actions, d->ctx, &d->snap, &d->stats);
+	d->inflight = (struct inflight){
+	    .ctx = d->ctx, .reports = &d->reports, .stats = &d->stats, .metrics = &d->metrics};
 	d->chain = (struct chain){.ctx = d->ctx,
 				  .dry_run = d->dry_run,
 				  .scopes = &d->scopes,
@@ -342,6 +346,7 @@ static int setup_modules(struct daemon *d)
 				  .reports = &d->reports,
 				  .prompt = &d->prompt,
 				  .actions = &d->actions,
+				  .inflight = &d->inflight,
 				  .stats = &d->stats,
 				  .metrics = &d->metrics};
 	d->handler = (struct handler){.ctx = d->ctx,
@@ -365,6 +370,10 @@ static int setup_modules(struct daemon *d)
 				  .max_pids = MAX_PIDS};
 	if ((r = chain_init(&d->chain, &d->loop)) < 0 || (r = handler_init(&d->handler, &d->loop)) < 0 ||
 	    (r = adopt_init(&d->adopt, &d->loop)) < 0)
+		return r;
+	d->inflight.buf = d->chain.buf;
+	d->inflight.buf_len = d->chain.buf_len;
+	if ((r = inflight_init(&d->inflight, &d->loop)) < 0)
 		return r;
 	d->watchdog = (struct loop_timer){.fn = on_watchdog, .data = d};
 	if ((r = loop_add_timer(&d->loop, &d->watchdog)) < 0)

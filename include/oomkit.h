@@ -357,6 +357,11 @@ int oomkit_process_info(oomkit_ctx *ctx, pid_t pid, struct oomkit_process *ret_p
  * sent); -ETIMEDOUT: signalled but not yet gone. */
 int oomkit_kill(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, int timeout_ms);
 
+/* oomkit_kill() without the wait, for an event loop: on success *ret_pidfd
+ * is the victim's pidfd (close-on-exec), which polls readable once it has
+ * exited; the caller closes it.  Errors as oomkit_kill()'s. */
+int oomkit_kill_start(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, int *ret_pidfd);
+
 /* Kills every process of a cgroup and its descendants (v2: cgroup.kill; v1:
  * freeze with the freezer controller where mounted, kill, thaw; else kill
  * until empty) and waits up to timeout_ms (-1: no limit) until it is empty.

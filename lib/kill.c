@@ -141,12 +141,11 @@ static int confirm_identity(oomkit_ctx *ctx, pid_t pid, uint64_t start_time)
 	return 0;
 }
 
-OOMKIT__EXPORT int oomkit_kill(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, int timeout_ms)
+OOMKIT__EXPORT int oomkit_kill_start(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, int *ret_pidfd)
 {
-	uint64_t end = deadline_after(timeout_ms);
 	int r, pidfd;
 
-	if (!ctx || pid <= 0)
+	if (!ctx || pid <= 0 || !ret_pidfd)
 		return -EINVAL;
 	pidfd = sys_pidfd_open(pid);
 	if (pidfd < 0)
@@ -154,12 +153,24 @@ OOMKIT__EXPORT int oomkit_kill(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, 
 	r = confirm_identity(ctx, pid, start_time);
 	if (r == 0)
 		r = sys_pidfd_kill(pidfd);
-	if (r == 0) {
-		release_memory(ctx, pidfd, pid);
-		r = wait_exit(pidfd, end);
-		oomkit__log(ctx, OOMKIT_LOG_DEBUG, "kill %d: %s", (int)pid,
-			    r == 0 ? "exited" : "not yet gone");
+	if (r < 0) {
+		close(pidfd);
+		return r;
 	}
+	release_memory(ctx, pidfd, pid);
+	*ret_pidfd = pidfd;
+	return 0;
+}
+
+OOMKIT__EXPORT int oomkit_kill(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, int timeout_ms)
+{
+	uint64_t end = deadline_after(timeout_ms);
+	int pidfd, r = oomkit_kill_start(ctx, pid, start_time, &pidfd);
+
+	if (r < 0)
+		return r;
+	r = wait_exit(pidfd, end);
+	oomkit__log(ctx, OOMKIT_LOG_DEBUG, "kill %d: %s", (int)pid, r == 0 ? "exited" : "not yet gone");
 	close(pidfd);
 	return r;
 }

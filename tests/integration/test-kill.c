@@ -14,6 +14,7 @@
  * this test (oomkit-test-kill-PID), passed as the context's freezer root.
  */
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
@@ -346,6 +347,33 @@ static void reuse_in_namespace(const char *procdir, struct reuse *res)
 
 /* (b) Pids are reused on purpose inside a pid namespace, where
  * ns_last_pid picks the next pid without disturbing the machine. */
+/* oomkit_kill_start(): signalled at once, the pidfd polls readable once the
+ * victim has exited, a wrong start time sends nothing and gives no pidfd. */
+static void test_kill_start(void **state)
+{
+	(void)state;
+	const char *cg = tl_cgroup("start", 32 * TL_MIB);
+	oomkit_ctx *ctx = new_ctx(false, false);
+	pid_t a = tl_spawn_hog(cg, 4, 1024, 0);
+	int pidfd = -1;
+
+	assert_true(tl_wait_usage(cg, 4 * TL_MIB, 10000));
+	uint64_t sa = start_time_of(ctx, a);
+	assert_int_equal(oomkit_kill_start(ctx, a, sa + 1, &pidfd), -ESTALE);
+	assert_int_equal(pidfd, -1);
+	assert_true(tl_alive(a));
+	assert_int_equal(oomkit_kill_start(ctx, a, sa, &pidfd), 0);
+	assert_true(pidfd >= 0);
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+	assert_int_equal(poll(&p, 1, 10000), 1);
+	assert_false(tl_alive(a));
+	close(pidfd);
+	int st = tl_wait_exit(a, 5000);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	assert_int_equal(oomkit_kill_start(ctx, a, sa, &pidfd), -ESRCH);
+	oomkit_free(ctx);
+}
+
 static void test_kill_pid_reuse(void **state)
 {
 	(void)state;
@@ -962,6 +990,7 @@ int main(void)
 
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_kill_one_of_three),
+	    cmocka_unit_test(test_kill_start),
 	    cmocka_unit_test(test_kill_pid_reuse),
 	    cmocka_unit_test(test_kill_cgroup_freezer),
 	    cmocka_unit_test(test_kill_cgroup_rounds),

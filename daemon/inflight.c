@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* inflight.c - see inflight.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "inflight.h"
+#include "log.h"
+
+/* How long we watch a scope for leaving OOM after acting, for the report. */
+#define FREED_WAIT_NS (500ull * NS_PER_MS)
+/* How often we look meanwhile: the kernel does not tell. */
+#define FREED_POLL_NS (2ull * NS_PER_MS)
+
+static void on_pidfd(void *data, uint32_t index, uint32_t events);
+static void on_timer(void *data, uint64_t now);
+
+int inflight_init(struct inflight *f, struct loop *loop)
+{
+	f->loop = loop;
+	for (unsigned i = 0; i < INFLIGHT_MAX; i++)
+		f->slots[i] = (struct flight){.report_fd = -1, .pidfd = -1};
+	f->timer = (struct loop_timer){.fn = on_timer, .data = f};
+	f->source = loop_add_source(loop, on_pidfd, f);
+	return f->source < 0 ? f->source : loop_add_timer(loop, &f->timer);
+}
+
+struct flight *inflight_take(struct inflight *f, struct scope_ref ref, const char *name, const char *rel,
+			     struct flight *spare)
+{
+	struct flight *fl = spare;
+
+	for (unsigned i = 0; i < INFLIGHT_MAX && fl == spare; i++)
+		if (!f->slots[i].used)
+			fl = &f->slots[i];
+	*fl = (struct flight){.used = fl != spare, .scope = ref, .report_fd = -1, .pidfd = -1};
+	snprintf(fl->scope_name, sizeof(fl->scope_name), "%s", name);
+	snprintf(fl->label, sizeof(fl->label), "%s", name);
+	snprintf(fl->rel, sizeof(fl->rel), "%s", rel);
+	return fl;
+}
+
+/* The timer is due at the earliest deadline, or at the next look at a scope. */
+static void arm(struct inflight *f, uint64_t now)
+{
+	uint64_t next = 0;
+
+	for (unsigned i = 0; i < INFLIGHT_MAX; i++) {
+		const struct flight *fl = &f->slots[i];
+		uint64_t due = fl->wait == FLIGHT_EXIT	  ? fl->deadline_ns
+			       : fl->wait == FLIGHT_FREED ? now + FREED_POLL_NS
+							  : 0;
+		if (due && (!next || due < next))
+			next = due;
+	}
+	f->timer.due_ns = next;
+}
+
+void inflight_wait_exit(struct inflight *f, struct flight *fl, int pidfd, uint64_t deadline_ns)
+{
+	fl->pidfd = pidfd;
+	fl->deadline_ns = deadline_ns;
+	fl->wait = FLIGHT_EXIT;
+	if (!fl->used || loop_add_fd(f->loop, pidfd, f->source, (uint32_t)(fl - f->slots), EPOLLIN) < 0) {
+		/* No room to wait in the loop: what is done is done. */
+		fl->t.acted_ns = now_ns();
+		inflight_land(f, fl);
+		return;
+	}
+	arm(f, now_ns());
+}
+
+static bool left_oom(struct inflight *f, const struct flight *fl)
+{
+	struct oomkit_cgroup_memory m;
+
+	return oomkit_cgroup_memory(f->ctx, fl->rel, &m) < 0 || !m.under_oom;
+}
+
+void inflight_wait_freed(struct inflight *f, struct flight *fl)
+{
+	uint64_t now = now_ns();
+
+	if (left_oom(f, fl)) {
+		fl->t.freed_ns = now;
+		inflight_land(f, fl);
+		return;
+	}
+	if (!fl->used) {
+		inflight_land(f, fl);
+		return;
+	}
+	fl->wait = FLIGHT_FREED;
+	fl->deadline_ns = now + FREED_WAIT_NS;
+	arm(f, now);
+}
+
+static void exited(struct inflight *f, struct flight *fl)
+{
+	loop_del_fd(f->loop, fl->pidfd);
+	close(fl->pidfd);
+	fl->pidfd = -1;
+	fl->t.acted_ns = now_ns();
+	inflight_wait_freed(f, fl);
+}
+
+static void on_pidfd(void *data, uint32_t index, uint32_t events)
+{
+	struct inflight *f = data;
+
+	(void)events;
+	if (index < INFLIGHT_MAX && f->slots[index].used && f->slots[index].wait == FLIGHT_EXIT)
+		exited(f, &f->slots[index]);
+}
+
+static void on_timer(void *data, uint64_t now)
+{
+	struct inflight *f = data;
+
+	for (unsigned i = 0; i < INFLIGHT_MAX; i++) {
+		struct flight *fl = &f->slots[i];
+		if (fl->wait == FLIGHT_EXIT && now >= fl->deadline_ns) {
+			/* Signalled and not gone in time: its memory goes with it. */
+			log_info("%s: process %d has not exited yet", fl->label, (int)fl->victim_pid);
+			exited(f, fl);
+		} else if (fl->wait == FLIGHT_FREED && left_oom(f, fl)) {
+			fl->t.freed_ns = now_ns();
+			inflight_land(f, fl);
+		} else if (fl->wait == FLIGHT_FREED && now >= fl->deadline_ns) {
+			inflight_land(f, fl);
+		}
+	}
+	arm(f, now_ns());
+}
+
+void inflight_land(struct inflight *f, struct flight *fl)
+{
+	struct report_summary sum = {
+	    .time_ms = fl->time_ms, .action = fl->action, .victim_pid = fl->victim_pid, .reason = fl->reason};
+
+	if (!fl->t.acted_ns)
+		fl->t.acted_ns = now_ns();
+	if (fl->report_fd >= 0) {
+		fl->report.buf = f->buf;
+		fl->report.cap = f->buf_len;
+		report_write_tail(&fl->report, fl->result, &fl->t);
+		reports_done(f->reports, fl->report_id, fl->scope_name, fl->report_fd, fl->report.err, &sum);
+	}
+	if (fl->pidfd >= 0) {
+		if (fl->used)
+			loop_del_fd(f->loop, fl->pidfd);
+		close(fl->pidfd);
+	}
+	f->stats->handled++;
+	f->stats->last_handling_ns = fl->t.acted_ns > fl->t.event_ns ? fl->t.acted_ns - fl->t.event_ns : 0;
+	f->stats->handling_ns_sum += f->stats->last_handling_ns;
+	log_at(fl->failed ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO, "%s: %s", fl->label, fl->result);
+	metrics_changed(f->metrics);
+	*fl = (struct flight){.report_fd = -1, .pidfd = -1};
+}
+
+bool inflight_exiting(const struct inflight *f, const struct scope *scope)
+{
+	for (unsigned i = 0; i < INFLIGHT_MAX; i++)
+		if (f->slots[i].wait == FLIGHT_EXIT && scope_get(f->slots[i].scope) == scope)
+			return true;
+	return false;
+}
+
+void inflight_land_all(struct inflight *f)
+{
+	for (unsigned i = 0; i < INFLIGHT_MAX; i++)
+		if (f->slots[i].used)
+			inflight_land(f, &f->slots[i]);
+	f->timer.due_ns = 0;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * inflight.h - OOMs whose action is under way, as state on the loop rather
+ * than waits in it.  A kill is signalled and its victim's pidfd joins the
+ * loop's epoll set; when the victim has exited (or the delay after which the
+ * kernel would step in anyway has passed), the scope is watched for leaving
+ * OOM on the loop's timer for a bounded time; then the report gets its
+ * outcome and timings.  Meanwhile the loop serves other OOMs, prompts and
+ * the control socket: one slow victim delays nothing else.
+ *
+ * A flight carries what its report needs to be finished even if a reload
+ * removes the scope meanwhile (its name and memcg are copies).  Flights are
+ * preallocated; nothing here allocates.
+ */
+#ifndef OOMKITD_INFLIGHT_H
+#define OOMKITD_INFLIGHT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "json.h"
+#include "loop.h"
+#include "metrics.h"
+#include "oomkit.h"
+#include "report.h"
+#include "reports.h"
+#include "scope.h"
+#include "stats.h"
+
+#define INFLIGHT_MAX 64
+#define INFLIGHT_RESULT_MAX 160
+
+enum flight_wait {
+	FLIGHT_NONE = 0, /* finished now (or not taken from the pool) */
+	FLIGHT_EXIT,	 /* the victim is signalled: its pidfd is in the epoll set */
+	FLIGHT_FREED,	 /* acted: polling the scope for leaving OOM */
+};
+
+struct flight {
+	bool used;
+	enum flight_wait wait;
+	struct scope_ref scope;
+	char scope_name[CONFIG_NAME_MAX]; /* the report's file is named after it */
+	char label[SCOPE_LABEL_MAX];	  /* for the log: "job [cgroup]" for an instance */
+	char rel[SCOPE_REL_MAX];
+	/* The report, its head written (fd -1: none). */
+	int report_fd;
+	unsigned report_id;
+	struct oomkit__json report;
+	uint64_t time_ms;
+	const char *action; /* a static name */
+	pid_t victim_pid;
+	char reason[REPORTS_REASON_MAX];
+	struct report_times t;
+	char result[INFLIGHT_RESULT_MAX];
+	bool failed; /* the action could not be carried out */
+	int pidfd;
+	uint64_t deadline_ns;
+};
+
+struct inflight {
+	/* Set by the caller before inflight_init(). */
+	oomkit_ctx *ctx;
+	struct reports *reports;
+	struct stats *stats;
+	struct metrics *metrics;
+	char *buf; /* the reports' writer buffer */
+	size_t buf_len;
+	/* Its own. */
+	struct loop *loop;
+	int source;
+	struct loop_timer timer;
+	struct flight slots[INFLIGHT_MAX];
+};
+
+int inflight_init(struct inflight *f, struct loop *loop);
+
+/* A flight for an OOM of the scope ref names (name, rel: copies kept);
+ * from the pool when there is room (used), else the caller's *spare (not
+ * used: it is finished at once, by inflight_land()). */
+struct flight *inflight_take(struct inflight *f, struct scope_ref ref, const char *name, const char *rel,
+			     struct flight *spare);
+
+/* Waits for the signalled victim behind pidfd (which the flight then owns)
+ * until deadline_ns, then for the scope to leave OOM. */
+void inflight_wait_exit(struct inflight *f, struct flight *fl, int pidfd, uint64_t deadline_ns);
+/* Acted (fl->t.acted_ns set): waits a bounded time for the scope to leave OOM. */
+void inflight_wait_freed(struct inflight *f, struct flight *fl);
+
+/* Finishes the report (outcome, timings), counts, logs the result. */
+void inflight_land(struct inflight *f, struct flight *fl);
+
+/* Whether a victim of scope is signalled and has not exited yet. */
+bool inflight_exiting(const struct inflight *f, const struct scope *scope);
+
+/* At a stop: every flight landed now, as far as it got. */
+void inflight_land_all(struct inflight *f);
+
+#endif
