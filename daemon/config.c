@@ -683,10 +683,11 @@ static int parse_cgroups(struct parse_state *st, const struct key *k, const char
 	{                                                                                                    \
 		name, SECTION_JOB, parse, FIELD(struct config_job, member), min, max, flags, def             \
 	}
-/* Keys whose parser fills more than one member get the whole job. */
-#define JOB_WHOLE(name, parse)                                                                               \
+/* Keys whose parser fills more than one member, or the configuration's
+ * lists, get the whole job. */
+#define JOB_WHOLE(name, parse, flags)                                                                        \
 	{                                                                                                    \
-		name, SECTION_JOB, parse, 0, sizeof(struct config_job), 0, 0, 0, NULL                        \
+		name, SECTION_JOB, parse, 0, sizeof(struct config_job), 0, 0, flags, NULL                    \
 	}
 
 #define KiB 1024ull
@@ -721,21 +722,21 @@ static const struct key keys[] = {
     JOB("policy", parse_chain, chain, 0, 0, 0, "report, kernel"),
     JOB("kill", parse_kill, kill, 0, 0, 0, "process"),
     /* Issue 17: match expressions (match.h); protect acts on comm: ones. */
-    JOB_WHOLE("protect", parse_protect),
-    {"prefer", SECTION_JOB, parse_prefer, 0, sizeof(struct config_job), 0, 0, KEY_PENDING, NULL},
-    {"avoid", SECTION_JOB, parse_avoid, 0, sizeof(struct config_job), 0, 0, KEY_PENDING, NULL},
-    JOB_WHOLE("owner", parse_owner),
+    JOB_WHOLE("protect", parse_protect, 0),
+    JOB_WHOLE("prefer", parse_prefer, KEY_PENDING),
+    JOB_WHOLE("avoid", parse_avoid, KEY_PENDING),
+    JOB_WHOLE("owner", parse_owner, 0),
     /* Issue 17: graceful kills, shedding and hooks; checks across them in
      * finish_job() and check_timings(). */
     JOB("kill_signal", parse_kill_signal, kill_signal, 0, 0, KEY_PENDING, "SIGKILL"),
     JOB("kill_grace", parse_duration, kill_grace_ms, 10, 600000, KEY_ZERO | KEY_PENDING, "0"),
     JOB("shed_signal", parse_shed_signal, shed_signal, 0, 0, KEY_PENDING, NULL),
     JOB("shed_wait", parse_duration, shed_wait_ms, 10, 600000, KEY_ZERO | KEY_PENDING, NULL),
-    {"before_kill", SECTION_JOB, parse_before_kill, 0, sizeof(struct config_job), 0, 0, KEY_PENDING, NULL},
-    {"after_kill", SECTION_JOB, parse_after_kill, 0, sizeof(struct config_job), 0, 0, KEY_PENDING, NULL},
-    {"shed_command", SECTION_JOB, parse_shed_command, 0, sizeof(struct config_job), 0, 0, KEY_PENDING, NULL},
+    JOB_WHOLE("before_kill", parse_before_kill, KEY_PENDING),
+    JOB_WHOLE("after_kill", parse_after_kill, KEY_PENDING),
+    JOB_WHOLE("shed_command", parse_shed_command, KEY_PENDING),
     /* Issue 12: the job's instances are the cgroups these patterns match. */
-    {"cgroup", SECTION_JOB, parse_cgroups, 0, sizeof(struct config_job), 0, 0, KEY_REPEAT, NULL},
+    JOB_WHOLE("cgroup", parse_cgroups, KEY_REPEAT),
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
