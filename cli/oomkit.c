@@ -207,9 +207,11 @@ static int read_reply(struct conn *c, struct reply *ret)
 {
 	size_t end;
 
-	memmove(c->buf, c->buf + c->used, c->len - c->used);
-	c->len -= c->used;
-	c->used = 0;
+	if (c->used) {
+		memmove(c->buf, c->buf + c->used, c->len - c->used);
+		c->len -= c->used;
+		c->used = 0;
+	}
 	while (!(end = protocol_frame_end(c->buf, c->len))) {
 		if (c->len + 4096 > c->cap) {
 			size_t cap = c->cap ? c->cap * 2 : 16384;
@@ -1162,6 +1164,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (r < 0 || n == 0) {
+		if (r == 0)
+			free(args);
 		usage(stderr);
 		return EXIT_USAGE;
 	}
