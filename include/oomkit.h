@@ -362,6 +362,16 @@ int oomkit_kill(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, int timeout_ms)
  * exited; the caller closes it.  Errors as oomkit_kill()'s. */
 int oomkit_kill_start(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, int *ret_pidfd);
 
+/* oomkit_kill_start() with another signal: sig (SIGTERM for a graceful
+ * kill, SIGUSR1 to ask for memory back) goes through the pidfd after the
+ * start-time check, and *ret_pidfd stays the caller's, to wait for an exit
+ * or to escalate with oomkit_kill_pidfd().  Errors as oomkit_kill()'s. */
+int oomkit_signal_start(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, int sig, int *ret_pidfd);
+
+/* SIGKILL through a pidfd held from oomkit_signal_start() (no pid reuse can
+ * redirect it), then process_mrelease.  -ESRCH: it has exited already. */
+int oomkit_kill_pidfd(oomkit_ctx *ctx, int pidfd);
+
 /* Kills every process of a cgroup and its descendants (v2: cgroup.kill; v1:
  * freeze with the freezer controller where mounted, kill, thaw; else kill
  * until empty) and waits up to timeout_ms (-1: no limit) until it is empty.
@@ -400,6 +410,36 @@ struct oomkit_decision {
  * Returns the number of bytes written; a write error stops it (-errno). */
 int oomkit_write_report(oomkit_ctx *ctx, int fd, const struct oomkit_event *event,
 			const struct oomkit_decision *decision);
+
+/* ----------------------------------------------------- lending headroom */
+
+/* Headroom lent to a cgroup at its limit (oomkit_lend()). */
+struct oomkit_loan {
+	uint64_t limit_bytes; /* the limit before the loan: oomkit_repay() restores it */
+	uint64_t lent_bytes;  /* how far above it the limit is now */
+	uint64_t clear_bytes; /* usage below which the cgroup is out of OOM at limit_bytes */
+	uint64_t reserved[5]; /* for later fields; 0 */
+};
+
+/* Raises a cgroup's limit by up to want_bytes for a moment, so that its
+ * processes can run: with the kernel killer held off, a cgroup v1 task that
+ * needs memory in an OOMing memcg sleeps in the kernel (no signal handler
+ * runs, no request is served) until memory is freed, and on v2 one above
+ * memory.high is throttled.  What is lent is bounded by half the room of each
+ * ancestor that has a limit and by half of the machine's MemAvailable less
+ * keep_bytes, so a loan never takes the last of anything; the hold (v2
+ * memory.high) moves with the limit.  -EINVAL: the cgroup has no limit (or is
+ * the root); -ENOSPC: nothing can be spared.  No allocation. */
+int oomkit_lend(oomkit_ctx *ctx, const char *cgroup, uint64_t want_bytes, uint64_t keep_bytes,
+		struct oomkit_loan *ret_loan);
+
+/* Takes a loan back: the limit returns to loan->limit_bytes, but only once
+ * usage is below it -- never by making the kernel reclaim or kill to get
+ * there (v1 refuses a limit below usage after reclaiming, v2 OOM-kills).
+ * 0: repaid; -EBUSY: usage is still at or above it, try again later;
+ * -ESTALE: the limit was changed meanwhile and is left as it is (the loan is
+ * void); -ENOENT: the cgroup is gone.  No allocation. */
+int oomkit_repay(oomkit_ctx *ctx, const char *cgroup, const struct oomkit_loan *loan);
 
 /* ------------------------------------------------------------- reserve */
 

@@ -130,6 +130,13 @@ int oomkit__v2_memory(int dirfd, struct oomkit_cgroup_memory *ret)
 	return 0;
 }
 
+uint64_t oomkit__v2_clear_level(uint64_t max)
+{
+	uint64_t margin = hold_margin(max);
+	/* The complement of oomkit__v2_memory()'s under_oom. */
+	return max > margin + margin / 4 ? max - margin - margin / 4 : 0;
+}
+
 int oomkit__v2_oom_state(int dirfd, struct oomkit__oom_control *ret)
 {
 	struct oomkit_cgroup_memory m;

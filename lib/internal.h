@@ -353,6 +353,9 @@ int oomkit__v2_hold(int dirfd, bool hold);
 int oomkit__v2_set_limit(int dirfd, uint64_t limit_bytes);
 /* cgroup.kill, then waits for cgroup.events "populated 0". */
 int oomkit__v2_kill(int dirfd, uint64_t end_ns);
+/* The usage below which a cgroup with memory.max at max is not "under OOM"
+ * (oomkit__v2_memory()'s under_oom): below the hold and its margin. */
+uint64_t oomkit__v2_clear_level(uint64_t max);
 extern const char *const oomkit__v2_delegated[];
 
 /* ------------------------------------------------------------- walk.c */

@@ -67,9 +67,14 @@ static int sys_pidfd_open(pid_t pid)
 	return fd < 0 ? -errno : (int)fd;
 }
 
+static int sys_pidfd_signal(int pidfd, int sig)
+{
+	return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0 ? -errno : 0;
+}
+
 static int sys_pidfd_kill(int pidfd)
 {
-	return syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0 ? -errno : 0;
+	return sys_pidfd_signal(pidfd, SIGKILL);
 }
 
 /* Frees the memory of a process that is dying without waiting for it to
@@ -141,24 +146,42 @@ static int confirm_identity(oomkit_ctx *ctx, pid_t pid, uint64_t start_time)
 	return 0;
 }
 
-OOMKIT__EXPORT int oomkit_kill_start(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, int *ret_pidfd)
+OOMKIT__EXPORT int oomkit_signal_start(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, int sig,
+				       int *ret_pidfd)
 {
 	int r, pidfd;
 
-	if (!ctx || pid <= 0 || !ret_pidfd)
+	if (!ctx || pid <= 0 || sig <= 0 || !ret_pidfd)
 		return -EINVAL;
 	pidfd = sys_pidfd_open(pid);
 	if (pidfd < 0)
 		return pidfd;
 	r = confirm_identity(ctx, pid, start_time);
 	if (r == 0)
-		r = sys_pidfd_kill(pidfd);
+		r = sys_pidfd_signal(pidfd, sig);
 	if (r < 0) {
 		close(pidfd);
 		return r;
 	}
-	release_memory(ctx, pidfd, pid);
+	if (sig == SIGKILL)
+		release_memory(ctx, pidfd, pid);
 	*ret_pidfd = pidfd;
+	return 0;
+}
+
+OOMKIT__EXPORT int oomkit_kill_start(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, int *ret_pidfd)
+{
+	return oomkit_signal_start(ctx, pid, start_time, SIGKILL, ret_pidfd);
+}
+
+OOMKIT__EXPORT int oomkit_kill_pidfd(oomkit_ctx *ctx, int pidfd)
+{
+	if (!ctx || pidfd < 0)
+		return -EINVAL;
+	int r = sys_pidfd_kill(pidfd);
+	if (r < 0)
+		return r;
+	release_memory(ctx, pidfd, 0);
 	return 0;
 }
 
