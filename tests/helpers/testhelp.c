@@ -240,18 +240,41 @@ static void child_setup(const struct th_spawn *how, pid_t parent)
 	signal(SIGPIPE, SIG_DFL);
 }
 
+/* How long th_spawn waits for its child to be set up: far longer than a
+ * fork takes on the busiest machine, but bounded. */
+#define SETUP_TIMEOUT_MS 30000
+
 pid_t th_spawn(const struct th_spawn *how, char *const argv[])
 {
 	static const struct th_spawn defaults;
 	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid < 0)
+	int ready[2];
+	if (pipe2(ready, O_CLOEXEC) < 0)
 		return -errno;
-	if (pid > 0)
-		return pid;
-	child_setup(how ? how : &defaults, parent);
-	execv(argv[0], argv);
-	_exit(127);
+	pid_t pid = fork();
+	if (pid < 0) {
+		int r = -errno;
+		close(ready[0]);
+		close(ready[1]);
+		return r;
+	}
+	if (pid == 0) {
+		close(ready[0]);
+		child_setup(how ? how : &defaults, parent);
+		(void)!write(ready[1], "", 1);
+		close(ready[1]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	/* Returns once the child is in its cgroup (or has given up): a caller
+	 * that asks where its process is must not race the child's own join.
+	 * It does not wait for the exec, which may block in a memcg under OOM. */
+	close(ready[1]);
+	char c;
+	if (th_wait_fd(ready[0], SETUP_TIMEOUT_MS) == 1)
+		(void)!read(ready[0], &c, 1);
+	close(ready[0]);
+	return pid;
 }
 
 pid_t th_spawn_hog(const struct th_spawn *how, const char *hog, unsigned mib, unsigned step_kib,

@@ -98,9 +98,10 @@ struct th_spawn {
 	void *arg;		    /* in_child's */
 };
 
-/* Forks and execs argv[0] with argv as how says.  The child exits 126 if it
- * could not be set up (cgroup, in_child), 125 if its parent died before it
- * started, 127 if the exec failed.  Returns the pid, or -errno. */
+/* Forks and execs argv[0] with argv as how says, and returns once the child
+ * is set up (in its cgroup, in_child done), not waiting for the exec.  The
+ * child exits 126 if it could not be set up, 125 if its parent died before
+ * it started, 127 if the exec failed.  Returns the pid, or -errno. */
 pid_t th_spawn(const struct th_spawn *how, char *const argv[]);
 
 /* th_spawn of tests/helpers/hog.c: "HOG MIB STEP_KIB PAUSE_US [STAMP]"
