@@ -194,13 +194,22 @@ start_daemon() {
 	wait_for 10 ready_after || fail "oomkitd did not become ready"
 }
 
-# spawn JOB MIB [STEP_KIB [PAUSE_US]]: a hog in the job; prints its pid.
+# in_memcg PID REL: PID's memory cgroup is REL (relative to the memory root).
+in_memcg() { grep -q ":memory:/$2\$" "/proc/$1/cgroup" 2>/dev/null; }
+
+# joined PID REL: PID is in REL, or has given up (gone, or a zombie).
+joined() { in_memcg "$1" "$2" || ! alive "$1"; }
+
+# spawn JOB MIB [STEP_KIB [PAUSE_US]]: a hog in the job; prints its pid once
+# it is in the job (a test that asks where it is must not race its join).
 # The shell execs the hog, so the pid is the hog's own.
 spawn() {
 	local job=$1 mib=$2 step=${3:-1024} pause=${4:-1000} bin=${HOG_BIN:-$OOMKIT_HOG}
 	sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" "$3" "$4" "$5"' sh "$R/$job" "$bin" "$mib" "$step" "$pause" \
 		>/dev/null 2>&1 &
-	echo $!
+	local pid=$!
+	wait_for 10 joined "$pid" "$M/$job"
+	echo "$pid"
 }
 
 # --- Other users
@@ -335,7 +344,9 @@ spawn_as() {
 	sh -c 'echo $$ > "$1/cgroup.procs" && exec setpriv --reuid "$2" --regid "$3" --clear-groups -- \
 		env LD_LIBRARY_PATH="$4/lib" "$5" "$6" "$7" "$8"' \
 		sh "$R/$job" "$uid" "$(user_gid "$uid")" "$USER_DIR" "$bin" "$mib" "$step" "$pause" >/dev/null 2>&1 &
-	echo $!
+	local pid=$!
+	wait_for 10 joined "$pid" "$M/$job"
+	echo "$pid"
 }
 
 # alive PID: exists and is neither a zombie nor dead (the meaning of
