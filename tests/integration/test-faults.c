@@ -40,6 +40,7 @@
 
 #include "../helpers/jsoncheck.h"
 #include "oomkit.h"
+#include "testhelp.h"
 #include "testlib.h"
 
 /* ------------------------------------------------------------ helpers */
@@ -319,6 +320,11 @@ static void run_trial(const char *cg, int trial, struct trial_tally *t)
 	pid_t hog = tl_spawn_hog(cg, 24, 256, 1000);
 	bool reached = m <= AFTER_TAKEOVER || kill_at_moment(trial, m, cg, &h);
 	int st = tl_wait_exit(h.pid, 10000);
+	if (st == -1 || !WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL)
+		print_message("trial %d (%s%s): the handler %s: status %#x, state %c\n", trial,
+			      moment_names[m], reached ? "" : ", moment missed",
+			      st == -1 ? "is still there" : "ended", (unsigned)st,
+			      st == -1 ? th_proc_state(h.pid) : '-');
 	assert_true(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 
 	int hst = tl_wait_exit(hog, BLOCKED_AFTER_MS);
@@ -339,8 +345,11 @@ static void run_trial(const char *cg, int trial, struct trial_tally *t)
 	}
 	/* The guardian is ours to reap now (we are the subreaper). */
 	if (tl_wait_exit(h.guardian, 5000) == -1) {
-		print_message("trial %d (%s): guardian %d outlived its handler\n", trial, moment_names[m],
-			      (int)h.guardian);
+		char wchan[64] = "?", path[64];
+		snprintf(path, sizeof(path), "/proc/%d/wchan", (int)h.guardian);
+		(void)th_read_file(path, wchan, sizeof(wchan));
+		print_message("trial %d (%s): guardian %d outlived its handler (state %c, in %s)\n", trial,
+			      moment_names[m], (int)h.guardian, th_proc_state(h.guardian), wchan);
 		t->guardian_left++;
 		kill(h.guardian, SIGKILL);
 		(void)tl_wait_exit(h.guardian, 5000);
