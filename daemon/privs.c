@@ -72,7 +72,7 @@ static const int allowed[] = {
 	SCMP_SYS(chmod), SCMP_SYS(fchmod), SCMP_SYS(fchmodat), SCMP_SYS(fchown), SCMP_SYS(fchownat),
 	/* memory: malloc, mlockall */
 	SCMP_SYS(brk), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(mprotect), SCMP_SYS(madvise),
-	SCMP_SYS(mlockall), SCMP_SYS(munlockall),
+	SCMP_SYS(mlockall), SCMP_SYS(munlockall), SCMP_SYS(mlock),
 	/* the event loops of the daemon, the library and the guardian */
 	SCMP_SYS(epoll_create1), SCMP_SYS(epoll_ctl), SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait),
 	SCMP_SYS(eventfd2), SCMP_SYS(signalfd4), SCMP_SYS(timerfd_create), SCMP_SYS(timerfd_settime),
@@ -85,8 +85,10 @@ static const int allowed[] = {
 	SCMP_SYS(bind), SCMP_SYS(listen), SCMP_SYS(accept4), SCMP_SYS(connect), SCMP_SYS(getsockopt),
 	SCMP_SYS(setsockopt),
 	SCMP_SYS(sendto), SCMP_SYS(recvfrom), SCMP_SYS(sendmsg), SCMP_SYS(recvmsg), SCMP_SYS(shutdown),
-	/* processes: the guardian's fork and reaping, its session */
-	SCMP_SYS(wait4), SCMP_SYS(waitid), SCMP_SYS(setsid), SCMP_SYS(set_robust_list), SCMP_SYS(set_tid_address),
+	/* processes: the guardian's fork, the oomkit-guardian program it execs
+	 * (a static one: arch_prctl sets its thread pointer), reaping, its
+	 * session */
+	SCMP_SYS(execve), SCMP_SYS(arch_prctl), SCMP_SYS(wait4), SCMP_SYS(waitid), SCMP_SYS(setsid), SCMP_SYS(set_robust_list), SCMP_SYS(set_tid_address),
 	SCMP_SYS(rseq), SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(getpid), SCMP_SYS(getppid), SCMP_SYS(gettid),
 	SCMP_SYS(getuid), SCMP_SYS(geteuid), SCMP_SYS(getgid), SCMP_SYS(getegid), SCMP_SYS(getresuid),
 	SCMP_SYS(getresgid), SCMP_SYS(getgroups), SCMP_SYS(getrlimit), SCMP_SYS(setrlimit), SCMP_SYS(prlimit64),

@@ -82,6 +82,11 @@ struct oomkit_options {
 				   * children inherit it: reset it in a child you fork */
 	oomkit_log_fn log;	  /* NULL: no logging */
 	void *log_userdata;
+	/* The oomkit-guardian program to exec as the guardian.  NULL: the
+	 * environment's OOMKIT_GUARDIAN, else the installed one; "" (here or
+	 * there): none, the guardian is a fork of this process.  Where the
+	 * program cannot run the guardian is a fork too. */
+	const char *guardian_path;
 };
 
 /* Fills *opts with defaults: autodetected mounts, guardian on, mlock off,

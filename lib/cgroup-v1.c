@@ -36,23 +36,48 @@ static const char *control_file(const struct oomkit_watch *w)
 	}
 }
 
-/* The argument after "<efd> <cfd>" in cgroup.event_control. */
-static void control_arg(const struct oomkit_watch *w, char *buf, size_t len)
+/* "<efd> <cfd>" and the argument after it for cgroup.event_control. */
+static int control_line(const struct oomkit_watch *w, int efd, int cfd, char *buf, size_t size)
 {
-	if (w->kind == OOMKIT_EVENT_THRESHOLD)
-		snprintf(buf, len, " %llu", (unsigned long long)w->threshold_bytes);
-	else if (w->kind == OOMKIT_EVENT_PRESSURE)
-		/* "hierarchy": pressure anywhere below counts, even when a
-		 * descendant has a listener of its own. */
-		snprintf(buf, len, " %s,hierarchy", oomkit_pressure_level_name(w->level));
-	else
-		buf[0] = 0;
+	size_t n = 0;
+	buf[0] = 0;
+	int r = oomkit__append_u64(buf, size, &n, (uint64_t)efd);
+	if (r == 0)
+		r = oomkit__append(buf, size, &n, " ");
+	if (r == 0)
+		r = oomkit__append_u64(buf, size, &n, (uint64_t)cfd);
+	if (r == 0 && w->kind == OOMKIT_EVENT_THRESHOLD && (r = oomkit__append(buf, size, &n, " ")) == 0)
+		r = oomkit__append_u64(buf, size, &n, w->threshold_bytes);
+	/* "hierarchy": pressure anywhere below counts, even when a descendant
+	 * has a listener of its own. */
+	if (r == 0 && w->kind == OOMKIT_EVENT_PRESSURE && (r = oomkit__append(buf, size, &n, " ")) == 0 &&
+	    (r = oomkit__append(buf, size, &n, oomkit_pressure_level_name(w->level))) == 0)
+		r = oomkit__append(buf, size, &n, ",hierarchy");
+	return r;
+}
+
+static void open_if_closed(int dirfd, const char *name, int *fd)
+{
+	if (*fd < 0)
+		*fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+}
+
+/* The files an event reads, kept open.  Best effort: one that does not open
+ * is read by name, as before. */
+static void open_event_files(struct oomkit_watch *w)
+{
+	open_if_closed(w->dirfd, "memory.oom_control", &w->oomfd);
+	open_if_closed(w->dirfd, "memory.usage_in_bytes", &w->usagefd);
+	open_if_closed(w->dirfd, "memory.limit_in_bytes", &w->limitfd);
+	/* A top-level memcg's parent is the root, which has no OOM of its own. */
+	if (w->kind == OOMKIT_EVENT_OOM && w->cgroup && strchr(w->cgroup, '/'))
+		open_if_closed(w->dirfd, "../memory.oom_control", &w->parentfd);
 }
 
 int oomkit__v1_register(oomkit_ctx *ctx, struct oomkit_watch *w)
 {
 	const char *file = control_file(w);
-	char line[128], arg[64];
+	char line[128];
 	int r, efd = -1, cfd = -1;
 
 	(void)ctx;
@@ -66,18 +91,21 @@ int oomkit__v1_register(oomkit_ctx *ctx, struct oomkit_watch *w)
 		r = -errno;
 		goto fail;
 	}
-	control_arg(w, arg, sizeof(arg));
-	snprintf(line, sizeof(line), "%d %d%s", efd, cfd, arg);
-	r = oomkit__write_file_at(w->dirfd, "cgroup.event_control", line);
+	r = control_line(w, efd, cfd, line, sizeof(line));
+	if (r == 0)
+		r = oomkit__write_file_at(w->dirfd, "cgroup.event_control", line);
 	if (r < 0)
 		goto fail;
 	w->efd = efd;
 	/* The kernel keeps its own reference to the eventfd; the control file
-	 * is only needed afterwards to read oom_control cheaply. */
+	 * serves afterwards to read it cheaply. */
 	if (w->kind == OOMKIT_EVENT_OOM)
 		w->oomfd = cfd;
+	else if (w->kind == OOMKIT_EVENT_THRESHOLD)
+		w->usagefd = cfd;
 	else
 		close(cfd);
+	open_event_files(w);
 	return 0;
 fail:
 	if (cfd >= 0)
@@ -121,6 +149,20 @@ int oomkit__v1_oom_origin(oomkit_ctx *ctx, const char *rel, char *out, size_t ou
 	return 0;
 }
 
+int oomkit__v1_watch_origin(oomkit_ctx *ctx, const struct oomkit_watch *w, char *out, size_t out_len)
+{
+	struct oomkit__oom_control oc;
+	size_t len = strlen(w->cgroup);
+
+	if (len >= out_len)
+		return -ENAMETOOLONG;
+	if (w->parentfd >= 0 && oomkit__v1_oom_control(ctx, "", w->parentfd, &oc) == 0 && !oc.under_oom) {
+		memcpy(out, w->cgroup, len + 1);
+		return 0;
+	}
+	return oomkit__v1_oom_origin(ctx, w->cgroup, out, out_len);
+}
+
 int oomkit__v1_consume(struct oomkit_watch *w)
 {
 	uint64_t count;
@@ -132,19 +174,31 @@ static uint64_t v1_limit(uint64_t v)
 	return v >= V1_UNLIMITED_MIN ? OOMKIT_UNLIMITED : v;
 }
 
-/* oom_control (through oomfd when it is open), usage and limit. */
-static int v1_core(int dirfd, int oomfd, struct oomkit_cgroup_memory *m)
+/* Reads a file through fd when it is open, else by name at dirfd. */
+static int read_at_or_fd(int dirfd, const char *name, int fd, char *buf, size_t len)
+{
+	return fd >= 0 ? oomkit__pread_all(fd, buf, len) : oomkit__read_file_at(dirfd, name, buf, len);
+}
+
+static int read_u64_at_or_fd(int dirfd, const char *name, int fd, uint64_t *ret)
+{
+	char buf[64];
+	int n = read_at_or_fd(dirfd, name, fd, buf, sizeof(buf));
+	return n < 0 ? n : oomkit__parse_u64(buf, (size_t)n, ret);
+}
+
+/* oom_control, usage and limit, through the fds of w that are open. */
+static int v1_core(int dirfd, const struct oomkit_watch *w, struct oomkit_cgroup_memory *m)
 {
 	struct oomkit__oom_control oc;
 	char buf[256];
-	int r, n;
-	n = oomfd >= 0 ? oomkit__pread_all(oomfd, buf, sizeof(buf))
-		       : oomkit__read_file_at(dirfd, "memory.oom_control", buf, sizeof(buf));
+	int r, n = read_at_or_fd(dirfd, "memory.oom_control", w ? w->oomfd : -1, buf, sizeof(buf));
 	if (n < 0)
 		return n;
 	if ((r = oomkit__parse_oom_control(buf, (size_t)n, &oc)) < 0 ||
-	    (r = oomkit__read_u64_at(dirfd, "memory.usage_in_bytes", &m->usage_bytes)) < 0 ||
-	    (r = oomkit__read_u64_at(dirfd, "memory.limit_in_bytes", &m->limit_bytes)) < 0)
+	    (r = read_u64_at_or_fd(dirfd, "memory.usage_in_bytes", w ? w->usagefd : -1, &m->usage_bytes)) <
+		0 ||
+	    (r = read_u64_at_or_fd(dirfd, "memory.limit_in_bytes", w ? w->limitfd : -1, &m->limit_bytes)) < 0)
 		return r;
 	m->limit_bytes = v1_limit(m->limit_bytes);
 	m->under_oom = oc.under_oom;
@@ -157,7 +211,7 @@ int oomkit__v1_memory(int dirfd, struct oomkit_cgroup_memory *ret)
 {
 	struct oomkit_cgroup_memory m = {0};
 	int r;
-	if ((r = v1_core(dirfd, -1, &m)) < 0 ||
+	if ((r = v1_core(dirfd, NULL, &m)) < 0 ||
 	    (r = oomkit__read_u64_at(dirfd, "memory.max_usage_in_bytes", &m.max_usage_bytes)) < 0 ||
 	    (r = oomkit__read_u64_at(dirfd, "memory.failcnt", &m.failcnt)) < 0)
 		return r;
@@ -170,7 +224,7 @@ int oomkit__v1_event_memory(struct oomkit_watch *w, struct oomkit_cgroup_memory 
 	struct oomkit_cgroup_memory m = {0};
 	/* The watch's own open oom_control first: under_oom is what a handler
 	 * needs before anything else. */
-	int r = v1_core(w->dirfd, w->oomfd, &m);
+	int r = v1_core(w->dirfd, w, &m);
 	if (r < 0)
 		return r;
 	*ret = m;

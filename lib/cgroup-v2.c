@@ -68,6 +68,10 @@ int oomkit__v2_register(oomkit_ctx *ctx, struct oomkit_watch *w)
 	}
 	w->efd = fd;
 	w->epoll_events = EPOLLPRI | EPOLLERR;
+	/* What an event reads, kept open; best effort (read by name otherwise). */
+	w->usagefd = openat(w->dirfd, "memory.current", O_RDONLY | O_CLOEXEC);
+	w->limitfd = openat(w->dirfd, "memory.max", O_RDONLY | O_CLOEXEC);
+	w->oomfd = openat(w->dirfd, "memory.events", O_RDONLY | O_CLOEXEC);
 	return 0;
 }
 
@@ -90,42 +94,76 @@ int oomkit__v2_consume(struct oomkit_watch *w)
 	return high && w->taken_over && w->state == 0;
 }
 
+/* memory.events (already read into buf) into m, and under_oom from usage
+ * and limit. */
+static int events_into(const char *buf, int n, struct oomkit_cgroup_memory *m)
+{
+	struct oomkit__memory_events ev;
+	int r;
+
+	if (n < 0)
+		return n;
+	if ((r = oomkit__parse_memory_events(buf, (size_t)n, &ev)) < 0)
+		return r;
+	m->failcnt = ev.max;
+	m->oom_kill = ev.oom_kill;
+	m->events_high = ev.high;
+	m->events_max = ev.max;
+	m->events_oom = ev.oom;
+	m->events_oom_kill = ev.oom_kill;
+	/* v2 has no under_oom flag.  A cgroup counts as out of memory while its
+	 * usage is within the hold margin (plus a quarter of it for reclaim's
+	 * jitter) of memory.max: held, that is where memory.high throttles it;
+	 * handed to the kernel, it stays there until the kernel has killed. */
+	if (m->limit_bytes != OOMKIT_UNLIMITED) {
+		uint64_t margin = hold_margin(m->limit_bytes);
+		m->under_oom = m->usage_bytes + margin + margin / 4 >= m->limit_bytes;
+	}
+	return 0;
+}
+
 int oomkit__v2_memory(int dirfd, struct oomkit_cgroup_memory *ret)
 {
 	struct oomkit_cgroup_memory m = {0};
-	struct oomkit__memory_events ev;
 	uint64_t high;
 	char buf[512];
-	int r, n;
+	int r;
 	if ((r = oomkit__read_u64_at(dirfd, "memory.current", &m.usage_bytes)) < 0 ||
 	    (r = oomkit__read_u64_at(dirfd, "memory.max", &m.limit_bytes)) < 0 ||
 	    (r = oomkit__read_u64_at(dirfd, "memory.high", &high)) < 0)
 		return r;
 	/* memory.peak arrived in 5.19; without it the peak is unknown (0). */
 	(void)oomkit__read_u64_at(dirfd, "memory.peak", &m.max_usage_bytes);
-	if ((n = oomkit__read_file_at(dirfd, "memory.events", buf, sizeof(buf))) < 0)
-		return n;
-	if ((r = oomkit__parse_memory_events(buf, (size_t)n, &ev)) < 0)
+	if ((r = events_into(buf, oomkit__read_file_at(dirfd, "memory.events", buf, sizeof(buf)), &m)) < 0)
 		return r;
-	m.failcnt = ev.max;
-	m.oom_kill = ev.oom_kill;
-	m.events_high = ev.high;
-	m.events_max = ev.max;
-	m.events_oom = ev.oom;
-	m.events_oom_kill = ev.oom_kill;
 	uint64_t group = 0;
 	/* memory.oom.group arrived in 4.19; without it there is no group kill. */
 	(void)oomkit__read_u64_at(dirfd, "memory.oom.group", &group);
 	m.oom_group = group == 1;
 	m.oom_kill_disable = high != OOMKIT_UNLIMITED && high < m.limit_bytes;
-	/* v2 has no under_oom flag.  A cgroup counts as out of memory while its
-	 * usage is within the hold margin (plus a quarter of it for reclaim's
-	 * jitter) of memory.max: held, that is where memory.high throttles it;
-	 * handed to the kernel, it stays there until the kernel has killed. */
-	if (m.limit_bytes != OOMKIT_UNLIMITED) {
-		uint64_t margin = hold_margin(m.limit_bytes);
-		m.under_oom = m.usage_bytes + margin + margin / 4 >= m.limit_bytes;
-	}
+	*ret = m;
+	return 0;
+}
+
+static int pread_u64(int fd, uint64_t *ret)
+{
+	char buf[64];
+	int n = oomkit__pread_all(fd, buf, sizeof(buf));
+	return n < 0 ? n : oomkit__parse_u64(buf, (size_t)n, ret);
+}
+
+int oomkit__v2_event_memory(struct oomkit_watch *w, struct oomkit_cgroup_memory *ret)
+{
+	struct oomkit_cgroup_memory m = {0};
+	char buf[512];
+	int r;
+
+	if (w->usagefd < 0 || w->limitfd < 0 || w->oomfd < 0)
+		return oomkit__v2_memory(w->dirfd, ret);
+	if ((r = pread_u64(w->usagefd, &m.usage_bytes)) < 0 ||
+	    (r = pread_u64(w->limitfd, &m.limit_bytes)) < 0 ||
+	    (r = events_into(buf, oomkit__pread_all(w->oomfd, buf, sizeof(buf)), &m)) < 0)
+		return r;
 	*ret = m;
 	return 0;
 }
@@ -151,11 +189,10 @@ int oomkit__v2_oom_state(int dirfd, struct oomkit__oom_control *ret)
 
 static int write_bytes(int dirfd, const char *file, uint64_t v)
 {
-	char buf[32];
-	if (v == OOMKIT_UNLIMITED)
-		snprintf(buf, sizeof(buf), "max");
-	else
-		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	char buf[32] = "max";
+	size_t n = 0;
+	if (v != OOMKIT_UNLIMITED)
+		(void)oomkit__append_u64(buf, sizeof(buf), &n, v);
 	return oomkit__write_file_at(dirfd, file, buf);
 }
 

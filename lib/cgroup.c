@@ -40,22 +40,29 @@ static int relpath(oomkit_ctx *ctx, const char *cgroup, char *out, size_t len)
 	return oomkit__cgroup_relpath(cgroup, ctx->memory_root, out, len);
 }
 
+/* "rel/name" relative to the memory root. */
+static int file_path(const char *rel, const char *name, char *path, size_t size)
+{
+	size_t n = 0;
+	path[0] = 0;
+	int r = oomkit__append(path, size, &n, oomkit__at(rel));
+	if (r == 0)
+		r = oomkit__append(path, size, &n, "/");
+	return r == 0 ? oomkit__append(path, size, &n, name) : r;
+}
+
 int oomkit__cg_read(oomkit_ctx *ctx, const char *rel, const char *name, char *buf, size_t len)
 {
 	char path[OOMKIT__PATH_MAX + 64];
-	int n = snprintf(path, sizeof(path), "%s/%s", oomkit__at(rel), name);
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return -ENAMETOOLONG;
-	return oomkit__read_file_at(ctx->memory_root_fd, path, buf, len);
+	int r = file_path(rel, name, path, sizeof(path));
+	return r < 0 ? r : oomkit__read_file_at(ctx->memory_root_fd, path, buf, len);
 }
 
 int oomkit__cg_write(oomkit_ctx *ctx, const char *rel, const char *name, const char *value)
 {
 	char path[OOMKIT__PATH_MAX + 64];
-	int n = snprintf(path, sizeof(path), "%s/%s", oomkit__at(rel), name);
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return -ENAMETOOLONG;
-	return oomkit__write_file_at(ctx->memory_root_fd, path, value);
+	int r = file_path(rel, name, path, sizeof(path));
+	return r < 0 ? r : oomkit__write_file_at(ctx->memory_root_fd, path, value);
 }
 
 int oomkit__read_u64_at(int dirfd, const char *name, uint64_t *ret)
@@ -69,12 +76,18 @@ int oomkit__read_u64_at(int dirfd, const char *name, uint64_t *ret)
 
 /* ------------------------------------------------------- dispatchers */
 
+void oomkit__cgroup_setup_backend(oomkit_ctx *ctx, enum oomkit_backend backend)
+{
+	bool v2 = backend == OOMKIT_BACKEND_V2;
+	ctx->backend = v2 ? OOMKIT_BACKEND_V2 : OOMKIT_BACKEND_V1;
+	ctx->cg_caps = v2 ? OOMKIT__CAN_KILL_ALL | OOMKIT__HAS_MEMORY_EVENTS | OOMKIT__GONE_BY_PARENT : 0;
+}
+
 void oomkit__cgroup_setup(oomkit_ctx *ctx)
 {
 	/* Only a cgroup2 root has cgroup.controllers. */
 	bool v2 = faccessat(ctx->memory_root_fd, "cgroup.controllers", F_OK, 0) == 0;
-	ctx->backend = v2 ? OOMKIT_BACKEND_V2 : OOMKIT_BACKEND_V1;
-	ctx->cg_caps = v2 ? OOMKIT__CAN_KILL_ALL | OOMKIT__HAS_MEMORY_EVENTS | OOMKIT__GONE_BY_PARENT : 0;
+	oomkit__cgroup_setup_backend(ctx, v2 ? OOMKIT_BACKEND_V2 : OOMKIT_BACKEND_V1);
 }
 
 int oomkit__register(oomkit_ctx *ctx, struct oomkit_watch *w)
@@ -123,16 +136,31 @@ int oomkit__event_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_
 {
 	/* On v1 only the three files an event needs, oom_control through the
 	 * watch's open fd. */
-	return ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_memory(w->dirfd, ret)
+	return ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_event_memory(w, ret)
 						 : oomkit__v1_event_memory(w, ret);
 }
 
-int oomkit__oom_origin(oomkit_ctx *ctx, const char *rel, char *out, size_t out_len)
+int oomkit__oom_origin(oomkit_ctx *ctx, const struct oomkit_watch *w, char *out, size_t out_len)
 {
 	/* v2 watches memory.events.local: an event is always the cgroup's own. */
 	if (ctx->backend == OOMKIT_BACKEND_V2)
 		return -EOPNOTSUPP;
-	return oomkit__v1_oom_origin(ctx, rel, out, out_len);
+	return oomkit__v1_watch_origin(ctx, w, out, out_len);
+}
+
+void oomkit__watch_init_fds(struct oomkit_watch *w)
+{
+	w->dirfd = w->efd = w->oomfd = w->usagefd = w->limitfd = w->parentfd = -1;
+}
+
+void oomkit__watch_close_fds(struct oomkit_watch *w)
+{
+	int *fds[] = {&w->efd, &w->oomfd, &w->usagefd, &w->limitfd, &w->parentfd, &w->dirfd};
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
 }
 
 const char *oomkit__proc_controller(const oomkit_ctx *ctx)

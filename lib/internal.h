@@ -167,6 +167,12 @@ int oomkit__pread_all(int fd, char *buf, size_t len);
 /* Writes a string to dirfd/name (O_WRONLY|O_TRUNC not used: cgroupfs). */
 int oomkit__write_file_at(int dirfd, const char *name, const char *s);
 
+/* Appends a string, or the decimal digits of a number, to out (size bytes,
+ * *len used, kept NUL-terminated).  -ENAMETOOLONG if it does not fit.  No
+ * stdio: these serve the guardian program, which links no printf. */
+int oomkit__append(char *out, size_t size, size_t *len, const char *s);
+int oomkit__append_u64(char *out, size_t size, size_t *len, uint64_t v);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t oomkit__now_ns(void);
 
@@ -181,13 +187,19 @@ void oomkit__log(const oomkit_ctx *ctx, enum oomkit_log_level level, const char 
 /* ----------------------------------------------------------- context */
 
 /* A watch.  Watches live in one array of max_cgroups slots allocated by
- * oomkit_new(); a slot is free when kind == 0. */
+ * oomkit_new(); a slot is free when kind == 0.  The path is allocated when
+ * the watch is made, so a slot costs what it holds, not the longest path. */
 struct oomkit_watch {
-	enum oomkit_event_kind kind;   /* OOM, THRESHOLD or PRESSURE; 0: free slot */
-	char cgroup[OOMKIT__PATH_MAX]; /* relative to memory_root */
-	int dirfd;		       /* O_PATH|O_DIRECTORY on the cgroup */
-	int efd;		       /* eventfd registered with the kernel */
-	int oomfd;		       /* OOM watches: memory.oom_control, opened once */
+	enum oomkit_event_kind kind; /* OOM, THRESHOLD or PRESSURE; 0: free slot */
+	char *cgroup;		     /* relative to memory_root; NULL in a free slot */
+	int dirfd;		     /* O_PATH|O_DIRECTORY on the cgroup */
+	int efd;		     /* eventfd registered with the kernel */
+	/* What an event reads, opened once and read with pread (opening a
+	 * cgroup file costs several times the read): v1 memory.oom_control,
+	 * usage_in_bytes, limit_in_bytes and the parent's oom_control (for the
+	 * origin); v2 memory.current, memory.max and memory.events.  -1 if
+	 * not open. */
+	int oomfd, usagefd, limitfd, parentfd;
 	uint64_t threshold_bytes;
 	enum oomkit_pressure_level level;
 	oomkit_handler_fn handler;
@@ -207,6 +219,12 @@ struct oomkit_watch {
 
 /* How many kernel events one dispatch reads before running handlers. */
 #define OOMKIT__EPOLL_BATCH 64
+
+/* Marks every fd of a watch as not open. */
+void oomkit__watch_init_fds(struct oomkit_watch *w);
+
+/* Closes every fd of a watch that is open. */
+void oomkit__watch_close_fds(struct oomkit_watch *w);
 
 /* An event read from the kernel, waiting for its handler within one dispatch. */
 struct oomkit__queued {
@@ -255,6 +273,7 @@ struct oomkit_ctx {
 	int guardian_pidfd;
 	int guardian_sock;
 	bool guardian_wanted;
+	char *guardian_path; /* options' guardian_path, copied; NULL if not given */
 };
 
 /* ----------------------------------------------------------- cgroup.c */
@@ -269,6 +288,9 @@ struct oomkit_ctx {
 
 /* Chooses the backend of the hierarchy at ctx->memory_root_fd (setup). */
 void oomkit__cgroup_setup(oomkit_ctx *ctx);
+
+/* Sets a context's backend (and what it offers) to a known one. */
+void oomkit__cgroup_setup_backend(oomkit_ctx *ctx, enum oomkit_backend backend);
 
 /* "" (the root) as "." for openat(). */
 const char *oomkit__at(const char *rel);
@@ -302,9 +324,9 @@ int oomkit__oom_state_at(oomkit_ctx *ctx, const char *rel, struct oomkit__oom_co
 /* What an event needs to tell the handler, read through the watch's fds. */
 int oomkit__event_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_cgroup_memory *ret);
 
-/* Finds the origin of an OOM a watch on rel sees (rel or an ancestor) into
+/* Finds the origin of an OOM that w sees (its cgroup or an ancestor) into
  * out.  -EOPNOTSUPP where each cgroup's events are its own (v2). */
-int oomkit__oom_origin(oomkit_ctx *ctx, const char *rel, char *out, size_t out_len);
+int oomkit__oom_origin(oomkit_ctx *ctx, const struct oomkit_watch *w, char *out, size_t out_len);
 
 /* The controller naming the memory hierarchy's line of /proc/PID/cgroup
  * ("memory", or NULL for the cgroup2 line). */
@@ -334,9 +356,12 @@ int oomkit__v1_oom_control(oomkit_ctx *ctx, const char *rel, int fd, struct oomk
  * (rel itself included) whose under_oom is set.  Writes it into out. */
 int oomkit__v1_oom_origin(oomkit_ctx *ctx, const char *rel, char *out, size_t out_len);
 int oomkit__v1_memory(int dirfd, struct oomkit_cgroup_memory *ret);
-/* What an event needs and no more: oom_control (through the watch's open
- * fd), usage and limit; the other counters are left 0. */
+/* What an event needs and no more: oom_control, usage and limit, through
+ * the watch's open fds; the other counters are left 0. */
 int oomkit__v1_event_memory(struct oomkit_watch *w, struct oomkit_cgroup_memory *ret);
+/* The origin of an OOM on w: its parent's oom_control through the open fd
+ * first, which is all it takes unless the parent is under OOM too. */
+int oomkit__v1_watch_origin(oomkit_ctx *ctx, const struct oomkit_watch *w, char *out, size_t out_len);
 int oomkit__v1_set_limit(int dirfd, uint64_t limit_bytes);
 int oomkit__v1_hold(int dirfd, bool hold);
 extern const char *const oomkit__v1_delegated[];
@@ -346,6 +371,9 @@ extern const char *const oomkit__v1_delegated[];
 int oomkit__v2_register(oomkit_ctx *ctx, struct oomkit_watch *w);
 int oomkit__v2_consume(struct oomkit_watch *w);
 int oomkit__v2_memory(int dirfd, struct oomkit_cgroup_memory *ret);
+/* What an event needs: usage, limit, under_oom and memory.events, through
+ * the watch's open fds where it has them. */
+int oomkit__v2_event_memory(struct oomkit_watch *w, struct oomkit_cgroup_memory *ret);
 int oomkit__v2_oom_state(int dirfd, struct oomkit__oom_control *ret);
 /* Holds: memory.high a margin below memory.max; releases: memory.high = max. */
 int oomkit__v2_hold(int dirfd, bool hold);
@@ -417,12 +445,46 @@ int oomkit__loop_add_guardian(oomkit_ctx *ctx, int pidfd);
 
 /* ------------------------------------------------------- guardian.c */
 
+/* Starts the guardian (the oomkit-guardian program, or a fork where that
+ * cannot run) and hands it every taken-over watch. */
 int oomkit__guardian_start(oomkit_ctx *ctx);
 void oomkit__guardian_stop(oomkit_ctx *ctx);
-/* Tells the guardian to hold (delay_ms > 0) or drop (delay_ms == 0) rel. */
-int oomkit__guardian_hold(oomkit_ctx *ctx, const char *rel, uint64_t delay_ms);
+/* Tells the guardian to hold w's memcg (delay_ms > 0) or to drop it (0). */
+int oomkit__guardian_hold(oomkit_ctx *ctx, const struct oomkit_watch *w, uint64_t delay_ms);
 /* Called by the loop when the guardian's pidfd is readable: reaps and restarts it. */
 int oomkit__guardian_restart(oomkit_ctx *ctx);
+
+/* -------------------------------------------------- guardian-loop.c */
+
+/* What the handler and its guardian say over their SOCK_SEQPACKET pair.
+ * HOLD carries one directory fd per entry (SCM_RIGHTS); the guardian knows
+ * memcgs by those fds and the handler's ids, never by path. */
+enum {
+	OOMKIT__GUARDIAN_HOLD = 1,
+	OOMKIT__GUARDIAN_DROP = 2,
+	OOMKIT__GUARDIAN_QUIT = 3,
+	OOMKIT__GUARDIAN_READY = 4, /* guardian to handler, once, when it runs */
+};
+#define OOMKIT__GUARDIAN_BATCH 32
+
+struct oomkit__guardian_msg {
+	uint32_t op;
+	uint32_t n; /* entries */
+	struct {
+		uint64_t id;
+		uint64_t delay_ms;
+	} e[OOMKIT__GUARDIAN_BATCH];
+};
+
+/* Guardian flags. */
+#define OOMKIT__GUARDIAN_PROTECT 0x1u /* oom_score_adj -1000 */
+#define OOMKIT__GUARDIAN_MLOCK 0x2u   /* mlockall() once set up */
+#define OOMKIT__GUARDIAN_EXECED 0x4u  /* the oomkit-guardian program, not a fork */
+
+/* The guardian's life, on sock (its end of the pair), for the handler
+ * parent; never returns. */
+void oomkit__guardian_run(int sock, pid_t parent, enum oomkit_backend backend, unsigned flags)
+    __attribute__((noreturn));
 
 /* ------------------------------------------------------- reserve.c */
 

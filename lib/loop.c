@@ -156,11 +156,8 @@ static int alloc_buffers(oomkit_ctx *ctx)
 	ctx->queue = calloc(OOMKIT__EPOLL_BATCH, sizeof(*ctx->queue));
 	if (!ctx->queue || !ctx->watches || !ctx->iobuf || !ctx->iobuf2 || !ctx->pidbuf || !ctx->reportbuf)
 		return -ENOMEM;
-	for (unsigned i = 0; i < ctx->max_cgroups; i++) {
-		ctx->watches[i].dirfd = -1;
-		ctx->watches[i].efd = -1;
-		ctx->watches[i].oomfd = -1;
-	}
+	for (unsigned i = 0; i < ctx->max_cgroups; i++)
+		oomkit__watch_init_fds(&ctx->watches[i]);
 	return 0;
 }
 
@@ -241,6 +238,10 @@ OOMKIT__EXPORT int oomkit_new(const struct oomkit_options *caller_opts, oomkit_c
 	ctx->protect = opts->protect;
 	ctx->log = opts->log;
 	ctx->log_userdata = opts->log_userdata;
+	if (opts->guardian_path && !(ctx->guardian_path = strdup(opts->guardian_path))) {
+		free(ctx);
+		return -ENOMEM;
+	}
 
 	if ((r = set_roots(ctx, opts)) < 0 || (r = alloc_buffers(ctx)) < 0 || (r = setup_loop(ctx)) < 0)
 		goto fail;
@@ -289,6 +290,7 @@ OOMKIT__EXPORT void oomkit_free(oomkit_ctx *ctx)
 	free(ctx->pidbuf);
 	free(ctx->reportbuf);
 	free(ctx->queue);
+	free(ctx->guardian_path);
 	free(ctx);
 }
 
@@ -341,11 +343,10 @@ static uint32_t watch_index(const oomkit_ctx *ctx, const struct oomkit_watch *w)
 static void clear_watch(struct oomkit_watch *w)
 {
 	uint32_t gen = w->gen;
-	close_fd(&w->efd);
-	close_fd(&w->oomfd);
-	close_fd(&w->dirfd);
+	oomkit__watch_close_fds(w);
+	free(w->cgroup);
 	memset(w, 0, sizeof(*w));
-	w->efd = w->oomfd = w->dirfd = -1;
+	oomkit__watch_init_fds(w);
 	w->gen = gen;
 }
 
@@ -383,11 +384,17 @@ static int add_watch(oomkit_ctx *ctx, struct oomkit_watch *tmpl, const char *cgr
 	if (!w)
 		return -ENOSPC;
 	uint32_t gen = w->gen;
+	char rel[OOMKIT__PATH_MAX];
 	*w = *tmpl;
 	w->gen = gen + 1;
-	w->efd = w->oomfd = -1;
-	if ((r = oomkit__cgroup_relpath(cgroup, ctx->memory_root, w->cgroup, sizeof(w->cgroup))) < 0)
+	oomkit__watch_init_fds(w);
+	if ((r = oomkit__cgroup_relpath(cgroup, ctx->memory_root, rel, sizeof(rel))) < 0)
 		goto fail;
+	/* Setup, not the handler path: the slot holds only the path it needs. */
+	if (!(w->cgroup = strdup(rel))) {
+		r = -ENOMEM;
+		goto fail;
+	}
 	if (!(flags & OOMKIT_WATCH_ALLOW_SELF) && contains_self(ctx, w->cgroup)) {
 		oomkit__log(
 		    ctx, OOMKIT_LOG_ERR,
@@ -523,15 +530,15 @@ OOMKIT__EXPORT int oomkit_take_over(oomkit_ctx *ctx, oomkit_watch *watch, uint64
 	bool was_taken_over = watch->taken_over;
 	watch->taken_over = true;
 	watch->delay_ms = delay_ms;
-	int r = oomkit__guardian_hold(ctx, watch->cgroup, delay_ms ? delay_ms : 1);
+	int r = oomkit__guardian_hold(ctx, watch, delay_ms ? delay_ms : 1);
 	if (r < 0)
 		oomkit__log(ctx, OOMKIT_LOG_WARNING, "guardian does not hold %s: %s", watch->cgroup,
 			    strerror(-r));
-	r = oomkit_set_kernel_killer(ctx, watch->cgroup, false);
+	r = oomkit__hold_at(ctx, watch->dirfd, true);
 	if (r < 0) {
 		watch->taken_over = was_taken_over;
 		if (!was_taken_over)
-			(void)oomkit__guardian_hold(ctx, watch->cgroup, 0);
+			(void)oomkit__guardian_hold(ctx, watch, 0);
 		return r;
 	}
 	/* Already stuck when taken over: the delay starts now. */
@@ -551,8 +558,8 @@ OOMKIT__EXPORT int oomkit_release(oomkit_ctx *ctx, oomkit_watch *watch)
 		return 0;
 	watch->taken_over = false;
 	set_state(ctx, watch, OOM_IDLE);
-	(void)oomkit__guardian_hold(ctx, watch->cgroup, 0);
-	int r = oomkit_set_kernel_killer(ctx, watch->cgroup, true);
+	(void)oomkit__guardian_hold(ctx, watch, 0);
+	int r = oomkit__hold_at(ctx, watch->dirfd, false);
 	/* A removed cgroup needs no killer. */
 	return r == -ENOENT ? 0 : r;
 }
@@ -561,7 +568,7 @@ OOMKIT__EXPORT int oomkit_release(oomkit_ctx *ctx, oomkit_watch *watch)
 static void to_kernel(oomkit_ctx *ctx, struct oomkit_watch *w, const char *why)
 {
 	oomkit__log(ctx, OOMKIT_LOG_NOTICE, "%s: kernel OOM killer re-enabled (%s)", w->cgroup, why);
-	(void)oomkit_set_kernel_killer(ctx, w->cgroup, true);
+	(void)oomkit__hold_at(ctx, w->dirfd, false);
 	set_state(ctx, w, OOM_KERNEL);
 }
 
@@ -585,7 +592,7 @@ static void check_pending(oomkit_ctx *ctx, struct oomkit_watch *w, uint64_t now)
 		 * the guardian, whose clock may have run out first -- hold it off
 		 * again for the next OOM. */
 		if (w->taken_over && (r < 0 || !oc.oom_kill_disable))
-			(void)oomkit_set_kernel_killer(ctx, w->cgroup, false);
+			(void)oomkit__hold_at(ctx, w->dirfd, true);
 		set_state(ctx, w, OOM_IDLE);
 		return;
 	}
@@ -611,7 +618,7 @@ static void apply_verdict(oomkit_ctx *ctx, struct oomkit_watch *w, const struct 
 
 /* ------------------------------------------------------------ events */
 
-static void fill_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_event *ev)
+static int fill_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_event *ev)
 {
 	struct oomkit_cgroup_memory m;
 	/* On the path from the kernel's event to the handler: read through the
@@ -626,6 +633,7 @@ static void fill_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_e
 		ev->events_oom = m.events_oom;
 		ev->events_oom_kill = m.events_oom_kill;
 	}
+	return r;
 }
 
 static void deliver_gone(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_event *ev)
@@ -634,7 +642,7 @@ static void deliver_gone(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_
 	ev->limit_bytes = OOMKIT_UNLIMITED;
 	/* Nothing is left to give back: drop the take-over before the handler may unwatch. */
 	if (w->taken_over) {
-		(void)oomkit__guardian_hold(ctx, w->cgroup, 0);
+		(void)oomkit__guardian_hold(ctx, w, 0);
 		w->taken_over = false;
 	}
 	set_state(ctx, w, OOM_IDLE);
@@ -659,13 +667,13 @@ static bool read_event(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__q
 				    .own = true,
 				    .time_ns = oomkit__now_ns()};
 	q->gen = w->gen;
-	/* The kernel signals every registered eventfd when a cgroup is removed. */
-	q->gone = faccessat(w->dirfd, "cgroup.procs", F_OK, 0) < 0;
+	/* The kernel signals every registered eventfd when a cgroup is removed;
+	 * its files then read -ENOENT, which costs nothing to look for. */
+	q->gone = fill_memory(ctx, w, ev) == -ENOENT && faccessat(w->dirfd, "cgroup.procs", F_OK, 0) < 0;
 	if (q->gone)
 		return true;
-	fill_memory(ctx, w, ev);
 	if (w->kind == OOMKIT_EVENT_OOM && ev->under_oom &&
-	    oomkit__oom_origin(ctx, w->cgroup, q->origin, sizeof(q->origin)) >= 0) {
+	    oomkit__oom_origin(ctx, w, q->origin, sizeof(q->origin)) >= 0) {
 		ev->origin = q->origin;
 		ev->own = strcmp(q->origin, w->cgroup) == 0;
 	} else if (w->kind == OOMKIT_EVENT_THRESHOLD) {
@@ -708,9 +716,11 @@ static void handle_inotify(oomkit_ctx *ctx)
 				continue;
 			for (unsigned i = 0; i < ctx->max_cgroups; i++) {
 				struct oomkit_watch *w = &ctx->watches[i];
+				if (!w->kind || w->parent_wd != ie->wd)
+					continue;
 				const char *base = strrchr(w->cgroup, '/');
 				base = base ? base + 1 : w->cgroup;
-				if (!w->kind || w->parent_wd != ie->wd || strcmp(base, ie->name) != 0)
+				if (strcmp(base, ie->name) != 0)
 					continue;
 				struct oomkit__queued *q = &ctx->queue[0];
 				q->event = (struct oomkit_event){.watch = w,

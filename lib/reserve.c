@@ -60,9 +60,9 @@ static bool inside_watched(const oomkit_ctx *ctx, const char *rel)
 {
 	for (unsigned i = 0; i < ctx->max_cgroups; i++) {
 		const struct oomkit_watch *w = &ctx->watches[i];
-		size_t n = strlen(w->cgroup);
+		size_t n = w->kind ? strlen(w->cgroup) : 0;
 		/* The root never has a memcg OOM of its own, so living below it is fine. */
-		if (!w->kind || n == 0)
+		if (n == 0)
 			continue;
 		if (strncmp(rel, w->cgroup, n) == 0 && (rel[n] == 0 || rel[n] == '/'))
 			return true;

@@ -98,6 +98,27 @@ int oomkit__write_file_at(int dirfd, const char *name, const char *s)
 	return r;
 }
 
+int oomkit__append(char *out, size_t size, size_t *len, const char *s)
+{
+	size_t n = strlen(s);
+	if (*len + n >= size)
+		return -ENAMETOOLONG;
+	memcpy(out + *len, s, n + 1);
+	*len += n;
+	return 0;
+}
+
+int oomkit__append_u64(char *out, size_t size, size_t *len, uint64_t v)
+{
+	char digits[21];
+	size_t i = sizeof(digits) - 1;
+	digits[i] = 0;
+	do
+		digits[--i] = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	return oomkit__append(out, size, len, digits + i);
+}
+
 uint64_t oomkit__now_ns(void)
 {
 	struct timespec ts;

@@ -6,6 +6,9 @@
  * memcgs makes no wakeups at all.
  *
  * The handling process is a forked child here so that the test can kill it.
+ * Every test runs twice: with the guardian the oomkit-guardian program
+ * ($OOMKIT_GUARDIAN, which the test checks it is), and with the guardian a
+ * fork of the handler, as where the program cannot run.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -53,6 +56,22 @@ struct handler_proc {
 
 /* Starts a handling process for cg with the given delay; returns once it
  * has taken the cgroup over and reported its guardian's pid. */
+/* The guardian runs the program $OOMKIT_GUARDIAN names, or, with it "", is a
+ * fork of the handler. */
+static void check_guardian_program(pid_t guardian)
+{
+	const char *want = getenv("OOMKIT_GUARDIAN");
+	char link[64], exe[4096] = "";
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)guardian);
+	ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = 0;
+	if (want && want[0])
+		assert_string_equal(exe, want);
+	else
+		assert_null(strstr(exe, "oomkit-guardian"));
+}
+
 static struct handler_proc start_handler(const char *cg, uint64_t delay_ms, enum child_mode mode)
 {
 	int p[2];
@@ -86,6 +105,7 @@ static struct handler_proc start_handler(const char *cg, uint64_t delay_ms, enum
 	assert_int_equal(read(h.fd, &h.guardian, sizeof(h.guardian)), (ssize_t)sizeof(h.guardian));
 	assert_true(h.guardian > 0);
 	assert_true(tl_alive(h.guardian));
+	check_guardian_program(h.guardian);
 	return h;
 }
 
@@ -259,7 +279,14 @@ int main(void)
 	    cmocka_unit_test(test_guardian_restarted),
 	    cmocka_unit_test(test_idle_no_wakeups),
 	};
-	int failed = cmocka_run_group_tests(tests, NULL, NULL);
+	const char *program = getenv("OOMKIT_GUARDIAN");
+	int failed = 0;
+	if (program && program[0])
+		failed += cmocka_run_group_tests_name("guardian program", tests, NULL, NULL);
+	else
+		printf("OOMKIT_GUARDIAN is not set: the guardian program is not tried\n");
+	setenv("OOMKIT_GUARDIAN", "", 1);
+	failed += cmocka_run_group_tests_name("guardian fork", tests, NULL, NULL);
 	tl_cleanup();
 	return failed ? 1 : 0;
 }

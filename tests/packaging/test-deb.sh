@@ -43,7 +43,7 @@ has() { # PACKAGE PATH...
 		grep -qx "$f" "$out/contents" || fail "$(basename "$deb") has no $f"
 	done
 }
-has liboomkit0 "usr/lib/$ma/liboomkit.so.0" "usr/lib/$ma/liboomkit.so.0.1.0"
+has liboomkit0 "usr/lib/$ma/liboomkit.so.0" "usr/lib/$ma/liboomkit.so.0.1.0" "usr/lib/$ma/oomkit/oomkit-guardian"
 grep -q '\.h$\|\.a$\|/bin/' "$out/contents" && fail "liboomkit0 holds more than the library: $(cat "$out/contents")"
 has liboomkit-dev usr/include/oomkit.h "usr/lib/$ma/liboomkit.a" "usr/lib/$ma/liboomkit.so" \
 	"usr/lib/$ma/pkgconfig/oomkit.pc" usr/share/man/man3/oomkit.3.gz

@@ -46,6 +46,15 @@ static oomkit_ctx *ctx_new(bool guardian)
 		printf("FAIL: oomkit_new: %s\n", strerror(-r));
 		exit(1);
 	}
+	/* The guardian is the program the guest carries, not a fork. */
+	const char *program = getenv("OOMKIT_GUARDIAN");
+	if (guardian && program && program[0]) {
+		char link[64], exe[256] = "";
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)oomkit_guardian_pid(ctx));
+		ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = 0;
+		th_check(strcmp(exe, program) == 0, "guardian: runs %s (%s)", program, exe);
+	}
 	return ctx;
 }
 
