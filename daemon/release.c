@@ -4,47 +4,37 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "jobs.h"
 #include "log.h"
 #include "release.h"
+#include "scope.h"
 
-/* Gives the kernel OOM killer back to rel and every cgroup below it. */
-struct release_walk {
+struct release {
 	oomkit_ctx *ctx;
-	char path[SCOPE_REL_MAX];
 	unsigned released, failed;
 };
 
-static int release_tree(struct release_walk *w);
-
-static int release_child(const char *name, void *userdata)
+/* Gives the kernel OOM killer back to one memcg the daemon held. */
+static void release_one(struct release *w, const char *rel)
 {
-	struct release_walk *w = userdata;
-	size_t n = strlen(w->path);
-	if (n + 1 + strlen(name) >= sizeof(w->path))
-		return 0;
-	snprintf(w->path + n, sizeof(w->path) - n, "/%s", name);
-	(void)release_tree(w);
-	w->path[n] = '\0';
-	return 0;
-}
+	int r =
+	    oomkit_cgroup_exists(w->ctx, rel) == 1 ? oomkit_set_kernel_killer(w->ctx, rel, true) : -ENOENT;
 
-static int release_tree(struct release_walk *w)
-{
-	int r = oomkit_set_kernel_killer(w->ctx, w->path, true);
 	if (r < 0 && r != -ENOENT) {
-		log_err("%s: cannot give the kernel OOM killer back: %s", w->path, strerror(-r));
+		log_err("%s: cannot give the kernel OOM killer back: %s", rel, strerror(-r));
 		w->failed++;
 	} else if (r == 0) {
 		w->released++;
 	}
-	return oomkit_cgroup_children(w->ctx, w->path, release_child, w);
 }
 
+/* Only what this daemon holds: the machine and its configured jobs.  Any
+ * memcg below them held by another handler (a delegated owner's own
+ * liboomkit handler, whose guardian answers for it) keeps its hold. */
 int release_run(struct config *cfg)
 {
 	struct oomkit_options opts;
-	struct release_walk w = {0};
+	struct release w = {0};
+	char errors[CONFIG_ERRORS_MAX], rel[SCOPE_REL_MAX + CONFIG_NAME_MAX];
 	int r;
 
 	oomkit_options_init(&opts);
@@ -54,13 +44,16 @@ int release_run(struct config *cfg)
 		log_err("cannot start liboomkit: %s", strerror(-r));
 		return r;
 	}
-	char errors[CONFIG_ERRORS_MAX];
 	r = config_resolve_machine(cfg, oomkit_memory_root(w.ctx), errors, sizeof(errors));
-	if (r < 0)
+	if (r < 0) {
 		log_lines(LOG_LEVEL_ERR, errors);
-	snprintf(w.path, sizeof(w.path), "%s", cfg->machine_rel);
-	if (r == 0 && oomkit_cgroup_exists(w.ctx, w.path) == 1)
-		(void)release_tree(&w);
+	} else {
+		release_one(&w, cfg->machine_rel);
+		for (unsigned i = 0; i < cfg->n_jobs; i++) {
+			snprintf(rel, sizeof(rel), "%s/%s", cfg->machine_rel, cfg->jobs[i].name);
+			release_one(&w, rel);
+		}
+	}
 	log_notice("released: the kernel OOM killer is back in %u cgroups%s", w.released,
 		   w.failed ? " (some failed)" : "");
 	oomkit_free(w.ctx);
