@@ -94,6 +94,7 @@ static int open_report(struct chain *c, struct scope *scope, const struct oomkit
 				.machine = scope->kind == SCOPE_KIND_MACHINE,
 				.job = scope->kind == SCOPE_KIND_MACHINE ? NULL : scope->name,
 				.dry_run = c->dry_run,
+				.jobs_later = scope->kind != SCOPE_KIND_MACHINE,
 				.event = ev};
 	oomkit__json_init(w, fd, c->buf, c->buf_len);
 	report_write_head(w, c->ctx, &h, in, dec);
@@ -220,6 +221,7 @@ static struct flight *take_flight(struct chain *c, struct scope *scope, const st
 	snprintf(fl->label, sizeof(fl->label), "%s", scope->label);
 
 	fl->action = policy_action_name(dec->action);
+	fl->jobs_later = scope->kind != SCOPE_KIND_MACHINE;
 	fl->victim_pid = dec->victim_pid;
 	copy_cut(fl->reason, sizeof(fl->reason), dec->reason);
 	fl->t = (struct report_times){.event_ns = ev->time_ns, .decided_ns = decided};
@@ -264,6 +266,7 @@ static void close_prompt(struct chain *c, struct flight *fl, const char *answer,
 	fl->report = p->report;
 	fl->time_ms = p->report_time_ms;
 	fl->action = policy_action_name(ACTION_PROMPT);
+	fl->jobs_later = p->asker.job;
 	copy_cut(fl->reason, sizeof(fl->reason), p->report_reason);
 	fl->t = (struct report_times){.event_ns = p->event_ns, .decided_ns = p->event_ns};
 	if (fl->report_fd >= 0) {

@@ -146,6 +146,8 @@ void inflight_land(struct inflight *f, struct flight *fl)
 	if (fl->report_fd >= 0) {
 		fl->report.buf = f->buf;
 		fl->report.cap = f->buf_len;
+		if (fl->jobs_later)
+			report_write_jobs(&fl->report, f->ctx, f->scopes);
 		report_write_tail(&fl->report, fl->result, &fl->t);
 		reports_done(f->reports, fl->report_id, fl->scope_name, fl->report_fd, fl->report.err, &sum);
 	}

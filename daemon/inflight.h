@@ -55,7 +55,8 @@ struct flight {
 	char reason[REPORTS_REASON_MAX];
 	struct report_times t;
 	char result[INFLIGHT_RESULT_MAX];
-	bool failed; /* the action could not be carried out */
+	bool failed;	 /* the action could not be carried out */
+	bool jobs_later; /* a job's OOM: the report's jobs go before its outcome */
 	int pidfd;
 	uint64_t deadline_ns;
 };
@@ -66,6 +67,7 @@ struct inflight {
 	struct reports *reports;
 	struct stats *stats;
 	struct metrics *metrics;
+	const struct scopes *scopes;
 	char *buf; /* the reports' writer buffer */
 	size_t buf_len;
 	/* Its own. */

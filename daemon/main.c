@@ -337,8 +337,11 @@ static int setup_modules(struct daemon *d)
 	    (r = metrics_init(&d->metrics, d->ctx, &d->scopes, &d->stats, &d->loop)) < 0)
 		return r;
 	actions_init(&d->actions, d->ctx, &d->snap, &d->stats);
-	d->inflight = (struct inflight){
-	    .ctx = d->ctx, .reports = &d->reports, .stats = &d->stats, .metrics = &d->metrics};
+	d->inflight = (struct inflight){.ctx = d->ctx,
+					.reports = &d->reports,
+					.stats = &d->stats,
+					.metrics = &d->metrics,
+					.scopes = &d->scopes};
 	d->chain = (struct chain){.ctx = d->ctx,
 				  .dry_run = d->dry_run,
 				  .scopes = &d->scopes,
@@ -456,8 +459,8 @@ static void usage(FILE *f)
 		   "  -c, --config FILE  configuration (default: the built-in one)\n"
 		   "      --check        validate the configuration and exit\n"
 		   "      --dry-run      decide and report, but change and kill nothing\n"
-		   "      --release      give the kernel OOM killer back to the machine and every\n"
-		   "                     cgroup below it, and exit (after the daemon was killed)\n"
+		   "      --release      give the kernel OOM killer back to the machine and the\n"
+		   "                     jobs, and exit (after the daemon was killed)\n"
 		   "      --no-seccomp   run without the system call filter (debugging)\n"
 		   "  -h, --help         this text\n");
 }

@@ -83,7 +83,8 @@ void report_write_head(struct oomkit__json *w, oomkit_ctx *ctx, const struct rep
 	oomkit__json_str(w, "chain", chain);
 	/* The decision before the snapshot: the index reads it from the head. */
 	write_decision(w, "decision", in, dec);
-	write_groups(w, in);
+	if (!h->jobs_later)
+		write_groups(w, in);
 	write_candidates(w, in);
 	/* The library's artifact: counters, oom_control, memory.stat, every process. */
 	struct oomkit_decision ld = {.action = policy_action_name(dec->action),
@@ -95,6 +96,27 @@ void report_write_head(struct oomkit__json *w, oomkit_ctx *ctx, const struct rep
 	int r = w->err ? w->err : oomkit_write_report(ctx, w->fd, ev, &ld);
 	if (r < 0 && !w->err)
 		w->err = r; /* a write failed: the report is cut short */
+}
+
+void report_write_jobs(struct oomkit__json *w, oomkit_ctx *ctx, const struct scopes *scopes)
+{
+	oomkit__json_open(w, "jobs", '[');
+	SCOPE_FOREACH_JOB (j, scopes) {
+		const struct config_job *c = j->job;
+		struct oomkit_cgroup_memory m = {.limit_bytes = c->limit_bytes};
+		(void)oomkit_cgroup_memory(ctx, j->rel, &m);
+		oomkit__json_open(w, NULL, '{');
+		oomkit__json_str(w, "name", j->name);
+		oomkit__json_u64(w, "priority", c->priority);
+		oomkit__json_u64(w, "usage_bytes", m.usage_bytes);
+		oomkit__json_limit(w, "limit_bytes", m.limit_bytes);
+		oomkit__json_limit(w, "limit_max_bytes",
+				   c->limit_max_bytes > m.limit_bytes ? c->limit_max_bytes : m.limit_bytes);
+		oomkit__json_u64(w, "expect_bytes", c->expect_bytes);
+		oomkit__json_str(w, "kill", c->kill == KILL_JOB ? "job" : "process");
+		oomkit__json_close(w, '}');
+	}
+	oomkit__json_close(w, ']');
 }
 
 void report_write_answer(struct oomkit__json *w, const char *answer, uid_t uid, const char *user,

@@ -18,6 +18,7 @@
 #include "json.h"
 #include "oomkit.h"
 #include "policy.h"
+#include "scope.h"
 
 struct report_head {
 	unsigned id;
@@ -25,6 +26,7 @@ struct report_head {
 	bool machine;	  /* the machine's OOM, else a job's */
 	const char *job;  /* the job's name; NULL for the machine */
 	bool dry_run;
+	bool jobs_later; /* a job's OOM: the jobs are written after the action */
 	const struct oomkit_event *event;
 };
 
@@ -42,6 +44,10 @@ struct report_times {
 	uint64_t event_ns, decided_ns, acted_ns;
 	uint64_t freed_ns; /* 0: the scope did not leave OOM while we watched */
 };
+
+/* Every job as its memcg is now, for a job's OOM (whose snapshot read only
+ * that job): written after the action, off the decision's path. */
+void report_write_jobs(struct oomkit__json *w, oomkit_ctx *ctx, const struct scopes *scopes);
 
 /* The outcome and the timings; closes the report's object and flushes. */
 void report_write_tail(struct oomkit__json *w, const char *outcome, const struct report_times *t);

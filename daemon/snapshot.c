@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "snapshot.h"
 
 static const char other_name[] = "(other)";
@@ -22,7 +23,10 @@ int snapshot_init(struct snapshot *s, oomkit_ctx *ctx, struct scopes *scopes, si
 	s->groups = calloc(n + 1, sizeof(*s->groups));
 	s->group_scope = calloc(n + 1, sizeof(*s->group_scope));
 	s->group_of_slot = calloc(n, sizeof(*s->group_of_slot));
-	return s->pids && s->procs && s->groups && s->group_scope && s->group_of_slot ? 0 : -ENOMEM;
+	s->per_group = calloc(n + 1, sizeof(*s->per_group));
+	return s->pids && s->procs && s->groups && s->group_scope && s->group_of_slot && s->per_group
+		   ? 0
+		   : -ENOMEM;
 }
 
 void snapshot_free(struct snapshot *s)
@@ -32,6 +36,7 @@ void snapshot_free(struct snapshot *s)
 	free(s->groups);
 	free(s->group_scope);
 	free(s->group_of_slot);
+	free(s->per_group);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -56,9 +61,12 @@ static void fill_group(struct snapshot *s, struct policy_group *g, const struct 
 	g->n_protect = c->n_protect;
 }
 
-/* Groups are the jobs in slot order, then "(other)" for processes of the
- * machine that are in no configured job. */
-static unsigned build_groups(struct snapshot *s)
+/* Groups for a machine OOM: the jobs in slot order, then "(other)" for
+ * processes of the machine that are in no configured job.  For a job's OOM
+ * only that job and the rest of the machine: its policies read no other
+ * job, and grow needs only what the rest uses (the machine's usage less the
+ * job's), so a job OOM costs two memcg reads however many jobs there are. */
+static unsigned build_groups(struct snapshot *s, const struct scope *scope)
 {
 	struct oomkit_cgroup_memory m;
 	uint64_t sum = 0;
@@ -67,6 +75,8 @@ static unsigned build_groups(struct snapshot *s)
 	for (unsigned i = 0; i < s->scopes->n_slots; i++)
 		s->group_of_slot[i] = -1;
 	SCOPE_FOREACH_JOB (j, s->scopes) {
+		if (scope->kind != SCOPE_KIND_MACHINE && j != scope)
+			continue;
 		fill_group(s, &s->groups[n], j);
 		sum += s->groups[n].usage_bytes;
 		s->group_scope[n] = j;
@@ -94,60 +104,97 @@ uint64_t snapshot_capacity(oomkit_ctx *ctx, const struct scopes *scopes, uint64_
 	return sys.total_bytes > reserve_bytes ? sys.total_bytes - reserve_bytes : 0;
 }
 
-/* One process of the scope into pp; false if it is gone or no longer inside.
- * Its job is found from the path it was listed at: a job's owner can make
- * paths too long to read back from /proc, and a process left out here is a
- * process its owner hid from the policy. */
-static bool read_proc(struct snapshot *s, const struct oomkit_pid_entry *e, const char *scope_rel,
-		      unsigned n_groups, struct policy_proc *pp)
-{
-	struct oomkit_process p;
-	pid_t pid = e->pid;
-
-	if (oomkit_process_info(s->ctx, pid, &p) < 0)
-		return false; /* gone meanwhile */
-	/* Listed in the scope a moment ago but no longer inside it: it is
-	 * exiting (a dying task can show its cgroup as the root) or moved. */
-	if (oomkit_process_in_cgroup(s->ctx, pid, scope_rel) != 1)
-		return false;
-	struct scope *j = scope_of_cgroup(s->scopes, e->cgroup);
-	pp->pid = p.pid;
-	pp->start_time = p.start_time;
-	pp->group = j ? s->group_of_slot[scope_index(s->scopes, j)] : (int)n_groups - 1;
-	pp->rss_bytes = (p.rss_anon_kib + p.rss_file_kib + p.rss_shmem_kib) * 1024;
-	pp->oom_score_adj = p.oom_score_adj;
-	pp->uid = p.uid;
-	memcpy(pp->comm, p.comm, sizeof(pp->comm));
-	pp->comm[sizeof(pp->comm) - 1] = '\0';
-	return true;
-}
-
-struct take {
+struct walk {
 	struct snapshot *s;
-	const char *scope_rel;
+	const struct scope *scope;
 	unsigned n_groups, n_procs;
+	unsigned *per_group; /* candidates kept per group */
+	bool full;	     /* more processes than the buffers hold */
 };
 
-static int take_proc(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userdata)
+/* The slot a process replaces when the buffers are full, or -1 to drop it:
+ * the smallest process of a group that keeps others, so every job keeps at
+ * least its largest process as a candidate and the largest overall stay. */
+static int evictable(const struct walk *w, const struct policy_proc *pp)
 {
-	struct take *t = userdata;
-	(void)ctx;
-	if (t->n_procs >= t->s->max_pids)
-		return -ENOBUFS;
-	if (read_proc(t->s, e, t->scope_rel, t->n_groups, &t->s->procs[t->n_procs]))
-		t->n_procs++;
+	int best = -1;
+
+	for (unsigned i = 0; i < w->n_procs; i++) {
+		const struct policy_proc *q = &w->s->procs[i];
+		if (w->per_group[q->group] < 2 && q->group != pp->group)
+			continue;
+		if (best < 0 || q->rss_bytes < w->s->procs[best].rss_bytes)
+			best = (int)i;
+	}
+	if (best >= 0 && w->per_group[pp->group] > 0 && w->s->procs[best].rss_bytes >= pp->rss_bytes)
+		return -1;
+	return best;
+}
+
+static void keep(struct walk *w, const struct policy_proc *pp)
+{
+	if (w->n_procs < w->s->max_pids) {
+		w->s->procs[w->n_procs++] = *pp;
+		w->per_group[pp->group]++;
+		return;
+	}
+	w->full = true;
+	int k = evictable(w, pp);
+	if (k < 0)
+		return;
+	w->per_group[w->s->procs[k].group]--;
+	w->s->procs[k] = *pp;
+	w->per_group[pp->group]++;
+}
+
+/* One process the walk found, where it found it (a path an owner made may be
+ * cut, but still names the job exactly). */
+static int on_pid(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userdata)
+{
+	struct walk *w = userdata;
+	struct snapshot *s = w->s;
+	struct oomkit_process p;
+	struct policy_proc pp;
+
+	if (oomkit_process_info(ctx, e->pid, &p) < 0)
+		return 0; /* gone meanwhile */
+	/* Listed in the scope a moment ago but no longer inside it: it is
+	 * exiting (a dying task can show its cgroup as the root) or moved.
+	 * Asked of the kernel for a path of any length and depth. */
+	if (oomkit_process_in_cgroup(ctx, e->pid, w->scope->rel) != 1)
+		return 0;
+	/* In a job's OOM the other jobs have no group: a process of another
+	 * job's instance nested inside this job is in "(other)", as it is no
+	 * candidate of this job's. */
+	struct scope *j = scope_of_cgroup(s->scopes, e->cgroup);
+	int g = j ? s->group_of_slot[scope_index(s->scopes, j)] : -1;
+	pp = (struct policy_proc){.pid = p.pid,
+				  .start_time = p.start_time,
+				  .group = g >= 0 ? g : (int)w->n_groups - 1,
+				  .rss_bytes = (p.rss_anon_kib + p.rss_file_kib + p.rss_shmem_kib) * 1024,
+				  .oom_score_adj = p.oom_score_adj,
+				  .uid = p.uid};
+	memcpy(pp.comm, p.comm, sizeof(pp.comm));
+	pp.comm[sizeof(pp.comm) - 1] = '\0';
+	keep(w, &pp);
 	return 0;
 }
 
 int snapshot_take(struct snapshot *s, const struct scope *scope, uint64_t capacity_bytes,
 		  struct policy_input *in)
 {
-	struct take t = {s, scope->rel, build_groups(s), 0};
-	int n = oomkit_cgroup_walk_pids(s->ctx, scope->rel, OOMKIT_WALK_RECURSIVE, take_proc, &t);
-	unsigned n_groups = t.n_groups, n_procs = t.n_procs;
+	struct walk w = {.s = s, .scope = scope, .per_group = s->per_group};
 
+	w.n_groups = build_groups(s, scope);
+	memset(s->per_group, 0, w.n_groups * sizeof(*s->per_group));
+	int n = oomkit_cgroup_walk_pids(s->ctx, scope->rel, OOMKIT_WALK_RECURSIVE, on_pid, &w);
 	if (n < 0)
 		return n;
+	if (w.full)
+		log_warning(
+		    "%s: %d processes, more than the %zu a snapshot holds: each job's largest are the "
+		    "candidates",
+		    scope->name, n, s->max_pids);
 	s->protected_pids[0] = getpid();
 	s->protected_pids[1] = oomkit_guardian_pid(s->ctx);
 	memset(in, 0, sizeof(*in));
@@ -155,14 +202,14 @@ int snapshot_take(struct snapshot *s, const struct scope *scope, uint64_t capaci
 	in->scope_group =
 	    scope->kind == SCOPE_KIND_MACHINE ? 0 : (unsigned)s->group_of_slot[scope_index(s->scopes, scope)];
 	in->groups = s->groups;
-	in->n_groups = n_groups;
+	in->n_groups = w.n_groups;
 	in->procs = s->procs;
-	in->n_procs = n_procs;
+	in->n_procs = w.n_procs;
 	in->capacity_bytes = capacity_bytes;
 	in->protected_pids = s->protected_pids;
 	in->n_protected_pids = s->protected_pids[1] > 0 ? 2 : 1;
 	in->chain = scope->chain;
-	return (int)n_procs;
+	return (int)w.n_procs;
 }
 
 struct scope *snapshot_group_scope(const struct snapshot *s, int group)

@@ -5,6 +5,17 @@
  * they belong to (priority, usage, limits, protection), read from the kernel
  * through liboomkit into arrays sized at start.  Nothing here allocates
  * after snapshot_init().
+ *
+ * A job's owner can nest cgroups without limit and start any number of
+ * processes: no process of the scope is ever skipped for where it lives
+ * (liboomkit's walk has no path or depth limit), and when there are more
+ * processes than the arrays hold, each job keeps at least its largest as a
+ * candidate and the largest overall stay, so hiding among many processes
+ * does not take a job out of the choice.
+ *
+ * A machine OOM reads every job; a job's OOM reads only that job and the
+ * machine (as "(other)": the rest of the machine), which is all its
+ * policies need.
  */
 #ifndef OOMKITD_SNAPSHOT_H
 #define OOMKITD_SNAPSHOT_H
@@ -25,6 +36,7 @@ struct snapshot {
 	struct policy_group *groups; /* max_jobs + 1: the jobs, then "(other)" */
 	struct scope **group_scope;  /* the scope of each group; NULL for "(other)" */
 	int *group_of_slot;	     /* max_jobs: a job slot's group, or -1 */
+	unsigned *per_group;	     /* max_jobs + 1: candidates kept per group, while walking */
 	pid_t protected_pids[2];     /* the daemon and its guardian */
 };
 
