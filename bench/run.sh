@@ -69,6 +69,9 @@ if ! mkdir "$MEMROOT/$TOP" || ! echo "$TOP_LIMIT" > "$MEMROOT/$TOP/memory.limit_
 	exit 1
 fi
 export OOMKIT_BENCH_PARENT="$TOP"
+# Handlers exec the guardian program of this build, as an installed one would.
+OOMKIT_GUARDIAN="$(cd "$BUILD" && pwd)/lib/oomkit-guardian"
+export OOMKIT_GUARDIAN
 
 failed=""
 # run NAME TIMEOUT_S [ARGS...]: one benchmark under a timeout; its sample

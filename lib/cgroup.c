@@ -185,6 +185,11 @@ int oomkit__pressure_dir(oomkit_ctx *ctx, const char *rel)
 	return r;
 }
 
+uint64_t oomkit__clear_level(const oomkit_ctx *ctx, uint64_t limit)
+{
+	return ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_clear_level(limit) : limit;
+}
+
 int oomkit__kill_all(oomkit_ctx *ctx, int dirfd, uint64_t end_ns)
 {
 	if (!(ctx->cg_caps & OOMKIT__CAN_KILL_ALL))

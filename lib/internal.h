@@ -337,6 +337,11 @@ const char *oomkit__proc_controller(const oomkit_ctx *ctx);
  * v1 one.  -EOPNOTSUPP if there is none. */
 int oomkit__pressure_dir(oomkit_ctx *ctx, const char *rel);
 
+/* The usage below which a cgroup with this limit is not out of memory:
+ * the limit on v1; on v2 below the hold's memory.high and the margin that
+ * oomkit_cgroup_memory() counts as "under OOM". */
+uint64_t oomkit__clear_level(const oomkit_ctx *ctx, uint64_t limit);
+
 /* Kills everything in the subtree at dirfd at once and waits (until end_ns,
  * CLOCK_MONOTONIC; UINT64_MAX: no limit) until it is empty.  Only with
  * OOMKIT__CAN_KILL_ALL; -EOPNOTSUPP otherwise. */

@@ -69,14 +69,6 @@ static int machine_room(oomkit_ctx *ctx, uint64_t keep_bytes, uint64_t *ret_room
 	return 0;
 }
 
-/* The usage below which a cgroup with this limit is not out of memory:
- * the limit on v1; on v2 below the hold's memory.high and the margin that
- * oomkit_cgroup_memory() counts as "under OOM". */
-static uint64_t clear_level(const oomkit_ctx *ctx, uint64_t limit)
-{
-	return ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_clear_level(limit) : limit;
-}
-
 OOMKIT__EXPORT int oomkit_lend(oomkit_ctx *ctx, const char *cgroup, uint64_t want_bytes, uint64_t keep_bytes,
 			       struct oomkit_loan *ret_loan)
 {
@@ -104,8 +96,9 @@ OOMKIT__EXPORT int oomkit_lend(oomkit_ctx *ctx, const char *cgroup, uint64_t wan
 		return -ENOSPC;
 	if ((r = oomkit_set_limit(ctx, rel, m.limit_bytes + lend)) < 0)
 		return r;
-	*ret_loan = (struct oomkit_loan){
-	    .limit_bytes = m.limit_bytes, .lent_bytes = lend, .clear_bytes = clear_level(ctx, m.limit_bytes)};
+	*ret_loan = (struct oomkit_loan){.limit_bytes = m.limit_bytes,
+					 .lent_bytes = lend,
+					 .clear_bytes = oomkit__clear_level(ctx, m.limit_bytes)};
 	oomkit__log(ctx, OOMKIT_LOG_DEBUG, "%s: lent %llu KiB above its limit", rel,
 		    (unsigned long long)(lend >> 10));
 	return 0;
