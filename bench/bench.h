@@ -7,6 +7,8 @@
 #ifndef OOMKIT_BENCH_H
 #define OOMKIT_BENCH_H
 
+#include <stdint.h>
+
 /* 1: OOM notification latency, liboomkit vs a bare eventfd loop. */
 int bench_notify(int argc, char **argv);
 
@@ -21,6 +23,17 @@ int bench_storm(int argc, char **argv);
 
 /* 6: a growing hog past a threshold, oomkit's usage threshold vs earlyoom. */
 int bench_machine(int argc, char **argv);
+
+/* The watcher's stamp (bench/watcher.c writes it, the benchmarks map it):
+ * benchlib's bl_watch_stamp, then when the handler's side read the kernel's
+ * event (liboomkit: the event's time_ns, taken as it reads the eventfd; the
+ * bare loop: its own read), so entry_ns - read_ns is the library's time
+ * between the kernel's event and the handler. */
+struct bench_stamp {
+	volatile uint64_t entry_ns;
+	volatile uint64_t events;
+	volatile uint64_t read_ns;
+};
 
 /* An unsigned option "--name=VALUE" from argv, or fallback. */
 unsigned bench_opt(int argc, char **argv, const char *name, unsigned fallback);

@@ -38,14 +38,11 @@
 
 #include <oomkit.h>
 
+#include "bench.h"
+
 #define MEMORY_ROOT "/sys/fs/cgroup/memory"
 #define MAX_PIDS 4096
 #define RESERVE_BYTES (16ull << 20)
-
-struct stamp {
-	volatile uint64_t entry_ns;
-	volatile uint64_t events;
-};
 
 struct options {
 	bool raw;
@@ -61,7 +58,7 @@ struct options {
 };
 
 static struct options opt = {.delay_ms = 10000, .kill_wait_ms = 1000};
-static struct stamp *stamp;
+static struct bench_stamp *stamp;
 static volatile sig_atomic_t stop;
 static oomkit_ctx *the_ctx;
 
@@ -72,13 +69,17 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Records the handler's entry time of the first event after the driver reset it. */
-static void mark_entry(uint64_t entry)
+/* Records the handler's entry time of the first event after the driver
+ * reset it, and when its side read the event; entry last, which the driver
+ * waits for. */
+static void mark_entry(uint64_t entry, uint64_t read)
 {
 	if (!stamp)
 		return;
-	if (stamp->entry_ns == 0)
-		stamp->entry_ns = entry;
+	if (stamp->entry_ns == 0) {
+		stamp->read_ns = read;
+		__atomic_store_n(&stamp->entry_ns, entry, __ATOMIC_RELEASE);
+	}
 	stamp->events++;
 }
 
@@ -147,7 +148,7 @@ static enum oomkit_verdict handle(oomkit_ctx *ctx, const struct oomkit_event *ev
 		return OOMKIT_RESOLVED;
 	if (ev->kind != OOMKIT_EVENT_OOM && ev->kind != OOMKIT_EVENT_THRESHOLD)
 		return OOMKIT_RESOLVED;
-	mark_entry(entry);
+	mark_entry(entry, ev->time_ns);
 	pid_t victim = largest(ctx, ev->cgroup, &start);
 	if (!victim)
 		return OOMKIT_KERNEL;
@@ -326,7 +327,8 @@ static int run_raw(void)
 			uint64_t count;
 			if (read(w->efd, &count, sizeof(count)) != sizeof(count))
 				continue;
-			mark_entry(now_ns());
+			uint64_t t = now_ns();
+			mark_entry(t, t);
 			raw_kill_all(w);
 		}
 	}
@@ -337,12 +339,12 @@ static int run_raw(void)
 
 /* ------------------------------------------------------------ main */
 
-static struct stamp *map_stamp(const char *path)
+static struct bench_stamp *map_stamp(const char *path)
 {
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	void *p = mmap(NULL, sizeof(struct stamp), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	void *p = mmap(NULL, sizeof(struct bench_stamp), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	return p == MAP_FAILED ? NULL : p;
 }
