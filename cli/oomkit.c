@@ -30,12 +30,9 @@
 #include <unistd.h>
 
 #include "defaults.h"
-#include "json.h" /* cli/json.h: the reader, for reports */
+#include "json-reader.h" /* for reports */
+#include "json.h"	 /* lib/json.h: the one JSON writer and text escaper of lib, daemon and CLI */
 #include "protocol.h"
-
-/* lib/json.h: the one JSON writer and text escaper of lib, daemon and CLI
- * (its name is the reader's too, hence the path). */
-#include "../lib/json.h"
 
 enum { EXIT_REFUSED = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 3 };
 

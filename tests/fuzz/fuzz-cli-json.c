@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Fuzzes the command line's JSON reader (cli/json.c), which reads what the
+ * Fuzzes the command line's JSON reader (cli/json-reader.c), which reads what the
  * daemon writes into reports.  Whatever it accepts must be a well-formed
  * tree: every string and key present, every key found again by json_get().
  */
 #include "fuzz.h"
 
-#include "json.h"
+#include "json-reader.h"
 
 static void check(const struct json *j, unsigned depth)
 {

@@ -51,7 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "json.h"
+#include "json-reader.h"
 #include "testhelp.h"
 
 #define MIB ((uint64_t)1 << 20)

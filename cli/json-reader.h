@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * json.h - a small JSON reader for rendering oomkitd's reports: parses a
- * whole document into a tree; numbers are kept as their text.
+ * json-reader.h - a small JSON reader for rendering oomkitd's reports:
+ * parses a whole document into a tree; numbers are kept as their text.
+ * (lib/json.h is the other direction: the one JSON writer.)
  */
-#ifndef OOMKIT_CLI_JSON_H
-#define OOMKIT_CLI_JSON_H
+#ifndef OOMKIT_CLI_JSON_READER_H
+#define OOMKIT_CLI_JSON_READER_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * json.c - recursive descent over a NUL-terminated document.  Only what
+ * json-reader.c - recursive descent over a NUL-terminated document.  Only what
  * reports contain needs to round-trip exactly; \u escapes are decoded to
  * UTF-8, surrogate pairs included.
  */
-#include "json.h"
+#include "json-reader.h"
 
 #include <stdint.h>
 #include <stdlib.h>
