@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cmd-reports.c - see cmd-reports.h. */
+#include "cmd-reports.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "json-out.h"
+#include "json-reader.h"
+#include "report-view.h"
+#include "term.h"
+
+static void report_row(const struct cli *cli, const struct protocol_report *rep)
+{
+	char when[32];
+
+	if (cli->json) {
+		struct oomkit__json *jw = json_out();
+
+		oomkit__json_open(jw, NULL, '{');
+		oomkit__json_u64(jw, "id", rep->id);
+		oomkit__json_str(jw, "scope", rep->scope);
+		oomkit__json_u64(jw, "bytes", rep->bytes);
+		oomkit__json_fixed(jw, "time", rep->time_ms, 3);
+		oomkit__json_str(jw, "action", rep->action);
+		oomkit__json_i64(jw, "victim_pid", rep->victim_pid);
+		oomkit__json_str(jw, "reason", rep->reason);
+		oomkit__json_close(jw, '}');
+		return;
+	}
+	term_time((int64_t)(rep->time_ms / 1000), when, sizeof(when));
+	/* 6+1+14+1+10+1+8+1+7+1 = 50 columns, 30 left for the reason. */
+	printf("%6u %-14s %s %s %7d %s\n", rep->id, when, COL(rep->scope, 10), COL(rep->action, 8),
+	       (int)rep->victim_pid, TTY(rep->reason, 30));
+}
+
+static int list_reports(const struct cli *cli)
+{
+	const struct protocol_request req = {.verb = PROTOCOL_REPORTS};
+	struct protocol_record rec;
+	struct protocol_report rep;
+	struct conn c;
+	struct reply r;
+	int e = conn_request(cli, &req, &c, &r), bad = 0;
+
+	if (e)
+		return e;
+	if (cli->json)
+		json_out_begin('[');
+	else
+		printf("%6s %-14s %-10s %-8s %7s %s\n", "ID", "TIME", "SCOPE", "ACTION", "VICTIM", "REASON");
+	while (reply_next(&r, &rec, &bad))
+		if (protocol_parse_report(&rec, &rep) == 0)
+			report_row(cli, &rep);
+	if (cli->json)
+		e = json_out_finish(']');
+	conn_close(&c);
+	return bad ? conn_malformed(cli) : e ? EXIT_UNREACHABLE : 0;
+}
+
+/* Reads a report's data records into one NUL-terminated text (malloc'd). */
+static int read_report_text(struct reply *r, char **ret, size_t *ret_len)
+{
+	struct protocol_record rec;
+	size_t len = 0, cap = 4096;
+	char *text = malloc(cap);
+	int bad = 0;
+
+	while (text && reply_next(r, &rec, &bad)) {
+		const char *chunk;
+		size_t n;
+		if (protocol_parse_data(&rec, &chunk, &n) < 0)
+			continue;
+		while (len + n + 1 > cap) {
+			char *nt = realloc(text, cap *= 2);
+			if (!nt) {
+				free(text);
+				return -ENOMEM;
+			}
+			text = nt;
+		}
+		memcpy(text + len, chunk, n);
+		len += n;
+	}
+	if (!text || bad) {
+		free(text);
+		return text ? bad : -ENOMEM;
+	}
+	text[len] = '\0';
+	*ret = text;
+	*ret_len = len;
+	return 0;
+}
+
+static int show_report_id(const struct cli *cli, unsigned id)
+{
+	const struct protocol_request req = {.verb = PROTOCOL_REPORT, .id = id};
+	struct conn c;
+	struct reply r;
+	char *text = NULL;
+	size_t len;
+	int e = conn_request(cli, &req, &c, &r);
+
+	if (e)
+		return e;
+	int rr = read_report_text(&r, &text, &len);
+	conn_close(&c);
+	if (rr < 0)
+		return conn_malformed(cli);
+	if (cli->json) {
+		report_view_json(text);
+	} else {
+		struct json *root = json_parse(text);
+		if (!root) {
+			cli_err("report %u is not valid JSON", id);
+			e = EXIT_REFUSED;
+		} else {
+			report_view_show(root);
+			json_free(root);
+		}
+	}
+	free(text);
+	return e;
+}
+
+int cmd_reports(struct cli *cli, int argc, char **argv)
+{
+	unsigned id;
+
+	if (argc == 0)
+		return list_reports(cli);
+	if (argc != 2 || strcmp(argv[0], "show") != 0) {
+		cli_err("reports takes nothing, or show ID");
+		return EXIT_USAGE;
+	}
+	if (cli_parse_number("a report ID", argv[1], 0, UINT_MAX, &id) < 0)
+		return EXIT_USAGE;
+	return show_report_id(cli, id);
+}

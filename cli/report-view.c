@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* report-view.c - see report-view.h. */
+#include "report-view.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h" /* lib/json.h: the text escaper */
+#include "protocol.h"
+#include "term.h"
+
+static const char *jstr(const struct json *j, const char *key)
+{
+	const struct json *v = json_get(j, key);
+	return v && v->type == JSON_STRING ? v->str : v && v->type == JSON_NUMBER ? v->str : "-";
+}
+
+static const char *jsize(const struct json *j, const char *key, char *buf, size_t len)
+{
+	const struct json *v = json_get(j, key);
+	if (!v || v->type != JSON_NUMBER)
+		return "max";
+	if (strcmp(key, "expect_bytes") == 0 && strcmp(v->str, "0") == 0)
+		return "-";
+	return term_size(strtoull(v->str, NULL, 10), buf, len);
+}
+
+/* "  label:    text", wrapped at word boundaries to fit 80 columns; the text
+ * is escaped for the terminal first. */
+static void field_line(const char *label, const char *raw)
+{
+	const int indent = 13, width = 80 - indent;
+	char safe[4096];
+	const char *text = term_text(raw, 0, safe, sizeof(safe));
+	int col = 0;
+
+	printf("  %-*s", indent - 2, label);
+	while (*text) {
+		int word = (int)strcspn(text, " ");
+		if (col > 0 && col + 1 + word > width) {
+			printf("\n%*s", indent, "");
+			col = 0;
+		} else if (col > 0) {
+			putchar(' ');
+			col++;
+		}
+		/* A word longer than the line is cut across lines. */
+		while (word > width) {
+			printf("%.*s\n%*s", width, text, indent, "");
+			text += width;
+			word -= width;
+		}
+		printf("%.*s", word, text);
+		col += word;
+		text += word;
+		while (*text == ' ')
+			text++;
+	}
+	putchar('\n');
+}
+
+static void show_report_head(const struct json *root, const struct json *dec)
+{
+	char when[32], buf[1024];
+
+	term_time(strtoll(jstr(root, "time"), NULL, 10), when, sizeof(when));
+	printf("report %s: %s OOM", TTY(jstr(root, "id"), 0), TTY(jstr(root, "scope"), 0));
+	if (json_get(root, "job") && json_get(root, "job")->type == JSON_STRING)
+		printf(" of job %s", TTY(jstr(root, "job"), 0));
+	printf(" at %s%s\n", when,
+	       json_get(root, "dry_run") && json_get(root, "dry_run")->boolean ? " (dry run)" : "");
+	snprintf(buf, sizeof(buf), "%s (limit hit by %s)", jstr(root, "cgroup"), jstr(root, "origin"));
+	field_line("cgroup:", buf);
+	field_line("chain:", jstr(root, "chain"));
+	if (dec) {
+		snprintf(buf, sizeof(buf), "%s%s%s", jstr(dec, "action"),
+			 strcmp(jstr(dec, "policy"), "") ? " by " : "", jstr(dec, "policy"));
+		field_line("decision:", buf);
+		field_line("reason:", jstr(dec, "reason"));
+		if (strcmp(jstr(dec, "not_applied"), "") != 0)
+			field_line("skipped:", jstr(dec, "not_applied"));
+	}
+	const struct json *ans = json_get(root, "prompt_answer"), *fu = json_get(root, "followup");
+	if (ans)
+		field_line("answer:", ans->str && ans->str[0] ? ans->str : "(none)");
+	if (fu) {
+		snprintf(buf, sizeof(buf), "%s: %s", jstr(fu, "action"), jstr(fu, "reason"));
+		field_line("then:", buf);
+	}
+	field_line("outcome:", jstr(root, "outcome"));
+	const struct json *t = json_get(root, "timings_ms");
+	if (t) {
+		const struct json *fr = json_get(t, "freed");
+		snprintf(buf, sizeof(buf), "decided after %s ms, acted after %s ms, memory freed after %s ms",
+			 jstr(t, "decision"), jstr(t, "action"),
+			 fr && fr->type == JSON_NUMBER ? fr->str : "?");
+		field_line("timings:", buf);
+	}
+}
+
+void report_view_show(const struct json *root)
+{
+	char a[16], b[16], c[16], e[16];
+	const struct json *dec = json_get(root, "decision");
+
+	show_report_head(root, dec);
+	const struct json *jobs = json_get(root, "jobs"), *cands = json_get(root, "candidates");
+	printf("\n%-12s %4s %7s %7s %7s %7s %s\n", "JOB", "PRIO", "USAGE", "LIMIT", "MAX", "EXPECT", "KILL");
+	for (size_t i = 0; jobs && i < jobs->n; i++) {
+		const struct json *j = jobs->items[i];
+		printf("%s %4s %7s %7s %7s %7s %s\n", COL(jstr(j, "name"), 12), TTY(jstr(j, "priority"), 4),
+		       jsize(j, "usage_bytes", a, sizeof(a)), jsize(j, "limit_bytes", b, sizeof(b)),
+		       jsize(j, "limit_max_bytes", c, sizeof(c)), jsize(j, "expect_bytes", e, sizeof(e)),
+		       TTY(jstr(j, "kill"), 8));
+	}
+	printf("\n%7s %-12s %4s %7s %5s %-15s %s\n", "PID", "JOB", "PRIO", "RSS", "ADJ", "COMM", "");
+	for (size_t i = 0; cands && i < cands->n; i++) {
+		const struct json *p = cands->items[i];
+		const struct json *prot = json_get(p, "protected");
+		bool victim = dec && strcmp(jstr(p, "pid"), jstr(dec, "victim_pid")) == 0;
+		printf("%7s %s %4s %7s %5s %s %s\n", TTY(jstr(p, "pid"), 7), COL(jstr(p, "job"), 12),
+		       TTY(jstr(p, "priority"), 4), jsize(p, "rss_bytes", a, sizeof(a)),
+		       TTY(jstr(p, "oom_score_adj"), 5), COL(jstr(p, "comm"), 15),
+		       victim		       ? "<- victim"
+		       : prot && prot->boolean ? "protected"
+					       : "");
+	}
+}
+
+/* The code point of a valid sequence (protocol_utf8_seq()). */
+static unsigned code_point(const unsigned char *p, size_t k)
+{
+	unsigned cp = k == 2 ? p[0] & 0x1fu : k == 3 ? p[0] & 0x0fu : p[0] & 0x07u;
+
+	for (size_t i = 1; i < k; i++)
+		cp = cp << 6 | (p[i] & 0x3fu);
+	return cp;
+}
+
+/* The report's JSON as it is, but for what a terminal might obey.  Past
+ * ASCII, bytes only stand inside strings, where \uXXXX means the same: what
+ * the text escaper would not keep (a C1 control, a direction override, a
+ * byte that is not UTF-8, as its value) goes out in that form; so does a
+ * control byte, which is not valid JSON raw anyway. */
+void report_view_json(const char *text)
+{
+	char kept[16];
+
+	while (*text) {
+		unsigned char c = (unsigned char)*text;
+		size_t k = c >= 0x80 ? protocol_utf8_seq(text, strnlen(text, 4)) : 1;
+		if ((c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t' || c == '\r') {
+			putchar(*text++);
+			continue;
+		}
+		oomkit__escape_text(kept, sizeof(kept), text, k ? k : 1);
+		if (k > 1 && memcmp(kept, text, k) == 0)
+			fwrite(text, 1, k, stdout);
+		else
+			printf("\\u%04x", k > 1 ? code_point((const unsigned char *)text, k) : c);
+		text += k ? k : 1;
+	}
+}

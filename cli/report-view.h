@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * report-view.h - one OOM report as a person reads it: its head (scope,
+ * cgroup, chain, decision, answer, outcome, timings), the jobs and the
+ * candidates, within 80 columns; or, for --json, the report's JSON as the
+ * daemon wrote it, with nothing a terminal would obey.
+ */
+#ifndef OOMKIT_CLI_REPORT_VIEW_H
+#define OOMKIT_CLI_REPORT_VIEW_H
+
+#include "json-reader.h"
+
+/* The report (its parsed tree) as tables, on stdout. */
+void report_view_show(const struct json *root);
+
+/* The report's text on stdout, as it is but for what a terminal might obey:
+ * a control byte, a C1 control, a direction override or a byte that is not
+ * UTF-8 goes out as \uXXXX (the same, inside a JSON string). */
+void report_view_json(const char *text);
+
+#endif
