@@ -224,7 +224,8 @@ int oomkit__guardian_hold(oomkit_ctx *ctx, const struct oomkit_watch *w, uint64_
 	m.e[0].delay_ms = delay_ms;
 	if (!ctx->guardian_wanted)
 		return 0;
-	int r = ctx->guardian_sock < 0 ? -ENOTCONN : send_msg(ctx->guardian_sock, &m, &w->dirfd, 0);
+	const int *fd = delay_ms ? &w->dirfd : NULL;
+	int r = ctx->guardian_sock < 0 ? -ENOTCONN : send_msg(ctx->guardian_sock, &m, fd, 0);
 	if (r == -EPIPE || r == -ECONNRESET || r == -ENOTCONN)
 		/* It died; the restart sends every hold again, this one included. */
 		return oomkit__guardian_restart(ctx);
