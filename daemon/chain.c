@@ -468,6 +468,11 @@ int chain_answer(struct chain *c, const struct protocol_answer *a, uid_t uid, co
 
 /* ------------------------------------------------------------ the chain */
 
+bool chain_victim_exiting(const struct chain *c, const struct scope *scope)
+{
+	return !c->dry_run && inflight_exiting(c->inflight, scope);
+}
+
 enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct oomkit_event *ev,
 			      unsigned first_step)
 {
@@ -480,7 +485,7 @@ enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct
 
 	/* Like the kernel's killer, no second victim while the first is exiting:
 	 * once it is gone, an OOM that goes on signals again. */
-	if (!c->dry_run && inflight_exiting(c->inflight, scope)) {
+	if (chain_victim_exiting(c, scope)) {
 		log_debug("%s: OOM while a victim is still exiting: waiting for it", scope->label);
 		return OOMKIT_WAIT;
 	}

@@ -55,6 +55,10 @@ void chain_configure(struct chain *c, const struct config *cfg);
 enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct oomkit_event *ev,
 			      unsigned first_step);
 
+/* Whether scope's victim is still exiting: an OOM event then is the same OOM
+ * signalling again, not a new one (the kernel's killer waits likewise). */
+bool chain_victim_exiting(const struct chain *c, const struct scope *scope);
+
 /* A person's answer to the open question, from a peer of uid (user: its
  * name); 0, or -errno, with a message for the person in msg either way.
  * Non-root peers may answer only a question that concerns them, and only

@@ -136,6 +136,9 @@ static enum oomkit_verdict on_oom(oomkit_ctx *ctx, const struct oomkit_event *ev
 			  log_escape(origin, sizeof(origin), ev->origin));
 		return OOMKIT_WAIT;
 	}
+	/* Counted once: an OOM that signals again while its victim exits is not a new one. */
+	if (chain_victim_exiting(h->chain, scope))
+		return chain_run(h->chain, scope, ev, 0);
 	scope->ooms++;
 	if (scope->job && scope->job->has_owner)
 		return leave_to_owner(h, scope, ev);
