@@ -240,9 +240,9 @@ static void child_setup(const struct th_spawn *how, pid_t parent)
 	signal(SIGPIPE, SIG_DFL);
 }
 
-/* How long th_spawn waits for its child to be set up: far longer than a
- * fork takes on the busiest machine, but bounded. */
-#define SETUP_TIMEOUT_MS 30000
+/* How long th_spawn waits for its child's exec: far longer than one takes
+ * on the busiest machine, short enough not to hang on one that blocks. */
+#define EXEC_TIMEOUT_MS 30000
 
 pid_t th_spawn(const struct th_spawn *how, char *const argv[])
 {
@@ -261,18 +261,15 @@ pid_t th_spawn(const struct th_spawn *how, char *const argv[])
 	if (pid == 0) {
 		close(ready[0]);
 		child_setup(how ? how : &defaults, parent);
-		(void)!write(ready[1], "", 1);
-		close(ready[1]);
 		execv(argv[0], argv);
 		_exit(127);
 	}
-	/* Returns once the child is in its cgroup (or has given up): a caller
-	 * that asks where its process is must not race the child's own join.
-	 * It does not wait for the exec, which may block in a memcg under OOM. */
+	/* The pipe reads end-of-file once the child has exec'd (close on exec)
+	 * or exited: what the caller then asks about (its cgroup, its comm, its
+	 * start) is the program's, and a kill does not meet a half-made child.
+	 * An exec blocked in a memcg under OOM is waited for only so long. */
 	close(ready[1]);
-	char c;
-	if (th_wait_fd(ready[0], SETUP_TIMEOUT_MS) == 1)
-		(void)!read(ready[0], &c, 1);
+	(void)th_wait_fd(ready[0], EXEC_TIMEOUT_MS);
 	close(ready[0]);
 	return pid;
 }

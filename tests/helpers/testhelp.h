@@ -99,9 +99,11 @@ struct th_spawn {
 };
 
 /* Forks and execs argv[0] with argv as how says, and returns once the child
- * is set up (in its cgroup, in_child done), not waiting for the exec.  The
- * child exits 126 if it could not be set up, 125 if its parent died before
- * it started, 127 if the exec failed.  Returns the pid, or -errno. */
+ * runs the program (so it is in its cgroup) or has failed to; an exec that
+ * blocks (in a memcg under OOM with its killer held off) is waited for 30 s
+ * at the most.  The child exits 126 if it could not be set up, 125 if its
+ * parent died before it started, 127 if the exec failed.  Returns the pid,
+ * or -errno. */
 pid_t th_spawn(const struct th_spawn *how, char *const argv[]);
 
 /* th_spawn of tests/helpers/hog.c: "HOG MIB STEP_KIB PAUSE_US [STAMP]"
