@@ -9,7 +9,7 @@ DEB_BUILD ?= build-deb
 # fuzzers) and the benchmarks need, as Debian packages.
 DEB_DEPS := meson ninja-build pkg-config gcc clang clang-format libclang-rt-14-dev libcmocka-dev libinih-dev libcap-ng-dev libseccomp-dev \
 	python3 qemu-system-x86 busybox-static cpio gzip mmdebstrap e2fsprogs gnuplot-nox earlyoom valgrind \
-	debhelper dpkg-dev lintian man-db git python3-yaml nodejs \
+	debhelper dpkg-dev lintian man-db git python3-yaml python3-prometheus-client nodejs \
 	libglib2.0-dev xvfb dbus-daemon dbus-bin dunst imagemagick fonts-dejavu-core
 
 .PHONY: all bootstrap build asan fuzz-build check demo demo-library bench install clean fuzz soak deb

@@ -31,14 +31,16 @@ void actions_set_last(struct scope *scope, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void count_kills(struct actions *a, struct scope *scope, struct scope *victim,
-			const struct policy_decision *dec, uint64_t n)
+static void count_kills(struct scope *scope, struct scope *victim, const struct policy_decision *dec,
+			uint64_t n)
 {
 	if (victim)
 		victim->kills += n;
 	if (scope->kind == SCOPE_KIND_MACHINE)
 		scope->kills += n;
-	a->stats->kills_by_policy[dec->policy] += n;
+	/* Counted where the process was: a machine OOM's victim outside every
+	 * job counts for the machine. */
+	(victim ? victim : scope)->kills_by_policy[dec->policy] += n;
 }
 
 static int kill_one(struct actions *a, struct scope *scope, const struct policy_input *in,
@@ -53,7 +55,7 @@ static int kill_one(struct actions *a, struct scope *scope, const struct policy_
 	snprintf(result, len, "killed %d", (int)dec->victim_pid);
 	actions_set_last(scope, "%s killed %d (%s)", policy_kind_name(dec->policy), (int)dec->victim_pid,
 			 in->groups[dec->victim_group].name);
-	count_kills(a, scope, snapshot_group_scope(a->snap, dec->victim_group), dec, 1);
+	count_kills(scope, snapshot_group_scope(a->snap, dec->victim_group), dec, 1);
 	return 0;
 }
 
@@ -73,7 +75,7 @@ static int kill_job(struct actions *a, struct scope *scope, const struct policy_
 	}
 	snprintf(result, len, "killed job %s (%d processes)", victim->label, r);
 	actions_set_last(scope, "%s killed job %s", policy_kind_name(dec->policy), victim->label);
-	count_kills(a, scope, victim, dec, (uint64_t)r);
+	count_kills(scope, victim, dec, (uint64_t)r);
 	return 0;
 }
 

@@ -268,7 +268,8 @@ static void close_prompt(struct chain *c, struct flight *fl, const char *answer,
 	fl->action = policy_action_name(ACTION_PROMPT);
 	fl->jobs_later = p->asker.job;
 	copy_cut(fl->reason, sizeof(fl->reason), p->report_reason);
-	fl->t = (struct report_times){.event_ns = p->event_ns, .decided_ns = p->event_ns};
+	/* The answer (or its deadline) is the decision: a person's time counts. */
+	fl->t = (struct report_times){.event_ns = p->event_ns, .decided_ns = now_ns()};
 	if (fl->report_fd >= 0) {
 		fl->report.buf = c->buf;
 		fl->report.cap = c->buf_len;

@@ -37,6 +37,8 @@ struct flight *inflight_take(struct inflight *f, struct scope_ref ref, const cha
 		if (!f->slots[i].used)
 			fl = &f->slots[i];
 	*fl = (struct flight){.used = fl != spare, .scope = ref, .report_fd = -1, .pidfd = -1};
+	if (fl->used)
+		f->stats->flights++;
 	snprintf(fl->scope_name, sizeof(fl->scope_name), "%s", name);
 	snprintf(fl->label, sizeof(fl->label), "%s", name);
 	snprintf(fl->rel, sizeof(fl->rel), "%s", rel);
@@ -136,6 +138,16 @@ static void on_timer(void *data, uint64_t now)
 	arm(f, now_ns());
 }
 
+/* The flight's latencies, into the metrics' histograms. */
+static void observe(struct stats *st, const struct report_times *t)
+{
+	if (!t->event_ns)
+		return;
+	stats_observe(&st->decision, t->decided_ns > t->event_ns ? t->decided_ns - t->event_ns : 0);
+	if (t->freed_ns)
+		stats_observe(&st->freed, t->freed_ns > t->event_ns ? t->freed_ns - t->event_ns : 0);
+}
+
 void inflight_land(struct inflight *f, struct flight *fl)
 {
 	struct report_summary sum = {
@@ -156,9 +168,9 @@ void inflight_land(struct inflight *f, struct flight *fl)
 			loop_del_fd(f->loop, fl->pidfd);
 		close(fl->pidfd);
 	}
-	f->stats->handled++;
-	f->stats->last_handling_ns = fl->t.acted_ns > fl->t.event_ns ? fl->t.acted_ns - fl->t.event_ns : 0;
-	f->stats->handling_ns_sum += f->stats->last_handling_ns;
+	if (fl->used)
+		f->stats->flights--;
+	observe(f->stats, &fl->t);
 	log_at(fl->failed ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO, "%s: %s", fl->label, fl->result);
 	metrics_changed(f->metrics);
 	*fl = (struct flight){.report_fd = -1, .pidfd = -1};

@@ -336,6 +336,7 @@ static int setup_modules(struct daemon *d)
 	    (r = reports_init(&d->reports)) < 0 || (r = prompt_init(&d->prompt, MAX_PIDS)) < 0 ||
 	    (r = metrics_init(&d->metrics, d->ctx, &d->scopes, &d->stats, &d->loop)) < 0)
 		return r;
+	d->metrics.prompt = &d->prompt;
 	actions_init(&d->actions, d->ctx, &d->snap, &d->stats);
 	d->inflight = (struct inflight){.ctx = d->ctx,
 					.reports = &d->reports,

@@ -3,9 +3,13 @@
  * metrics.c - see metrics.h.  The text is formatted through a small
  * preallocated buffer, written out each time it fills (a thousand jobs make
  * a few hundred KiB), into a temporary file beside the target that is then
- * renamed over it, so a reader never sees half a file.  Label values are
- * escaped as the text format wants (backslash, double quote, newline), and a
- * byte that is not UTF-8 becomes U+FFFD, so the file always parses.
+ * renamed over it, so a reader never sees half a file.  Every sample goes
+ * through one writer (sample_start), which escapes label values as the text
+ * format wants (backslash, double quote, newline) and turns a byte that is
+ * not UTF-8 into U+FFFD, so the file always parses.  Names follow
+ * Prometheus's conventions: counters end in _total, quantities are in base
+ * units (_bytes, _seconds), latencies are histograms, and no label is one
+ * Prometheus sets itself (job, instance).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +25,7 @@
 #include "json.h"
 #include "log.h"
 #include "metrics.h"
+#include "prompt.h"
 
 #define METRICS_BUF_LEN (16 * 1024)
 
@@ -109,16 +114,66 @@ static void header(struct prom *p, const char *name, const char *type, const cha
 	prom_printf(p, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* name{label="value"} v, or name v without a label. */
-static void sample(struct prom *p, const char *name, const char *label, const char *value, uint64_t v)
+struct label {
+	const char *name, *value;
+};
+
+/* name{a="v",b="w"} and the space before the value, or name and the space
+ * without labels.  Every label value of the file goes through here. */
+static void sample_start(struct prom *p, const char *name, const struct label *l, size_t n)
 {
 	prom_put(p, name, strlen(name));
-	if (label) {
-		prom_printf(p, "{%s=\"", label);
-		prom_label_value(p, value);
-		prom_put(p, "\"}", 2);
+	for (size_t i = 0; i < n; i++) {
+		prom_printf(p, "%c%s=\"", i ? ',' : '{', l[i].name);
+		prom_label_value(p, l[i].value);
+		prom_put(p, "\"", 1);
 	}
-	prom_printf(p, " %" PRIu64 "\n", v);
+	prom_put(p, n ? "} " : " ", n ? 2 : 1);
+}
+
+static void sample(struct prom *p, const char *name, const struct label *l, size_t n, uint64_t v)
+{
+	sample_start(p, name, l, n);
+	prom_printf(p, "%" PRIu64 "\n", v);
+}
+
+/* Nanoseconds as seconds, exactly ("0.001", "2.5", "10"): no float on the way. */
+static const char *seconds(uint64_t ns, char *buf, size_t len)
+{
+	uint64_t frac = ns % 1000000000u;
+	int digits = 9;
+
+	if (!frac) {
+		snprintf(buf, len, "%" PRIu64, ns / 1000000000u);
+		return buf;
+	}
+	while (frac % 10 == 0) {
+		frac /= 10;
+		digits--;
+	}
+	snprintf(buf, len, "%" PRIu64 ".%0*" PRIu64, ns / 1000000000u, digits, frac);
+	return buf;
+}
+
+/* A scope's labels: name= (its job's, or "machine") and, for an instance,
+ * cgroup= (its path below the memory root), so that each instance is a
+ * series of its own.  Not job=: Prometheus gives every sample it scrapes a
+ * job label of its own (the scrape job's), and would keep ours only as
+ * exported_job.  Returns how many; l has room for 3 (a caller's one more). */
+static size_t scope_labels(const struct scope *s, struct label *l)
+{
+	l[0] = (struct label){"name", s->name};
+	if (s->kind != SCOPE_KIND_INSTANCE)
+		return 1;
+	l[1] = (struct label){"cgroup", s->rel};
+	return 2;
+}
+
+static void scope_sample(struct prom *p, const char *name, const struct scope *s, uint64_t v)
+{
+	struct label l[3];
+
+	sample(p, name, l, scope_labels(s, l), v);
 }
 
 /* ------------------------------------------------------------ families */
@@ -136,11 +191,8 @@ static void sample_jobs(struct metrics *m)
 	}
 }
 
-/* Gauges read now from the memcgs; counters kept by the daemon.  A job's
- * samples carry its name as name=, not job=: Prometheus gives every sample it
- * scrapes a job label of its own (the scrape job's), and would keep ours only
- * as exported_job. */
-static void format_jobs(struct metrics *m, struct prom *p)
+/* Gauges read now from the memcgs. */
+static void format_job_gauges(struct metrics *m, struct prom *p)
 {
 	static const struct {
 		const char *name, *help;
@@ -163,20 +215,97 @@ static void format_jobs(struct metrics *m, struct prom *p)
 				     : k == 2 ? j->job->priority
 					      : s->under_oom;
 			if (v != OOMKIT_UNLIMITED)
-				sample(p, gauges[k].name, "name", j->name, v);
+				scope_sample(p, gauges[k].name, j, v);
 		}
 	}
-	header(p, "oomkit_oom_events_total", "counter",
-	       "OOMs of a scope's own limit (a job, or the machine).");
-	sample(p, "oomkit_oom_events_total", "scope", SCOPE_MACHINE_NAME, m->scopes->machine.ooms);
+}
+
+static uint64_t ooms_of(const struct scope *s)
+{
+	return s->ooms;
+}
+
+static uint64_t grows_of(const struct scope *s)
+{
+	return s->grows;
+}
+
+static uint64_t sheds_of(const struct scope *s)
+{
+	return s->shed_successes;
+}
+
+/* A counter with a sample for the machine (if machine) and each job. */
+static void format_scope_counter(struct metrics *m, struct prom *p, const char *name, const char *help,
+				 bool machine, uint64_t (*get)(const struct scope *))
+{
+	header(p, name, "counter", help);
+	if (machine)
+		scope_sample(p, name, &m->scopes->machine, get(&m->scopes->machine));
 	SCOPE_FOREACH_JOB (j, m->scopes)
-		sample(p, "oomkit_oom_events_total", "scope", j->name, j->ooms);
-	header(p, "oomkit_job_kills_total", "counter", "Processes killed in the job.");
+		scope_sample(p, name, j, get(j));
+}
+
+static bool kills(enum policy_kind k)
+{
+	return k != POLICY_GROW && k != POLICY_REPORT && k != POLICY_KERNEL;
+}
+
+static bool in_chain(const struct policy_chain *c, enum policy_kind k)
+{
+	for (unsigned i = 0; c && i < c->n_steps; i++)
+		if (c->steps[i] == k)
+			return true;
+	return false;
+}
+
+/* A scope's kills by policy: a sample for each policy that could kill in it
+ * (its chain's and the machine's, whose OOMs kill in jobs), and for any
+ * other that did (before a reload changed the chains). */
+static void kills_of(struct metrics *m, struct prom *p, const struct scope *s)
+{
+	const struct policy_chain *machine = m->scopes->machine.chain;
+	struct label l[3];
+	size_t n = scope_labels(s, l);
+
+	for (unsigned k = 0; k < POLICY__COUNT; k++) {
+		if (!kills((enum policy_kind)k) ||
+		    !(s->kills_by_policy[k] || in_chain(s->chain, (enum policy_kind)k) ||
+		      in_chain(machine, (enum policy_kind)k)))
+			continue;
+		l[n] = (struct label){"policy", policy_kind_name((enum policy_kind)k)};
+		sample(p, "oomkit_kills_total", l, n + 1, s->kills_by_policy[k]);
+	}
+}
+
+/* OOMs held right now: open questions, delegated jobs' OOMs their owners
+ * have until the delay, and actions under way (a victim exiting, a scope
+ * not yet out of OOM). */
+static uint64_t holds(const struct metrics *m)
+{
+	uint64_t n = m->stats->flights + (m->prompt && m->prompt->active);
+
 	SCOPE_FOREACH_JOB (j, m->scopes)
-		sample(p, "oomkit_job_kills_total", "name", j->name, j->kills);
-	header(p, "oomkit_job_grows_total", "counter", "Times the job's limit was raised.");
-	SCOPE_FOREACH_JOB (j, m->scopes)
-		sample(p, "oomkit_job_grows_total", "name", j->name, j->grows);
+		n += j->delegated_due_ns != 0;
+	return n;
+}
+
+static void format_histogram(struct prom *p, const char *name, const char *help,
+			     const struct stats_histogram *h)
+{
+	static const uint64_t bound[STATS_BUCKETS] = STATS_BUCKET_BOUNDS_NS;
+	char bucket[64], le[32];
+	uint64_t below = 0;
+
+	header(p, name, "histogram", help);
+	snprintf(bucket, sizeof(bucket), "%s_bucket", name);
+	for (unsigned i = 0; i <= STATS_BUCKETS; i++) {
+		struct label l = {"le", i < STATS_BUCKETS ? seconds(bound[i], le, sizeof(le)) : "+Inf"};
+		below += h->bucket[i];
+		sample(p, bucket, &l, 1, below);
+	}
+	prom_printf(p, "%s_sum %s\n%s_count %" PRIu64 "\n", name, seconds(h->sum_ns, le, sizeof(le)), name,
+		    h->count);
 }
 
 static void format_all(struct metrics *m, struct prom *p)
@@ -188,29 +317,37 @@ static void format_all(struct metrics *m, struct prom *p)
 	/* Each family's samples follow its own header, as the text format requires. */
 	header(p, "oomkit_machine_usage_bytes", "gauge", "Memory charged to the machine memcg.");
 	if (have)
-		sample(p, "oomkit_machine_usage_bytes", NULL, NULL, mem.usage_bytes);
+		sample(p, "oomkit_machine_usage_bytes", NULL, 0, mem.usage_bytes);
 	header(p, "oomkit_machine_limit_bytes", "gauge",
 	       "The machine memcg's limit (absent when unlimited).");
 	if (have && mem.limit_bytes != OOMKIT_UNLIMITED)
-		sample(p, "oomkit_machine_limit_bytes", NULL, NULL, mem.limit_bytes);
-	format_jobs(m, p);
-	header(p, "oomkit_kills_total", "counter", "Processes killed, by the policy that chose them.");
-	for (unsigned k = 0; k < POLICY__COUNT; k++)
-		if (k != POLICY_GROW && k != POLICY_REPORT && k != POLICY_KERNEL)
-			sample(p, "oomkit_kills_total", "policy", policy_kind_name((enum policy_kind)k),
-			       st->kills_by_policy[k]);
+		sample(p, "oomkit_machine_limit_bytes", NULL, 0, mem.limit_bytes);
+	format_job_gauges(m, p);
+	format_scope_counter(m, p, "oomkit_oom_events_total",
+			     "OOMs of a scope's own limit (a job, or the machine).", true, ooms_of);
+	header(p, "oomkit_kills_total", "counter",
+	       "Processes killed, by where they were and the policy that chose them.");
+	kills_of(m, p, &m->scopes->machine);
+	SCOPE_FOREACH_JOB (j, m->scopes)
+		kills_of(m, p, j);
+	format_scope_counter(m, p, "oomkit_job_grows_total", "Times the job's limit was raised.", false,
+			     grows_of);
+	format_scope_counter(m, p, "oomkit_shed_successes_total",
+			     "OOMs that shedding resolved without a kill.", true, sheds_of);
+	header(p, "oomkit_holds_in_progress", "gauge",
+	       "OOMs held from the kernel killer right now, while the daemon decides or acts.");
+	sample(p, "oomkit_holds_in_progress", NULL, 0, holds(m));
 	header(p, "oomkit_machine_pressure_events_total", "counter",
 	       "Critical memory pressure events of the machine memcg.");
-	sample(p, "oomkit_machine_pressure_events_total", NULL, NULL, st->pressure_events);
+	sample(p, "oomkit_machine_pressure_events_total", NULL, 0, st->pressure_events);
 	header(p, "oomkit_kernel_handoffs_total", "counter",
 	       "OOMs handed to the kernel OOM killer by a chain.");
-	sample(p, "oomkit_kernel_handoffs_total", NULL, NULL, st->kernel_handoffs);
-	header(p, "oomkit_handling_seconds", "summary",
-	       "Time from the kernel's OOM event to the completed action.");
-	prom_printf(p, "oomkit_handling_seconds_sum %.6f\noomkit_handling_seconds_count %" PRIu64 "\n",
-		    (double)st->handling_ns_sum / 1e9, st->handled);
-	header(p, "oomkit_last_handling_seconds", "gauge", "Handling time of the most recent OOM.");
-	prom_printf(p, "oomkit_last_handling_seconds %.6f\n", (double)st->last_handling_ns / 1e9);
+	sample(p, "oomkit_kernel_handoffs_total", NULL, 0, st->kernel_handoffs);
+	format_histogram(p, "oomkit_decision_seconds", "Time from the kernel's OOM event to the decision.",
+			 &st->decision);
+	format_histogram(p, "oomkit_freed_seconds",
+			 "Time from the kernel's OOM event to the scope leaving OOM (memory freed).",
+			 &st->freed);
 }
 
 /* ------------------------------------------------------------ the file */

@@ -21,13 +21,15 @@
 #include "stats.h"
 
 struct metrics_sample;
+struct prompt;
 
 struct metrics {
 	oomkit_ctx *ctx;
 	const struct config *cfg; /* metrics, metrics_interval */
 	struct scopes *scopes;
 	const struct stats *stats;
-	char *buf; /* the file goes out through it in pieces */
+	const struct prompt *prompt; /* set by the caller: an open question holds an OOM */
+	char *buf;		     /* the file goes out through it in pieces */
 	size_t buf_len;
 	struct metrics_sample *samples; /* a job slot's memcg, read once per rewrite */
 	bool dirty;

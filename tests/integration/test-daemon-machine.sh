@@ -55,8 +55,9 @@ check "report has the library's state before acting" test "$(json_get "$rep" "'p
 check "report has the timings" test "$(json_get "$rep" "r['timings_ms']['action'] >= r['timings_ms']['decision'] >= 0")" = True
 check "report dir is 0750" test "$(stat -c %a "$TMP/reports")" = 750
 # The file is rewritten once the daemon's turn of handling is done, just after the report.
-check "metrics count the kill" wait_for 10 grep -q '^oomkit_kills_total{policy="kill-lowest"} 1$' "$TMP/oomkit.prom"
-check "metrics count the machine OOM" wait_for 10 grep -q '^oomkit_oom_events_total{scope="machine"} 1$' "$TMP/oomkit.prom"
+check "metrics count the kill in the victim's job" \
+	wait_for 10 grep -q '^oomkit_kills_total{name="batch",policy="kill-lowest"} 1$' "$TMP/oomkit.prom"
+check "metrics count the machine OOM" wait_for 10 grep -q '^oomkit_oom_events_total{name="machine"} 1$' "$TMP/oomkit.prom"
 st=$("$OOMKIT" --json status)
 check "status counts the kill" test "$(echo "$st" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["machine"]["kills"], [j["kills"] for j in s["jobs"]])')" = "1 [0, 1, 0]"
 

@@ -55,7 +55,7 @@ check "status lists every job, in order" test "$names" = "$N True"
 count_metric() { grep -c "^$1{name=\"j[0-9]*\"} " "$TMP/oomkit.prom"; }
 check "the metrics file has every job's limit" test "$(count_metric oomkit_job_limit_bytes)" = $N
 check "the metrics file has every job's priority" test "$(count_metric oomkit_job_priority)" = $N
-check "the metrics file is complete" grep -q '^oomkit_last_handling_seconds ' "$TMP/oomkit.prom"
+check "the metrics file is complete" grep -q '^oomkit_freed_seconds_count ' "$TMP/oomkit.prom"
 
 # OOMs in the last job and in one in the middle: each handled in its own job.
 # (A function, so that wait_for lists the directory each time it asks.)
@@ -67,9 +67,9 @@ for j in j999 j500; do
 	rep=$(ls "$TMP/reports"/oom-*-"$j".json)
 	check "$j: the report names its policy" test "$(json_get "$rep" "r['decision']['policy']")" = kill-largest
 	echo "# $j: decision $(json_get "$rep" "r['timings_ms']['decision']") ms, action $(json_get "$rep" "r['timings_ms']['action']") ms after the event, with $N jobs"
-	check "$j: metrics count its OOM" wait_for 10 grep -qx "oomkit_oom_events_total{scope=\"$j\"} 1" "$TMP/oomkit.prom"
+	check "$j: metrics count its OOM" wait_for 10 grep -qx "oomkit_oom_events_total{name=\"$j\"} 1" "$TMP/oomkit.prom"
 done
-check "no other job has an OOM" test "$(grep -c '^oomkit_oom_events_total{scope="j[0-9]*"} [1-9]' "$TMP/oomkit.prom")" = 2
+check "no other job has an OOM" test "$(grep -c '^oomkit_oom_events_total{name="j[0-9]*"} [1-9]' "$TMP/oomkit.prom")" = 2
 
 # A bad file on reload: all thousand jobs stay as they were.
 sed 's/^limit = 8M$/limit = 8X/' "$TMP/good.conf" > "$TMP/oomkitd.conf"
