@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # deploy/grafana/oomkit.json names only what oomkitd exports: a live daemon
-# (daemon-lib.sh: a private machine memcg, two jobs) handles an OOM, so that
-# every family of its metrics file has samples, and check-grafana.mjs holds
+# (daemon-lib.sh: a private machine memcg, two jobs and a job of patterns
+# with one instance, as on a systemd host) handles an OOM, so that every
+# family of its metrics file has samples, and check-grafana.mjs holds
 # the dashboard's JSON, its PromQL and every metric and label its queries use
 # against that file.  The PromQL grammar is an npm package, installed once
 # into OUT_DIR.
@@ -24,6 +25,7 @@ if ! [ -f "$stamp" ]; then
 fi
 
 setup grafana
+mkdir "$R" "$R/units" "$R/units/app-1.service" || fail "cannot make the test's cgroups"
 write_config 256M "report, kill-lowest, kernel" 2s <<EOF2
 [job web]
 priority = 900
@@ -35,6 +37,11 @@ priority = 100
 limit = 64M
 limit_max = 96M
 policy = grow, kill-largest, kernel
+
+[job apps]
+priority = 500
+cgroup = $M/units/app-*.service
+limit = 32M
 EOF2
 PROM="$TMP/oomkit.prom"
 has_metric() { grep -qx "$1" "$PROM" 2>/dev/null; }
@@ -42,8 +49,9 @@ has_metric() { grep -qx "$1" "$PROM" 2>/dev/null; }
 start_daemon
 a=$(spawn web 64)
 check "the OOM in web is handled" wait_for 20 dead "$a"
-check "the metrics file counts the kill" wait_for 10 has_metric 'oomkit_job_kills_total{name="web"} 1'
-check "the metrics file counts the handling" wait_for 10 grep -q '^oomkit_handling_seconds_count [1-9]' "$PROM"
+check "the metrics file counts the kill" wait_for 10 has_metric 'oomkit_kills_total{name="web",policy="kill-largest"} 1'
+check "the metrics file counts the memory freed" wait_for 10 grep -q '^oomkit_freed_seconds_count [1-9]' "$PROM"
+check "and labels the instance by its cgroup" grep -q "^oomkit_job_usage_bytes{name=\"apps\",cgroup=\"$M/units/app-1.service\"} " "$PROM"
 cp "$PROM" "$out/oomkit.prom"
 check "the dashboard uses only what the daemon exports" \
 	node "$src/tests/packaging/check-grafana.mjs" "$src/deploy/grafana/oomkit.json" "$out/oomkit.prom" \
