@@ -349,7 +349,11 @@ struct oomkit_process {
 	int oom_score_adj;
 	char comm[16];
 	char cmdline[256];    /* arguments joined by spaces, truncated */
-	uint64_t reserved[8]; /* for later fields; 0 */
+	pid_t pgid;	      /* process group (/proc/PID/stat field 5) */
+	pid_t sid;	      /* session: its leader's pid (field 6) */
+	int tty_nr;	      /* controlling terminal (field 7); 0: none */
+	uint64_t sig_caught;  /* SigCgt: bit n-1 is set if signal n has a handler */
+	uint64_t reserved[6]; /* for later fields; 0 */
 };
 
 /* Reads a process's identity and memory.  -ESRCH: it is gone. */

@@ -42,6 +42,9 @@ struct oomkit__proc_stat {
 	char comm[16]; /* truncated to 15 chars, NUL-terminated */
 	char state;
 	pid_t ppid;
+	pid_t pgid;	     /* field 5 */
+	pid_t sid;	     /* field 6: the session leader's pid */
+	int tty_nr;	     /* field 7: the controlling terminal; 0 for none */
 	uint64_t start_time; /* field 22, clock ticks */
 };
 
@@ -105,6 +108,11 @@ int oomkit__parse_proc_stat(const char *buf, size_t len, struct oomkit__proc_sta
 
 /* Parses /proc/PID/status for Uid, RssAnon, RssFile, RssShmem, VmSwap (kB). */
 int oomkit__parse_proc_status(const char *buf, size_t len, struct oomkit__proc_status *ret);
+
+/* The SigCgt line of /proc/PID/status: bit n-1 set for each signal n the
+ * process has a handler for.  0 when there is no such line; -EINVAL when
+ * it is not 16 lower-case hex digits at most. */
+int oomkit__parse_proc_sigcgt(const char *buf, size_t len, uint64_t *ret);
 
 /* Parses /proc/self/mounts (octal escapes such as \040 decoded) for the v1
  * memory and freezer hierarchies and the cgroup2 mount; the first of each

@@ -395,6 +395,21 @@ static int take_pid_comm(struct span *s, pid_t *ret_pid, struct span *ret_comm)
 	return 0;
 }
 
+/* The terminal is a device number the kernel prints with %d: it may be
+ * negative (a minor number of 2^19 or more). */
+static int span_to_tty(struct span s, int *ret)
+{
+	bool neg = s.p < s.end && *s.p == '-';
+	uint64_t v;
+
+	if (neg)
+		s.p++;
+	if (span_to_u64(s, &v) < 0 || v > (uint64_t)INT_MAX + neg)
+		return -EINVAL;
+	*ret = neg ? (int)(-(int64_t)v) : (int)v;
+	return 0;
+}
+
 int oomkit__parse_proc_stat(const char *buf, size_t len, struct oomkit__proc_stat *ret)
 {
 	struct span s = span_of(buf, len), comm, tok;
@@ -405,7 +420,8 @@ int oomkit__parse_proc_stat(const char *buf, size_t len, struct oomkit__proc_sta
 		return -EINVAL;
 	memcpy(st.comm, comm.p, span_len(comm) < sizeof(st.comm) ? span_len(comm) : sizeof(st.comm) - 1);
 
-	/* Field 3 is the state, 4 the parent, 22 the start time. */
+	/* Field 3 is the state, 4 the parent, 5 the process group, 6 the
+	 * session, 7 the terminal, 22 the start time. */
 	for (int field = 3; field <= 22; field++) {
 		if (!next_token(&s, &tok))
 			return -EINVAL;
@@ -418,6 +434,13 @@ int oomkit__parse_proc_stat(const char *buf, size_t len, struct oomkit__proc_sta
 			if (span_to_u64(tok, &v) < 0 || v > INT_MAX)
 				return -EINVAL; /* 0 is valid: init's and kthreadd's parent */
 			st.ppid = (pid_t)v;
+		} else if (field == 5 || field == 6) {
+			if (span_to_u64(tok, &v) < 0 || v > INT_MAX)
+				return -EINVAL;
+			*(field == 5 ? &st.pgid : &st.sid) = (pid_t)v;
+		} else if (field == 7) {
+			if (span_to_tty(tok, &st.tty_nr) < 0)
+				return -EINVAL;
 		} else if (field == 22) {
 			if (span_to_u64(tok, &st.start_time) < 0)
 				return -EINVAL;
@@ -473,6 +496,26 @@ static int span_to_uid(struct span s, uid_t *ret)
 	return 0;
 }
 
+/* A signal mask: 16 hex digits, as the kernel prints SigCgt. */
+static int span_to_hex64(struct span s, uint64_t *ret)
+{
+	uint64_t v = 0;
+	size_t n = 0;
+
+	for (; s.p < s.end && n < 17; s.p++, n++) {
+		char c = *s.p;
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (d < 0)
+			break;
+		v = v << 4 | (uint64_t)d;
+	}
+	skip_blanks(&s);
+	if (n == 0 || n > 16 || s.p != s.end)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
 int oomkit__parse_proc_status(const char *buf, size_t len, struct oomkit__proc_status *ret)
 {
 	static const char *const kib_keys[] = {"RssAnon", "RssFile", "RssShmem", "VmSwap"};
@@ -502,6 +545,17 @@ int oomkit__parse_proc_status(const char *buf, size_t len, struct oomkit__proc_s
 		return -EINVAL;
 	st.has_rss = seen[0];
 	*ret = st;
+	return 0;
+}
+
+int oomkit__parse_proc_sigcgt(const char *buf, size_t len, uint64_t *ret)
+{
+	struct span s = span_of(buf, len), line, value;
+
+	while (next_line(&s, &line))
+		if (status_key(line, "SigCgt", &value))
+			return span_to_hex64(value, ret);
+	*ret = 0;
 	return 0;
 }
 

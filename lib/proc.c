@@ -105,6 +105,9 @@ static int oom_score_adj_at(oomkit_ctx *ctx, int dirfd, int *ret)
 	return 0;
 }
 
+/* The fields added since 0.1 took reserved space: the struct keeps its size. */
+_Static_assert(sizeof(struct oomkit_process) == 400, "struct oomkit_process changed size");
+
 static int info_at(oomkit_ctx *ctx, int dirfd, struct oomkit_process *p)
 {
 	struct oomkit__proc_stat st;
@@ -115,7 +118,8 @@ static int info_at(oomkit_ctx *ctx, int dirfd, struct oomkit_process *p)
 		return r;
 	if ((n = read_proc_file(ctx, dirfd, "status")) < 0)
 		return n;
-	if ((r = oomkit__parse_proc_status(ctx->iobuf, (size_t)n, &status)) < 0)
+	if ((r = oomkit__parse_proc_status(ctx->iobuf, (size_t)n, &status)) < 0 ||
+	    (r = oomkit__parse_proc_sigcgt(ctx->iobuf, (size_t)n, &p->sig_caught)) < 0)
 		return r;
 	if ((r = oom_score_adj_at(ctx, dirfd, &p->oom_score_adj)) < 0)
 		return r;
@@ -136,6 +140,9 @@ static int info_at(oomkit_ctx *ctx, int dirfd, struct oomkit_process *p)
 	p->rss_file_kib = status.rss_file_kib;
 	p->rss_shmem_kib = status.rss_shmem_kib;
 	p->swap_kib = status.swap_kib;
+	p->pgid = st.pgid;
+	p->sid = st.sid;
+	p->tty_nr = st.tty_nr;
 	return 0;
 }
 

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Fuzzes /proc/PID/status parsing. */
+/* Fuzzes /proc/PID/status parsing, and its SigCgt line. */
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct oomkit__proc_status st, before;
+	uint64_t caught = 0xa5;
 	int r;
+
+	r = oomkit__parse_proc_sigcgt((const char *)data, size, &caught);
+	FUZZ_CHECK(r == 0 || (r == -EINVAL && caught == 0xa5));
 
 	memset(&st, 0xa5, sizeof(st));
 	before = st;

@@ -96,6 +96,52 @@ static void test_parse_proc_stat(void **state)
 	}
 }
 
+/* The session fields a terminal-safe kill needs (5, 6, 7), tables of their own. */
+struct session_row {
+	const char *name;
+	const char *buf;
+	size_t len;
+	int ret;
+	pid_t pgid, sid;
+	int tty_nr;
+};
+
+static const struct session_row session_rows[] = {
+    {"real", BUF("12661 (cat)" STAT_TAIL), 0, 12659, 5182, 0},
+    {"a shell on pts/1", BUF("9 (bash) S 1 9 9 34817 -1 4194560 1 2 3 4 5 6 7 8 9 10 11 12 77"), 0, 9, 9,
+     34817},
+    {"tty negative", BUF("9 (x) S 1 2 3 -2147483648 5 6 7 8 9 10 11 12 13 14 15 16 17 18 999"), 0, 2, 3,
+     INT_MIN},
+    {"tty beyond int", BUF("9 (x) S 1 2 3 2147483648 5 6 7 8 9 10 11 12 13 14 15 16 17 18 999"), -EINVAL, 0,
+     0, 0},
+    {"tty below int", BUF("9 (x) S 1 2 3 -2147483649 5 6 7 8 9 10 11 12 13 14 15 16 17 18 999"), -EINVAL, 0,
+     0, 0},
+    {"tty junk", BUF("9 (x) S 1 2 3 -x 5 6 7 8 9 10 11 12 13 14 15 16 17 18 999"), -EINVAL, 0, 0, 0},
+    {"tty sign only", BUF("9 (x) S 1 2 3 - 5 6 7 8 9 10 11 12 13 14 15 16 17 18 999"), -EINVAL, 0, 0, 0},
+    {"session negative", BUF("9 (x) S 1 2 -3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 999"), -EINVAL, 0, 0, 0},
+    {"pgid beyond pid_t", BUF("9 (x) S 1 2147483648 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 999"), -EINVAL,
+     0, 0, 0},
+};
+
+static void test_parse_proc_stat_session(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < N_ELEMENTS(session_rows); i++) {
+		const struct session_row *t = &session_rows[i];
+		struct oomkit__proc_stat st;
+		memset(&st, 0x5a, sizeof(st));
+		int r = oomkit__parse_proc_stat(t->buf, t->len, &st);
+		EXPECT_INT(t->name, r, t->ret);
+		if (r < 0) {
+			EXPECT_INT(t->name, st.sid, 0x5a5a5a5a);
+			continue;
+		}
+		EXPECT_INT(t->name, st.pgid, t->pgid);
+		EXPECT_INT(t->name, st.sid, t->sid);
+		EXPECT_INT(t->name, st.tty_nr, t->tty_nr);
+	}
+}
+
 /* ------------------------------------------------------------- status */
 
 #define STATUS_HEAD "Name:\tcat\nUmask:\t0022\nState:\tR (running)\nTgid:\t12663\nPid:\t12663\nPPid:\t12659\n"
@@ -139,6 +185,39 @@ static const struct status_row status_rows[] = {
     {"rss trailing junk", BUF("Uid:\t0\nRssFile:\t5 kB x\n"), -EINVAL, {0}},
     {"NUL in rss", BUF("Uid:\t0\nRssShmem:\t5\0 kB\n"), -EINVAL, {0}},
 };
+
+/* SigCgt, which tells whether a process would die of a shed signal. */
+struct sig_row {
+	const char *name;
+	const char *buf;
+	size_t len;
+	int ret;
+	uint64_t caught;
+};
+
+static const struct sig_row sig_rows[] = {
+    {"real", BUF(STATUS_HEAD "Uid:\t0\t0\t0\t0\nSigBlk:\t0000000000000000\nSigCgt:\t0000000180004a02\n"), 0,
+     0x180004a02ull},
+    {"first of two", BUF("Uid:\t0\nSigCgt:\t0000000000000200\nSigCgt:\tjunk\n"), 0, 0x200},
+    {"all, no newline", BUF("SigCgt:\tffffffffffffffff\nUid:\t3"), 0, UINT64_MAX},
+    {"absent", BUF("Uid:\t3\n"), 0, 0},
+    {"too long", BUF("Uid:\t0\nSigCgt:\t00000000000000000\n"), -EINVAL, 0},
+    {"upper case", BUF("Uid:\t0\nSigCgt:\t000000000000000A\n"), -EINVAL, 0},
+    {"empty", BUF("Uid:\t0\nSigCgt:\t\n"), -EINVAL, 0},
+    {"junk after", BUF("Uid:\t0\nSigCgt:\t0000000000000001 x\n"), -EINVAL, 0},
+};
+
+static void test_parse_proc_status_signals(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < N_ELEMENTS(sig_rows); i++) {
+		const struct sig_row *t = &sig_rows[i];
+		uint64_t caught = 0x5a5a;
+		int r = oomkit__parse_proc_sigcgt(t->buf, t->len, &caught);
+		EXPECT_INT(t->name, r, t->ret);
+		EXPECT_U64(t->name, caught, r == 0 ? t->caught : 0x5a5a);
+	}
+}
 
 static void test_parse_proc_status(void **state)
 {
@@ -214,8 +293,8 @@ static void test_format_cmdline(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_parse_proc_stat),
-	    cmocka_unit_test(test_parse_proc_status),
+	    cmocka_unit_test(test_parse_proc_stat),	    cmocka_unit_test(test_parse_proc_status),
+	    cmocka_unit_test(test_parse_proc_stat_session), cmocka_unit_test(test_parse_proc_status_signals),
 	    cmocka_unit_test(test_format_cmdline),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
