@@ -23,6 +23,7 @@
 #define KILL_WAIT_MIN_MS 1000
 
 static void on_prompt_deadline(void *data, uint64_t now);
+static void on_shed_over(void *data, struct scope *scope, uint64_t event_ns, unsigned next_step);
 
 /* A reason, cut to what the reports index keeps. */
 static void copy_cut(char *dst, size_t len, const char *src)
@@ -40,6 +41,8 @@ int chain_init(struct chain *c, struct loop *loop)
 	if (!c->buf)
 		return -ENOMEM;
 	c->prompt->timer = (struct loop_timer){.fn = on_prompt_deadline, .data = c};
+	c->shed->resume = on_shed_over;
+	c->shed->resume_data = c;
 	return loop_add_timer(loop, &c->prompt->timer);
 }
 
@@ -467,6 +470,45 @@ int chain_answer(struct chain *c, const struct protocol_answer *a, uid_t uid, co
 	return r;
 }
 
+/* ------------------------------------------------------------ shedding */
+
+/* A shed that gave back too little: the chain goes on past it, outside the
+ * library's handler (a "kernel" verdict is handed over here). */
+static void on_shed_over(void *data, struct scope *scope, uint64_t event_ns, unsigned next_step)
+{
+	struct chain *c = data;
+	struct oomkit_event ev;
+
+	chain_synth_event(c->ctx, scope->rel, scope->watch, event_ns, &ev);
+	if (chain_run(c, scope, &ev, next_step) == OOMKIT_KERNEL)
+		(void)oomkit_hand_to_kernel(c->ctx, scope->watch);
+}
+
+/* The job is asked to give memory back; the shed lands the report.  If
+ * nobody could be asked, the rest of the chain has its turn now. */
+static enum oomkit_verdict shed(struct chain *c, struct scope *scope, const struct oomkit_event *ev,
+				const struct policy_input *in, const struct policy_decision *dec,
+				struct flight *fl)
+{
+	const struct config_job *job = scope->job;
+	/* The machine's own shed waits as long as a job's default would. */
+	uint64_t wait_ms = job && job->shed_wait_ms ? job->shed_wait_ms : c->cfg->delay_ms / 4;
+	char result[RESULT_MAX];
+	int r = shed_start(c->shed, scope, in, dec, fl, ev->time_ns, wait_ms, result, sizeof(result));
+
+	if (r == 0) {
+		log_info("%s: %s", scope->label, result);
+		metrics_changed(c->metrics);
+		return OOMKIT_WAIT;
+	}
+	snprintf(fl->result, sizeof(fl->result), "%.120s; the chain goes on", result);
+	fl->failed = true;
+	inflight_land(c->inflight, fl);
+	if (dec->step + 1 < in->chain->n_steps)
+		return chain_run(c, scope, ev, dec->step + 1);
+	return OOMKIT_WAIT;
+}
+
 /* ------------------------------------------------------------ the chain */
 
 bool chain_victim_exiting(const struct chain *c, const struct scope *scope)
@@ -488,6 +530,11 @@ enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct
 	 * once it is gone, an OOM that goes on signals again. */
 	if (chain_victim_exiting(c, scope)) {
 		log_debug("%s: OOM while a victim is still exiting: waiting for it", scope->label);
+		return OOMKIT_WAIT;
+	}
+	/* Nor while it is giving memory back: the headroom it was lent is used up, not a new OOM. */
+	if (!c->dry_run && shed_active(c->shed, scope)) {
+		log_debug("%s: OOM while it sheds: waiting for it", scope->label);
 		return OOMKIT_WAIT;
 	}
 	r = snapshot_take(c->snap, scope, snapshot_capacity(c->ctx, c->scopes, c->cfg->reserve_bytes), &in);
@@ -524,6 +571,8 @@ enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct
 	}
 	if (dec.action == ACTION_KERNEL || dec.action == ACTION_NONE)
 		return no_action(c, scope, id, &in, &dec, fl);
+	if (dec.action == ACTION_SHED)
+		return shed(c, scope, ev, &in, &dec, fl);
 	int pidfd;
 	r = actions_start(c->actions, scope, &in, &dec, result, sizeof(result), &pidfd);
 	snprintf(fl->result, sizeof(fl->result), "%s", result);

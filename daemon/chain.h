@@ -23,6 +23,7 @@
 #include "protocol.h"
 #include "reports.h"
 #include "scope.h"
+#include "shed.h"
 #include "snapshot.h"
 #include "stats.h"
 
@@ -36,6 +37,7 @@ struct chain {
 	struct prompt *prompt;
 	struct actions *actions;
 	struct inflight *inflight;
+	struct shed *shed; /* the shed policy's runs; its resume is set by chain_init() */
 	struct stats *stats;
 	struct metrics *metrics;
 	char *buf; /* the reports' writer buffer */
@@ -43,7 +45,8 @@ struct chain {
 };
 
 /* c's pointers are set by the caller; this makes the buffer and registers
- * the prompt's deadline with the loop (the prompt's timer calls back here).
+ * the prompt's deadline with the loop (the prompt's timer calls back here),
+ * and makes a shed that gave back too little call back here to go on.
  * 0 or -errno. */
 int chain_init(struct chain *c, struct loop *loop);
 void chain_free(struct chain *c);

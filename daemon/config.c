@@ -315,10 +315,6 @@ static int chain_add(const char *item, void *userdata)
 	struct policy_chain *chain = userdata;
 	enum policy_kind kind;
 
-	/* Issue 17's policy: named, so that it is not an "unknown policy",
-	 * but no kind yet that a chain could hold. */
-	if (strcmp(item, "shed") == 0)
-		return -EOPNOTSUPP;
 	if (policy_kind_from_name(item, &kind) < 0)
 		return -EINVAL;
 	if (chain->n_steps >= POLICY_MAX_CHAIN)
@@ -730,8 +726,8 @@ static const struct key keys[] = {
      * finish_job() and check_timings(). */
     JOB("kill_signal", parse_kill_signal, kill_signal, 0, 0, KEY_PENDING, "SIGKILL"),
     JOB("kill_grace", parse_duration, kill_grace_ms, 10, 600000, KEY_ZERO | KEY_PENDING, "0"),
-    JOB("shed_signal", parse_shed_signal, shed_signal, 0, 0, KEY_PENDING, NULL),
-    JOB("shed_wait", parse_duration, shed_wait_ms, 10, 600000, KEY_ZERO | KEY_PENDING, NULL),
+    JOB("shed_signal", parse_shed_signal, shed_signal, 0, 0, 0, NULL),
+    JOB("shed_wait", parse_duration, shed_wait_ms, 10, 600000, KEY_ZERO, NULL),
     JOB_WHOLE("before_kill", parse_before_kill, KEY_PENDING),
     JOB_WHOLE("after_kill", parse_after_kill, KEY_PENDING),
     JOB_WHOLE("shed_command", parse_shed_command, KEY_PENDING),
@@ -848,6 +844,36 @@ static void finish_kill(struct parse_state *st)
 			  "a grace needs a kill_signal other than SIGKILL, which ends a process at once");
 }
 
+static bool chain_has(const struct policy_chain *chain, enum policy_kind kind)
+{
+	for (unsigned i = 0; i < chain->n_steps; i++)
+		if (chain->steps[i] == kind)
+			return true;
+	return false;
+}
+
+/* shed_signal and shed_command say how a job is asked for memory, shed_wait
+ * how long it has; shed in its chain says when.  One without the other
+ * would be silently idle. */
+static void finish_shed(struct parse_state *st)
+{
+	static const char *const how[] = {"shed_signal", "shed_command", "shed_wait"};
+	bool in_chain = chain_has(&st->job->chain, POLICY_SHED);
+
+	if (given(st, "policy", st->bad))
+		return;
+	for (size_t i = 0; i < sizeof(how) / sizeof(how[0]) && !in_chain; i++)
+		if (given(st, how[i], st->seen) && !given(st, how[i], st->bad))
+			add_error(
+			    st, line_of(st, how[i]), how[i],
+			    "needs shed in the job's policy: the job is asked for memory as a step of its "
+			    "chain");
+	if (in_chain && !given(st, "shed_signal", st->seen) && !given(st, "shed_command", st->seen))
+		add_error(st, line_of(st, "policy"), "policy",
+			  "shed needs a shed_signal or a shed_command: how the job is asked to give memory "
+			  "back");
+}
+
 /* Checks across the keys of one job, once its section is complete. */
 static void finish_job(struct parse_state *st)
 {
@@ -859,6 +885,7 @@ static void finish_job(struct parse_state *st)
 			  "a job that adopts cgroups (cgroup =) is not delegated: its cgroups are their "
 			  "makers' (systemd's)");
 	finish_kill(st);
+	finish_shed(st);
 	if (!given(st, "limit_max", st->seen))
 		job->limit_max_bytes = job->limit_bytes;
 	if (given(st, "limit", st->bad) || given(st, "limit_max", st->bad))
@@ -1156,12 +1183,15 @@ static void check_cgroup_overlaps(struct parse_state *st)
  * kernel's OOM killer decides, whatever the job is given. */
 static void check_timings(struct parse_state *st)
 {
-	const struct config *cfg = st->cfg;
+	struct config *cfg = st->cfg;
 	char d[32], a[32], b[32];
 
 	value_format_duration(cfg->delay_ms, d, sizeof(d));
 	for (unsigned i = 0; i < cfg->n_jobs; i++) {
-		const struct config_job *job = &cfg->jobs[i];
+		struct config_job *job = &cfg->jobs[i];
+		/* A shed without a shed_wait has a quarter of the delay. */
+		if (job->shed_wait_ms == 0 && chain_has(&job->chain, POLICY_SHED))
+			job->shed_wait_ms = cfg->delay_ms / 4 ? cfg->delay_ms / 4 : 1;
 		snprintf(st->section, sizeof(st->section), "job %s", job->name);
 		value_format_duration(job->kill_grace_ms, a, sizeof(a));
 		value_format_duration(job->shed_wait_ms, b, sizeof(b));

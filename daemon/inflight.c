@@ -160,7 +160,7 @@ void inflight_land(struct inflight *f, struct flight *fl)
 		fl->report.cap = f->buf_len;
 		if (fl->jobs_later)
 			report_write_jobs(&fl->report, f->ctx, f->scopes);
-		report_write_tail(&fl->report, fl->result, &fl->t);
+		report_write_tail(&fl->report, fl->result, &fl->more, &fl->t);
 		reports_done(f->reports, fl->report_id, fl->scope_name, fl->report_fd, fl->report.err, &sum);
 	}
 	if (fl->pidfd >= 0) {

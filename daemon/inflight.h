@@ -55,8 +55,9 @@ struct flight {
 	char reason[REPORTS_REASON_MAX];
 	struct report_times t;
 	char result[INFLIGHT_RESULT_MAX];
-	bool failed;	 /* the action could not be carried out */
-	bool jobs_later; /* a job's OOM: the report's jobs go before its outcome */
+	struct report_more more; /* what the action adds to the outcome */
+	bool failed;		 /* the action could not be carried out */
+	bool jobs_later;	 /* a job's OOM: the report's jobs go before its outcome */
 	int pidfd;
 	uint64_t deadline_ns;
 };

@@ -27,6 +27,7 @@
 #include "handler.h"
 #include "inflight.h"
 #include "jobs.h"
+#include "lend.h"
 #include "log.h"
 #include "loop.h"
 #include "metrics.h"
@@ -36,6 +37,7 @@
 #include "release.h"
 #include "reports.h"
 #include "scope.h"
+#include "shed.h"
 #include "snapshot.h"
 #include "stats.h"
 
@@ -57,6 +59,8 @@ struct daemon {
 	struct prompt prompt;
 	struct actions actions;
 	struct inflight inflight;
+	struct lend lend;
+	struct shed shed;
 	struct metrics metrics;
 	struct chain chain;
 	struct handler handler;
@@ -158,6 +162,7 @@ static void configure(struct daemon *d)
 	int r;
 
 	chain_configure(&d->chain, d->cfg);
+	lend_configure(&d->lend, d->cfg->reserve_bytes);
 	handler_configure(&d->handler, d->cfg);
 	metrics_configure(&d->metrics, d->cfg);
 	control_configure(&d->control, d->cfg);
@@ -351,8 +356,15 @@ static int setup_modules(struct daemon *d)
 				  .prompt = &d->prompt,
 				  .actions = &d->actions,
 				  .inflight = &d->inflight,
+				  .shed = &d->shed,
 				  .stats = &d->stats,
 				  .metrics = &d->metrics};
+	d->shed = (struct shed){.ctx = d->ctx,
+				.lend = &d->lend,
+				.snap = &d->snap,
+				.inflight = &d->inflight,
+				.metrics = &d->metrics};
+	d->snap.lend = &d->lend;
 	d->handler = (struct handler){.ctx = d->ctx,
 				      .dry_run = d->dry_run,
 				      .scopes = &d->scopes,
@@ -372,7 +384,8 @@ static int setup_modules(struct daemon *d)
 				  .metrics = &d->metrics,
 				  .pids = d->snap.pids,
 				  .max_pids = MAX_PIDS};
-	if ((r = chain_init(&d->chain, &d->loop)) < 0 || (r = handler_init(&d->handler, &d->loop)) < 0 ||
+	if ((r = lend_init(&d->lend, &d->loop, d->ctx)) < 0 || (r = shed_init(&d->shed, &d->loop)) < 0 ||
+	    (r = chain_init(&d->chain, &d->loop)) < 0 || (r = handler_init(&d->handler, &d->loop)) < 0 ||
 	    (r = adopt_init(&d->adopt, &d->loop)) < 0)
 		return r;
 	d->inflight.buf = d->chain.buf;
@@ -434,7 +447,12 @@ static void stop(struct daemon *d, bool clean)
 {
 	if (d->control.loop)
 		control_close_all(&d->control);
+	/* Sheds first: their reports are flights that chain_free() would land. */
+	if (d->shed.lend)
+		shed_stop(&d->shed);
 	chain_free(&d->chain);
+	if (d->lend.ctx)
+		lend_repay_all(&d->lend);
 	adopt_stop(&d->adopt);
 	if (clean && d->ctx)
 		jobs_leave_reserve(&d->jobs);

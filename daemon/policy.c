@@ -29,6 +29,7 @@ static const char *const policy_names[POLICY__COUNT] = {
     [POLICY_REPORT] = "report",
     [POLICY_PROMPT] = "prompt",
     [POLICY_KERNEL] = "kernel",
+    [POLICY_SHED] = "shed",
 };
 
 const char *policy_kind_name(enum policy_kind kind)
@@ -63,6 +64,8 @@ const char *policy_action_name(enum policy_action action)
 		return "prompt";
 	case ACTION_KERNEL:
 		return "kernel";
+	case ACTION_SHED:
+		return "shed";
 	}
 	return "?";
 }
@@ -371,6 +374,35 @@ static bool do_kernel(const struct policy_input *in, struct policy_decision *d, 
 	return true;
 }
 
+/* A job's own OOM: the job is asked, if it says how.  The machine's: every
+ * job that says how is asked, since asking costs nobody anything. */
+static bool do_shed(const struct policy_input *in, struct policy_decision *d, char *note, size_t len)
+{
+	unsigned n = 0;
+
+	if (in->scope == SCOPE_JOB) {
+		const struct policy_group *job = &in->groups[in->scope_group];
+		if (!job->can_shed) {
+			snprintf(note, len, "job %s has no shed_signal or shed_command", job->name);
+			return false;
+		}
+		d->action = ACTION_SHED;
+		d->victim_group = (int)in->scope_group;
+		snprintf(d->reason, sizeof(d->reason), "asking job %s to give memory back", job->name);
+		return true;
+	}
+	for (unsigned i = 0; i < in->n_groups; i++)
+		n += in->groups[i].can_shed;
+	if (n == 0) {
+		snprintf(note, len, "no job has a shed_signal or shed_command");
+		return false;
+	}
+	d->action = ACTION_SHED;
+	d->victim_group = -1;
+	snprintf(d->reason, sizeof(d->reason), "asking %u job%s to give memory back", n, n == 1 ? "" : "s");
+	return true;
+}
+
 static bool do_report(const struct policy_input *in, struct policy_decision *d, char *note, size_t len)
 {
 	/* Every OOM is reported before any action; the step itself decides nothing. */
@@ -389,6 +421,7 @@ static const policy_fn policies[POLICY__COUNT] = {
     [POLICY_REPORT] = do_report,
     [POLICY_PROMPT] = do_prompt,
     [POLICY_KERNEL] = do_kernel,
+    [POLICY_SHED] = do_shed,
 };
 
 static void trail_add(struct policy_decision *d, enum policy_kind kind, const char *note)

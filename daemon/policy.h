@@ -28,6 +28,7 @@ enum policy_kind {
 	POLICY_REPORT,
 	POLICY_PROMPT,
 	POLICY_KERNEL,
+	POLICY_SHED, /* ask the job to give memory back (issue 17) */
 	POLICY__COUNT,
 };
 
@@ -60,6 +61,7 @@ struct policy_group {
 	enum kill_scope kill;
 	const char (*protect)[POLICY_COMM_MAX];
 	unsigned n_protect;
+	bool can_shed; /* it says how to ask it for memory (shed_signal, shed_command) */
 };
 
 struct policy_proc {
@@ -99,6 +101,7 @@ enum policy_action {
 	ACTION_KILL_JOB, /* every process of the victim's job */
 	ACTION_PROMPT,
 	ACTION_KERNEL, /* hand it to the kernel OOM killer now */
+	ACTION_SHED,   /* ask the victim's job (-1: every job that can) to give memory back */
 };
 
 struct policy_decision {
@@ -121,7 +124,7 @@ int policy_decide(const struct policy_input *in, struct policy_decision *ret);
  * or a name its job protects. */
 bool policy_protected(const struct policy_input *in, const struct policy_proc *proc);
 
-/* "kill", "kill-job", "grow", "prompt", "kernel", "none". */
+/* "kill", "kill-job", "grow", "prompt", "kernel", "shed", "none". */
 const char *policy_action_name(enum policy_action action);
 
 #endif

@@ -139,9 +139,31 @@ static void ms_since(struct oomkit__json *w, const char *key, uint64_t from, uin
 	oomkit__json_fixed(w, key, to > from ? (to - from) / 1000u : 0, 3);
 }
 
-void report_write_tail(struct oomkit__json *w, const char *outcome, const struct report_times *t)
+static void write_more(struct oomkit__json *w, const struct report_more *m)
+{
+	if (m->has_shed) {
+		const struct report_shed *s = &m->shed;
+		oomkit__json_open(w, "shed", '{');
+		oomkit__json_bool(w, "resolved", s->resolved);
+		oomkit__json_u64(w, "before_bytes", s->before_bytes);
+		oomkit__json_u64(w, "after_bytes", s->after_bytes);
+		oomkit__json_u64(w, "freed_bytes",
+				 s->before_bytes > s->after_bytes ? s->before_bytes - s->after_bytes : 0);
+		oomkit__json_u64(w, "target_bytes", s->target_bytes);
+		oomkit__json_u64(w, "lent_bytes", s->lent_bytes);
+		oomkit__json_u64(w, "signalled", s->signalled);
+		oomkit__json_close(w, '}');
+	}
+	if (m->ended_by)
+		oomkit__json_str(w, "ended_by", m->ended_by);
+}
+
+void report_write_tail(struct oomkit__json *w, const char *outcome, const struct report_more *more,
+		       const struct report_times *t)
 {
 	oomkit__json_str(w, "outcome", outcome);
+	if (more)
+		write_more(w, more);
 	oomkit__json_open(w, "timings_ms", '{');
 	ms_since(w, "decision", t->event_ns, t->decided_ns);
 	ms_since(w, "action", t->event_ns, t->acted_ns);

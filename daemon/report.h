@@ -49,7 +49,25 @@ struct report_times {
  * that job): written after the action, off the decision's path. */
 void report_write_jobs(struct oomkit__json *w, oomkit_ctx *ctx, const struct scopes *scopes);
 
-/* The outcome and the timings; closes the report's object and flushes. */
-void report_write_tail(struct oomkit__json *w, const char *outcome, const struct report_times *t);
+
+/* What a shed step saw: usage when it asked, the lowest since, the level
+ * usage had to fall below, the headroom lent meanwhile, and how it asked. */
+struct report_shed {
+	uint64_t before_bytes, after_bytes, target_bytes, lent_bytes;
+	unsigned signalled; /* processes sent the job's shed_signal */
+	bool resolved;	    /* usage fell below the target in time: nothing was killed */
+};
+
+/* What an action adds to its outcome, beyond the sentence. */
+struct report_more {
+	bool has_shed;
+	struct report_shed shed;
+	const char *ended_by; /* a kill: the signal its victim got last ("SIGTERM"); NULL: none */
+};
+
+/* The outcome (more may be NULL) and the timings; closes the report's
+ * object and flushes. */
+void report_write_tail(struct oomkit__json *w, const char *outcome, const struct report_more *more,
+		       const struct report_times *t);
 
 #endif

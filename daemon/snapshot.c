@@ -53,12 +53,17 @@ static void fill_group(struct snapshot *s, struct policy_group *g, const struct 
 		g->usage_bytes = m.usage_bytes;
 		g->limit_bytes = m.limit_bytes;
 	}
+	/* Headroom lent for a moment is not the job's limit (lend.h). */
+	const struct oomkit_loan *loan = s->lend ? lend_of(s->lend, j) : NULL;
+	if (loan)
+		g->limit_bytes = loan->limit_bytes;
 	/* A limit raised earlier (grow, or before a restart) is never "above" limit_max. */
 	g->limit_max_bytes = c->limit_max_bytes > g->limit_bytes ? c->limit_max_bytes : g->limit_bytes;
 	g->expect_bytes = c->expect_bytes;
 	g->kill = c->kill;
 	g->protect = c->protect;
 	g->n_protect = c->n_protect;
+	g->can_shed = c->shed_signal != 0 || c->hooks[HOOK_SHED_COMMAND] != NULL;
 }
 
 /* Groups for a machine OOM: the jobs in slot order, then "(other)" for

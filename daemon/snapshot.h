@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "lend.h"
 #include "oomkit.h"
 #include "policy.h"
 #include "scope.h"
@@ -38,6 +39,7 @@ struct snapshot {
 	int *group_of_slot;	     /* max_jobs: a job slot's group, or -1 */
 	unsigned *per_group;	     /* max_jobs + 1: candidates kept per group, while walking */
 	pid_t protected_pids[2];     /* the daemon and its guardian */
+	const struct lend *lend;     /* a job lent headroom is shown at its own limit */
 };
 
 int snapshot_init(struct snapshot *s, oomkit_ctx *ctx, struct scopes *scopes, size_t max_pids);

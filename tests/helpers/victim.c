@@ -12,6 +12,7 @@
  *   shed     SIGUSR1 frees half of what it holds (the most recent half),
  *            writes "shed KIB\n" to FILE, and it allocates nothing more;
  *   ignore   SIGUSR1 and SIGTERM are ignored;
+ *   deaf     SIGUSR1 and SIGTERM are caught, and nothing is done about them;
  *   term     SIGTERM writes "term\n" to FILE and exits 0;
  *   grow     like ignore, but it never stops allocating (1 MiB every 1 ms
  *            up to MIB, then again from the start: a leak).
@@ -48,6 +49,11 @@ static void on_usr1(int sig)
 {
 	(void)sig;
 	shed_asked = 1;
+}
+
+static void on_nothing(int sig)
+{
+	(void)sig;
 }
 
 static void on_term(int sig)
@@ -109,7 +115,7 @@ static int allocate(size_t steps, int forever)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s MIB shed|ignore|term|grow [FILE]\n", argv[0]);
+		fprintf(stderr, "usage: %s MIB shed|ignore|deaf|term|grow [FILE]\n", argv[0]);
 		return 2;
 	}
 	size_t mib = strtoul(argv[1], NULL, 10);
@@ -125,6 +131,10 @@ int main(int argc, char **argv)
 		sigaction(SIGUSR1, &sa, NULL);
 	} else if (strcmp(mode, "term") == 0) {
 		sa.sa_handler = on_term;
+		sigaction(SIGTERM, &sa, NULL);
+	} else if (strcmp(mode, "deaf") == 0) {
+		sa.sa_handler = on_nothing;
+		sigaction(SIGUSR1, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 	} else if (strcmp(mode, "ignore") == 0 || strcmp(mode, "grow") == 0) {
 		signal(SIGUSR1, SIG_IGN);

@@ -335,6 +335,42 @@ static void test_resume_and_prompt(void **state)
 	assert_int_equal(d.action, ACTION_KERNEL);
 }
 
+/* shed asks a job that says how; one that does not is skipped, and at
+ * machine level every job that can is asked at once. */
+static void test_shed(void **state)
+{
+	(void)state;
+	struct policy_decision d = decide(SCOPE_JOB, BATCH, "shed, kill-largest");
+	assert_int_equal(d.action, ACTION_KILL);
+	assert_int_equal(d.victim_pid, 201);
+	assert_non_null(strstr(d.trail, "shed: job batch has no shed_signal or shed_command"));
+
+	groups[BATCH].can_shed = true;
+	d = decide(SCOPE_JOB, BATCH, "report, shed, kill-largest");
+	assert_int_equal(d.action, ACTION_SHED);
+	assert_int_equal(d.policy, POLICY_SHED);
+	assert_int_equal(d.step, 1);
+	assert_int_equal(d.victim_group, BATCH);
+	assert_string_equal(d.reason, "asking job batch to give memory back");
+
+	/* After a shed that gave back too little the chain resumes past it. */
+	struct policy_chain chain;
+	struct policy_input in = input(SCOPE_JOB, BATCH, "shed, kill-largest", &chain);
+	in.first_step = 1;
+	assert_int_equal(policy_decide(&in, &d), 0);
+	assert_int_equal(d.action, ACTION_KILL);
+
+	d = decide(SCOPE_MACHINE, 0, "shed, kill-lowest");
+	assert_int_equal(d.action, ACTION_SHED);
+	assert_int_equal(d.victim_group, -1);
+	assert_string_equal(d.reason, "asking 1 job to give memory back");
+	groups[BATCH].can_shed = false;
+	d = decide(SCOPE_MACHINE, 0, "shed, kill-lowest");
+	assert_int_equal(d.action, ACTION_KILL);
+	assert_non_null(strstr(d.trail, "shed: no job has a shed_signal or shed_command"));
+	assert_string_equal(policy_action_name(ACTION_SHED), "shed");
+}
+
 static void test_bad_input(void **state)
 {
 	(void)state;
@@ -361,6 +397,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_kill_job, setup),
 	    cmocka_unit_test_setup(test_ties, setup),
 	    cmocka_unit_test_setup(test_resume_and_prompt, setup),
+	    cmocka_unit_test_setup(test_shed, setup),
 	    cmocka_unit_test_setup(test_bad_input, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
