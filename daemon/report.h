@@ -49,7 +49,6 @@ struct report_times {
  * that job): written after the action, off the decision's path. */
 void report_write_jobs(struct oomkit__json *w, oomkit_ctx *ctx, const struct scopes *scopes);
 
-
 /* What a shed step saw: usage when it asked, the lowest since, the level
  * usage had to fall below, the headroom lent meanwhile, and how it asked. */
 struct report_shed {
