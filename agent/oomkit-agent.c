@@ -314,8 +314,10 @@ static void ask(struct agent *a)
 		g_string_append(body, "The system is running out of memory.");
 	else
 		g_string_append_printf(body, "%s has reached its memory limit.", q->scope);
+	/* The time left (an agent that connects late is asked with less), in
+	 * whole seconds, rounded up. */
 	g_string_append_printf(body, " Choose within %" PRIu64 " s, or the system decides.\n",
-			       q->timeout_ms / 1000);
+			       (q->timeout_ms + 999) / 1000);
 	g_variant_builder_init(&actions, G_VARIANT_TYPE("as"));
 	for (unsigned i = 0; i < q->n_shown; i++) {
 		human(q->shown[i].rss_bytes, sz, sizeof(sz));
@@ -335,11 +337,14 @@ static void ask(struct agent *a)
 	g_variant_builder_add(&actions, "s", "Let the system decide");
 
 	bool can_act = server_has_actions(a);
+	/* It expires with the question (0 would be "never" to the server). */
 	q->notification = notify(a, 0, "Out of memory: what should be closed?", body->str, &actions, 2,
-				 q->timeout_ms > INT32_MAX ? INT32_MAX : (int32_t)q->timeout_ms);
+				 q->timeout_ms > INT32_MAX ? INT32_MAX
+				 : q->timeout_ms	   ? (int32_t)q->timeout_ms
+							   : 1);
 	g_string_free(body, TRUE);
-	logf_("question %u (%s): %u candidate(s) shown, notification %u", q->id, q->scope, q->n_shown,
-	      q->notification);
+	logf_("question %u (%s): %u candidate(s) shown, %" PRIu64 " ms to answer, notification %u", q->id,
+	      q->scope, q->n_shown, q->timeout_ms, q->notification);
 	/* Nothing a person can click: let the chain go on now, not after the delay. */
 	if (!q->notification || !can_act)
 		answer(a, PROTOCOL_CHOICE_CHAIN, 0);

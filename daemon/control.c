@@ -788,8 +788,10 @@ static bool fill_question(struct control *ctl, struct client *c)
 			next_question(c);
 			return true;
 		}
-		const struct protocol_question q = {
-		    .id = c->question.id, .scope = prompt_scope(ctl), .timeout_ms = ctl->prompt->timeout_ms};
+		/* The time left, not the whole delay: a listener may come late. */
+		const struct protocol_question q = {.id = c->question.id,
+						    .scope = prompt_scope(ctl),
+						    .timeout_ms = prompt_remaining_ms(ctl->prompt, now_ns())};
 		if (!PUT(c, protocol_put_question, &q))
 			return false;
 		c->question.head = true;
@@ -1101,13 +1103,31 @@ static void cmd_answer(struct control *ctl, struct client *c, const struct proto
 		c->out_len = b.len;
 }
 
-/* Anyone may listen: each is sent only the questions that concern its uid. */
-static void cmd_prompt(struct client *c)
+/* A listener that comes while a question concerning it is open - an agent
+ * started with the session, or restarted - is asked at once, after the
+ * reply to its "prompt", with the time that is left.  Not once everyone
+ * asked has declined: the chain is going on by then. */
+static void ask_late(struct control *ctl, struct client *c)
 {
+	const struct prompt *p = ctl->prompt;
+
+	if (!p->active || p->declined || !prompt_concerns(p, c->uid) || prompt_remaining_ms(p, now_ns()) == 0)
+		return;
+	c->question = (typeof(c->question)){.id = p->report_id, .due = true};
+	c->asked = true;
+}
+
+/* Anyone may listen: each is sent only the questions that concern its uid. */
+static void cmd_prompt(struct control *ctl, struct client *c)
+{
+	bool listening = c->prompt;
+
 	c->prompt = true;
 	(void)client_user(c);
 	put_ok(c);
 	put_end(c);
+	if (!listening)
+		ask_late(ctl, c);
 }
 
 static void cmd_reload(struct control *ctl, struct client *c)
@@ -1158,7 +1178,7 @@ static void request(struct control *ctl, struct client *c, const char *line, siz
 		cmd_run(ctl, c, req.job);
 		return;
 	case PROTOCOL_PROMPT:
-		cmd_prompt(c);
+		cmd_prompt(ctl, c);
 		return;
 	case PROTOCOL_ANSWER:
 		cmd_answer(ctl, c, &req.answer);

@@ -78,6 +78,13 @@ int prompt_ask(struct prompt *p, const struct policy_decision *dec, uint64_t eve
 	return p->listener.send ? p->listener.send(p->listener.data) : 0;
 }
 
+uint64_t prompt_remaining_ms(const struct prompt *p, uint64_t now)
+{
+	if (!p->active || p->timer.due_ns <= now)
+		return 0;
+	return (p->timer.due_ns - now + NS_PER_MS - 1) / NS_PER_MS;
+}
+
 bool prompt_shows(const struct prompt *p, const struct prompt_candidate *c, uid_t uid)
 {
 	return protocol_may_see(uid, &p->asker, c->proc.uid);

@@ -104,6 +104,10 @@ bool prompt_available(const struct prompt *p);
 int prompt_ask(struct prompt *p, const struct policy_decision *dec, uint64_t event_ns, uint64_t timeout_ms,
 	       int report_fd, unsigned report_id, const struct oomkit__json *report);
 
+/* The time left to answer the open question, in ms rounded up: 0 once its
+ * deadline has come (or everyone asked declined). */
+uint64_t prompt_remaining_ms(const struct prompt *p, uint64_t now);
+
 /* Whether the open (or prepared) question concerns uid / shows it candidate c. */
 bool prompt_concerns(const struct prompt *p, uid_t uid);
 bool prompt_shows(const struct prompt *p, const struct prompt_candidate *c, uid_t uid);

@@ -46,7 +46,7 @@ T_PIDS=
 agent_cleanup() {
 	local rc=$? p f
 	if [ $rc != 0 ]; then
-		for f in agent.log agent-b.log dunst.log monitor.log prompt.out; do
+		for f in agent.log agent2.log agent-b.log dunst.log monitor.log prompt.out; do
 			[ -f "$TMP/$f" ] && { echo "--- $f" >&2; tail -n 150 "$TMP/$f" >&2; }
 		done
 	fi
@@ -247,10 +247,27 @@ exec 3>&-
 empty_job desk
 
 # --- 2. no answer: the chain goes on
+# The second agent, started now, cannot reach the daemon yet (see below).
+OLD_AGENT=$AGENT_PID
+as_user_bg "$A" env HOME="$SESS" DISPLAY="$DISPLAY" XDG_DATA_DIRS="$SESS/share:/usr/share" \
+	DBUS_SESSION_BUS_ADDRESS="$BUS" OOMKIT_SOCKET="$TMP/late.sock" "$AGENT" >>"$TMP/agent2.log" 2>&1
+AGENT_PID=$!
+T_PIDS="$T_PIDS $AGENT_PID"
+wait_for 10 grep -q "cannot reach oomkitd" "$TMP/agent2.log" || fail "2: the second agent did not start"
 a=$(spawn_as "$A" desk 20)
 wait_for 10 usage_at_least desk $((20 << 20)) || fail "desk: the first hog did not grow"
 b=$(spawn_as "$A" desk 40 512 2000)
 check "2: the agent shows the question" wait_for 20 grep -q "question 2 (desk)" "$TMP/agent.log"
+# A second agent of the session reaches the daemon only while the question
+# is open (its socket's name appears then; it tries every 2 s): it is asked
+# at once.  Then the first one goes, taking its notification with it.
+ln -s "$SOCK" "$TMP/late.sock"
+check "2: an agent that comes while the question is open is asked at once" \
+	wait_for 8 grep -q "question 2 (desk)" "$TMP/agent2.log"
+left=$(sed -n 's/.*question 2 (desk): .* shown, \([0-9]*\) ms to answer.*/\1/p' "$TMP/agent2.log")
+check "2: with the time left of the 10 s to answer (${left:-?} ms)" test "${left:-0}" -gt 0 -a "${left:-0}" -lt 10000
+kill "$OLD_AGENT"
+wait_for 10 dead "$OLD_AGENT" || fail "2: the first agent did not stop"
 check "2: no answer: the chain kills the largest" wait_for 30 dead "$b"
 check "2: the other lives" alive "$a"
 check "2: the report: no answer" test "$(json_get "$(report_id 2)" "r['prompt_answer']")" = none
@@ -262,7 +279,7 @@ a=$(spawn_as "$A" roomy 20)
 wait_for 10 usage_at_least roomy $((20 << 20)) || fail "roomy: the first hog did not grow"
 b=$(spawn_as "$A" roomy 40 512 2000)
 check "3: grow is offered" wait_for 20 grep -q 'string "Give it more memory"' "$TMP/monitor.log"
-wait_for 10 grep -q "question 4 (roomy)" "$TMP/agent.log" || fail "3: no question"
+wait_for 10 grep -q "question 4 (roomy)" "$TMP/agent2.log" || fail "3: no question"
 echo "Give it more memory" > "$SESS/want"
 in_session dunstctl context
 check "3: dunst emits ActionInvoked grow" wait_for 10 grep -q 'string "grow"' "$TMP/monitor.log"
@@ -280,7 +297,7 @@ wait_for 10 dead "$DUNST" || fail "dunst did not stop"
 a=$(spawn_as "$A" desk 20)
 wait_for 10 usage_at_least desk $((20 << 20)) || fail "desk: the first hog did not grow"
 b=$(spawn_as "$A" desk 40 512 2000)
-check "4: no server: the agent says so" wait_for 20 grep -q "cannot show a notification" "$TMP/agent.log"
+check "4: no server: the agent says so" wait_for 20 grep -q "cannot show a notification" "$TMP/agent2.log"
 check "4: the chain goes on at once: the largest dies" wait_for 20 dead "$b"
 check "4: the report: declined" test "$(json_get "$(report_id 5)" "r['prompt_answer']")" = declined
 check "4: because everyone asked declined, not at the deadline" \

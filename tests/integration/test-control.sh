@@ -168,6 +168,18 @@ id=$(sed -n 's/^OOM in machine (question \([0-9]*\)).*/\1/p' "$TMP/prompt-a.out"
 check "prompt: the owner sees its own process" grep -q "kill $a " "$TMP/prompt-a.out"
 check "prompt: and not another user's" sh -c "! grep -q 'kill $b ' '$TMP/prompt-a.out'"
 check "prompt: the owner may not hand the machine to the kernel" grep -qx "answer: kill PID | chain (or skip)" "$TMP/prompt-a.out"
+# A listener that connects while the question is open is asked at once
+# (after the reply to its "prompt", before the reply to what it sends next),
+# with the time left; one it does not concern is not.
+as_user $USER_A python3 "$client" ask "$SOCK" prompt status > "$TMP/late-a.out"
+late_ms=$(sed -n "s/^oom\t$id\tmachine\t\([0-9]*\)\$/\1/p" "$TMP/late-a.out")
+check "prompt: a listener that comes late is sent the open question at once" test -n "$late_ms"
+check "prompt: with the time left of the 10 s to answer ($late_ms ms)" test "${late_ms:-0}" -gt 0 -a "${late_ms:-0}" -lt 10000
+check "prompt: the late listener sees its own process, not the other user's" \
+	sh -c "grep -q '^candidate	$a	' '$TMP/late-a.out' && ! grep -q '^candidate	$b	' '$TMP/late-a.out'"
+check "prompt: a late listener the question does not concern is not sent it" \
+	test "$(as_user 60009 python3 "$client" ask "$SOCK" prompt status)" = \
+	"$(printf 'ok\nerror permission denied: only root may read status (see readonly_status)')"
 wait_for 10 grep -q "^answer:" "$TMP/prompt-root.out" || fail "prompt: root's question never ended"
 check "prompt: root is shown every candidate, after the hostile name too" \
 	test "$(grep -cE "^  kill ($a|$b) " "$TMP/prompt-root.out")" = 2
