@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lend.h"
 #include "oomkit.h"
 #include "policy.h"
 #include "scope.h"
@@ -22,16 +23,30 @@ struct actions {
 	oomkit_ctx *ctx;
 	struct snapshot *snap; /* the groups the decisions name */
 	struct stats *stats;
+	struct lend *lend; /* a graceful kill's victim is lent headroom to exit */
 };
 
-void actions_init(struct actions *a, oomkit_ctx *ctx, struct snapshot *snap, struct stats *stats);
+void actions_init(struct actions *a, oomkit_ctx *ctx, struct snapshot *snap, struct stats *stats,
+		  struct lend *lend);
+
+/* How an action started.  A kill of one process: its pidfd, the signal
+ * sent, and for a graceful kill (the victim's job has a kill_signal) the
+ * grace before SIGKILL. */
+struct action_started {
+	int pidfd; /* -1: no process to wait for */
+	int sig;
+	uint64_t grace_ms; /* 0: sig was SIGKILL */
+};
 
 /* Carries out a kill, a whole-job kill or a grow decided for scope, without
- * waiting for a victim to exit: a killed process's pidfd goes to *ret_pidfd
- * (-1 for the other actions), to be waited for on the loop (inflight.h).
- * Writes what happened into result.  0, or -errno if it could not be done. */
+ * waiting for a victim to exit: a killed process's pidfd goes to *ret, to be
+ * waited for on the loop (inflight.h).  A graceful kill's grace is cut to
+ * budget_ms, what is left of the delay; the scope is lent headroom for it,
+ * since a victim asleep at the limit could run no handler.  Writes what
+ * happened into result.  0, or -errno if it could not be done. */
 int actions_start(struct actions *a, struct scope *scope, const struct policy_input *in,
-		  const struct policy_decision *dec, char *result, size_t len, int *ret_pidfd);
+		  const struct policy_decision *dec, uint64_t budget_ms, char *result, size_t len,
+		  struct action_started *ret);
 
 /* Sets a scope's last action (shown by `oomkit status`). */
 void actions_set_last(struct scope *scope, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

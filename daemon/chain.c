@@ -169,17 +169,35 @@ static void tell_outcome(struct chain *c, unsigned id, const char *scope, const 
  * OOM, is waited for on the loop; a failed one is finished now.  A victim
  * is waited for until the delay has passed (the kernel would step in then),
  * at least KILL_WAIT_MIN_MS: that costs nothing but a slot. */
-static void await(struct chain *c, struct flight *fl, int r, int pidfd)
+static void await(struct chain *c, struct flight *fl, int r, const struct action_started *st)
 {
-	uint64_t wait_ms = c->cfg->delay_ms > KILL_WAIT_MIN_MS ? c->cfg->delay_ms : KILL_WAIT_MIN_MS;
+	uint64_t wait_ns =
+	    (c->cfg->delay_ms > KILL_WAIT_MIN_MS ? c->cfg->delay_ms : KILL_WAIT_MIN_MS) * NS_PER_MS;
+	uint64_t now = now_ns();
 
-	fl->t.acted_ns = now_ns();
+	fl->t.acted_ns = now;
 	if (r < 0)
 		inflight_land(c->inflight, fl);
-	else if (pidfd >= 0)
-		inflight_wait_exit(c->inflight, fl, pidfd, now_ns() + wait_ms * NS_PER_MS);
-	else
+	else if (st->pidfd >= 0 && st->grace_ms)
+		inflight_wait_grace(c->inflight, fl, st->pidfd, st->sig, now + st->grace_ms * NS_PER_MS,
+				    wait_ns);
+	else if (st->pidfd >= 0) {
+		snprintf(fl->signame, sizeof(fl->signame), "SIGKILL");
+		fl->more.ended_by = fl->signame;
+		inflight_wait_exit(c->inflight, fl, st->pidfd, now + wait_ns);
+	} else
 		inflight_wait_freed(c->inflight, fl);
+}
+
+/* What is left of the delay after an OOM that began at event_ns, less a
+ * tenth of it: a graceful kill's grace never outlasts it (the kernel would
+ * decide then). */
+static uint64_t budget_ms(const struct chain *c, uint64_t event_ns)
+{
+	uint64_t end = event_ns + c->cfg->delay_ms * NS_PER_MS - c->cfg->delay_ms / 10 * NS_PER_MS,
+		 now = now_ns();
+
+	return end > now ? (end - now) / NS_PER_MS : 0;
 }
 
 /* Tells the prompt clients concerned what a policy did about OOM id. */
@@ -460,12 +478,13 @@ int chain_answer(struct chain *c, const struct protocol_answer *a, uid_t uid, co
 	if (r < 0)
 		return r;
 	struct flight spare, *fl = take_flight_for_prompt(c, &spare);
-	int pidfd;
-	r = actions_start(c->actions, scope, &in, &dec, result, sizeof(result), &pidfd);
+	struct action_started st;
+	r = actions_start(c->actions, scope, &in, &dec, budget_ms(c, p->event_ns), result, sizeof(result),
+			  &st);
 	snprintf(fl->result, sizeof(fl->result), "%s", result);
 	fl->failed = r < 0;
 	close_prompt(c, fl, answer, uid, user, &in, &dec);
-	await(c, fl, r, pidfd);
+	await(c, fl, r, &st);
 	snprintf(msg, len, "%s", result);
 	return r;
 }
@@ -573,12 +592,13 @@ enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct
 		return no_action(c, scope, id, &in, &dec, fl);
 	if (dec.action == ACTION_SHED)
 		return shed(c, scope, ev, &in, &dec, fl);
-	int pidfd;
-	r = actions_start(c->actions, scope, &in, &dec, result, sizeof(result), &pidfd);
+	struct action_started st;
+	r = actions_start(c->actions, scope, &in, &dec, budget_ms(c, ev->time_ns), result, sizeof(result),
+			  &st);
 	snprintf(fl->result, sizeof(fl->result), "%s", result);
 	fl->failed = r < 0;
 	tell_policy_outcome(c, scope, id, &in, &dec, result);
-	await(c, fl, r, pidfd);
+	await(c, fl, r, &st);
 	metrics_changed(c->metrics);
 	/* An action that could not be carried out: the rest of the chain gets its turn. */
 	if (r < 0 && dec.step + 1 < in.chain->n_steps)

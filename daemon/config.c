@@ -724,8 +724,8 @@ static const struct key keys[] = {
     JOB_WHOLE("owner", parse_owner, 0),
     /* Issue 17: graceful kills, shedding and hooks; checks across them in
      * finish_job() and check_timings(). */
-    JOB("kill_signal", parse_kill_signal, kill_signal, 0, 0, KEY_PENDING, "SIGKILL"),
-    JOB("kill_grace", parse_duration, kill_grace_ms, 10, 600000, KEY_ZERO | KEY_PENDING, "0"),
+    JOB("kill_signal", parse_kill_signal, kill_signal, 0, 0, 0, "SIGKILL"),
+    JOB("kill_grace", parse_duration, kill_grace_ms, 10, 600000, KEY_ZERO, "0"),
     JOB("shed_signal", parse_shed_signal, shed_signal, 0, 0, 0, NULL),
     JOB("shed_wait", parse_duration, shed_wait_ms, 10, 600000, KEY_ZERO, NULL),
     JOB_WHOLE("before_kill", parse_before_kill, KEY_PENDING),

@@ -93,10 +93,11 @@ struct config_job {
 	 * configuration's cgroups); none: the job is machine/NAME. */
 	const struct config_cgroup *cgroups;
 	unsigned n_cgroups;
-	/* Issue 17, parsed and checked; config_read() refuses them until the
-	 * daemon acts on them.  kill_signal is SIGKILL unless set, with a
-	 * kill_grace (before SIGKILL) exactly when it is not; shed_signal 0:
-	 * none; shed_wait_ms 0: not set; each timing shorter than the delay. */
+	/* Issue 17.  kill_signal is SIGKILL unless set, with a kill_grace
+	 * (before SIGKILL) exactly when it is not; shed_signal 0: none;
+	 * shed_wait_ms: a quarter of the delay when shed is in the chain and it
+	 * is not set, else 0; each timing shorter than the delay.  The hooks
+	 * are refused by config_read() until the daemon runs them. */
 	int kill_signal;
 	uint64_t kill_grace_ms;
 	int shed_signal;

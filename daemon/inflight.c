@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "inflight.h"
 #include "log.h"
+#include "value.h"
 
 /* How long we watch a scope for leaving OOM after acting, for the report. */
 #define FREED_WAIT_NS (500ull * NS_PER_MS)
@@ -75,6 +76,35 @@ void inflight_wait_exit(struct inflight *f, struct flight *fl, int pidfd, uint64
 	arm(f, now_ns());
 }
 
+void inflight_wait_grace(struct inflight *f, struct flight *fl, int pidfd, int sig,
+			 uint64_t grace_deadline_ns, uint64_t kill_wait_ns)
+{
+	value_format_signal(sig, fl->signame, sizeof(fl->signame));
+	fl->more.ended_by = fl->signame;
+	fl->grace = true;
+	fl->kill_wait_ns = kill_wait_ns;
+	inflight_wait_exit(f, fl, pidfd, grace_deadline_ns);
+}
+
+/* The grace is over and the victim is still there: SIGKILL, through the
+ * pidfd it was signalled by. */
+static void escalate(struct inflight *f, struct flight *fl, uint64_t now)
+{
+	int r = oomkit_kill_pidfd(f->ctx, fl->pidfd);
+	char sent[16];
+
+	snprintf(sent, sizeof(sent), "%s", fl->signame);
+	fl->grace = false;
+	fl->deadline_ns = now + fl->kill_wait_ns;
+	if (r == -ESRCH)
+		return; /* exited as the grace ended: its pidfd says so next */
+	snprintf(fl->signame, sizeof(fl->signame), "SIGKILL");
+	log_info("%s: process %d did not exit within its grace after %s: SIGKILL", fl->label,
+		 (int)fl->victim_pid, sent);
+	snprintf(fl->result, sizeof(fl->result), "killed %d: SIGKILL after %s and its grace",
+		 (int)fl->victim_pid, sent);
+}
+
 static bool left_oom(struct inflight *f, const struct flight *fl)
 {
 	struct oomkit_cgroup_memory m;
@@ -102,6 +132,16 @@ void inflight_wait_freed(struct inflight *f, struct flight *fl)
 
 static void exited(struct inflight *f, struct flight *fl)
 {
+	struct scope *scope = scope_get(fl->scope);
+
+	/* Exited within its grace: the signal it was sent ended it. */
+	if (fl->grace) {
+		fl->grace = false;
+		snprintf(fl->result, sizeof(fl->result), "%d exited on %s within its grace",
+			 (int)fl->victim_pid, fl->signame);
+	}
+	if (scope && f->lend)
+		lend_release(f->lend, scope);
 	loop_del_fd(f->loop, fl->pidfd);
 	close(fl->pidfd);
 	fl->pidfd = -1;
@@ -124,7 +164,9 @@ static void on_timer(void *data, uint64_t now)
 
 	for (unsigned i = 0; i < INFLIGHT_MAX; i++) {
 		struct flight *fl = &f->slots[i];
-		if (fl->wait == FLIGHT_EXIT && now >= fl->deadline_ns) {
+		if (fl->wait == FLIGHT_EXIT && fl->grace && now >= fl->deadline_ns) {
+			escalate(f, fl, now);
+		} else if (fl->wait == FLIGHT_EXIT && now >= fl->deadline_ns) {
 			/* Signalled and not gone in time: its memory goes with it. */
 			log_info("%s: process %d has not exited yet", fl->label, (int)fl->victim_pid);
 			exited(f, fl);

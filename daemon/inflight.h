@@ -21,6 +21,7 @@
 
 #include "config.h"
 #include "json.h"
+#include "lend.h"
 #include "loop.h"
 #include "metrics.h"
 #include "oomkit.h"
@@ -60,6 +61,11 @@ struct flight {
 	bool jobs_later;	 /* a job's OOM: the report's jobs go before its outcome */
 	int pidfd;
 	uint64_t deadline_ns;
+	/* A graceful kill: SIGKILL is due at deadline_ns while grace is set,
+	 * then the victim is waited for kill_wait_ns more. */
+	bool grace;
+	uint64_t kill_wait_ns;
+	char signame[16]; /* the signal the victim got last, for the report */
 };
 
 struct inflight {
@@ -69,7 +75,8 @@ struct inflight {
 	struct stats *stats;
 	struct metrics *metrics;
 	const struct scopes *scopes;
-	char *buf; /* the reports' writer buffer */
+	struct lend *lend; /* a graceful kill's loan is let go once its victim is gone */
+	char *buf;	   /* the reports' writer buffer */
 	size_t buf_len;
 	/* Its own. */
 	struct loop *loop;
@@ -89,6 +96,12 @@ struct flight *inflight_take(struct inflight *f, struct scope_ref ref, const cha
 /* Waits for the signalled victim behind pidfd (which the flight then owns)
  * until deadline_ns, then for the scope to leave OOM. */
 void inflight_wait_exit(struct inflight *f, struct flight *fl, int pidfd, uint64_t deadline_ns);
+/* A victim sent a signal it may handle (sig): SIGKILL through the same
+ * pidfd at grace_deadline_ns unless it has exited, then as
+ * inflight_wait_exit() for kill_wait_ns more.  The report says which
+ * signal ended it. */
+void inflight_wait_grace(struct inflight *f, struct flight *fl, int pidfd, int sig,
+			 uint64_t grace_deadline_ns, uint64_t kill_wait_ns);
 /* Acted (fl->t.acted_ns set): waits a bounded time for the scope to leave OOM. */
 void inflight_wait_freed(struct inflight *f, struct flight *fl);
 

@@ -28,6 +28,14 @@ int lend_init(struct lend *l, struct loop *loop, oomkit_ctx *ctx)
 	return loop_add_timer(loop, &l->timer);
 }
 
+uint64_t lend_want_bytes(uint64_t limit_bytes)
+{
+	const uint64_t lo = 4ull << 20, hi = 256ull << 20;
+	uint64_t v = limit_bytes / 8;
+
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
 void lend_configure(struct lend *l, uint64_t reserve_bytes)
 {
 	l->keep_bytes = KEEP_BYTES + 2 * reserve_bytes;

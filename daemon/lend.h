@@ -42,6 +42,10 @@ struct lend {
 };
 
 int lend_init(struct lend *l, struct loop *loop, oomkit_ctx *ctx);
+/* What a scope at limit_bytes is lent to run for a moment (a handler, a
+ * command, a clean exit), not to go on growing: an eighth, 4M to 256M. */
+uint64_t lend_want_bytes(uint64_t limit_bytes);
+
 /* What a loan must leave the machine: the daemon's reserve, and more. */
 void lend_configure(struct lend *l, uint64_t reserve_bytes);
 

@@ -342,8 +342,9 @@ static int setup_modules(struct daemon *d)
 	    (r = metrics_init(&d->metrics, d->ctx, &d->scopes, &d->stats, &d->loop)) < 0)
 		return r;
 	d->metrics.prompt = &d->prompt;
-	actions_init(&d->actions, d->ctx, &d->snap, &d->stats);
+	actions_init(&d->actions, d->ctx, &d->snap, &d->stats, &d->lend);
 	d->inflight = (struct inflight){.ctx = d->ctx,
+					.lend = &d->lend,
 					.reports = &d->reports,
 					.stats = &d->stats,
 					.metrics = &d->metrics,

@@ -40,13 +40,6 @@ static uint64_t margin_of(uint64_t limit)
 	return clamp(limit / 16, MiB, 64 * MiB);
 }
 
-/* What a shedding job is lent: room to run its handler or its command,
- * not to go on growing. */
-static uint64_t want_of(uint64_t limit)
-{
-	return clamp(limit / 8, 4 * MiB, 256 * MiB);
-}
-
 static bool ours(const struct policy_input *in, pid_t pid)
 {
 	for (unsigned i = 0; i < in->n_protected_pids; i++)
@@ -132,7 +125,8 @@ int shed_start(struct shed *s, struct scope *scope, const struct policy_input *i
 		return -ESRCH;
 	}
 	uint64_t now = now_ns(), deadline = now + wait_ms * NS_PER_MS;
-	const struct oomkit_loan *loan = lend_take(s->lend, scope, want_of(m.limit_bytes), deadline, &err);
+	const struct oomkit_loan *loan =
+	    lend_take(s->lend, scope, lend_want_bytes(m.limit_bytes), deadline, &err);
 	value_format_signal(sig, signame, sizeof(signame));
 	*run = (struct shed_run){.used = true,
 				 .scope = scope_ref(scope),

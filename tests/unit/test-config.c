@@ -915,11 +915,7 @@ static void test_kill_keys(void **state)
 	static const struct {
 		const char *key;
 		unsigned line;
-	} pending[] = {{"kill_signal", 5},
-		       {"kill_grace", 6},
-		       {"before_kill", 9},
-		       {"after_kill", 10},
-		       {"shed_command", 11}};
+	} pending[] = {{"before_kill", 9}, {"after_kill", 10}, {"shed_command", 11}};
 	const char *p = errors;
 	for (size_t i = 0; i < sizeof(pending) / sizeof(pending[0]); i++) {
 		char want[256];
