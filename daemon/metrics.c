@@ -461,11 +461,14 @@ void metrics_changed(struct metrics *m)
 	m->dirty = true;
 }
 
+/* Not while an action is under way: with a thousand jobs a rewrite reads a
+ * thousand memcgs, and the loop would notice the victim's exit and the
+ * memory freed that much later.  The flight's landing asks again. */
 static void after_turn(void *data)
 {
 	struct metrics *m = data;
 
-	if (m->dirty)
+	if (m->dirty && !m->stats->flights)
 		metrics_write(m);
 }
 

@@ -3,10 +3,12 @@
  * metrics.h - the Prometheus text file for node_exporter's textfile
  * collector.  It is rewritten after each turn of the loop in which something
  * changed (metrics_changed()), so a storm of OOMs costs one rewrite per turn,
- * and with metrics_interval set also on that clock.  Each memcg is read once
- * per rewrite.  The daemon writes only a file of its own: in a directory
- * owned by it and writable by nobody else, where the target is absent or a
- * metrics file it wrote; anything else (metrics = /etc/shadow) is refused.
+ * and with metrics_interval set also on that clock; but not while an action
+ * is under way (a victim exiting, memory not yet freed): then once its
+ * flight has landed.  Each memcg is read once per rewrite.  The daemon
+ * writes only a file of its own: in a directory owned by it and writable by
+ * nobody else, where the target is absent or a metrics file it wrote;
+ * anything else (metrics = /etc/shadow) is refused.
  */
 #ifndef OOMKITD_METRICS_H
 #define OOMKITD_METRICS_H
