@@ -29,6 +29,7 @@
 
 #include "bench.h"
 #include "benchlib.h"
+#include "oomkitd.h"
 
 #define JOB_LIMIT (64 * BL_MIB)
 #define MAX_SUBJECTS 8
@@ -80,86 +81,15 @@ static int start_watcher(unsigned n)
 
 /* ------------------------------------------------------------ oomkitd */
 
-static int write_config(const char *path, const char *machine, unsigned jobs)
-{
-	FILE *f = fopen(path, "we");
-	if (!f)
-		return -1;
-	fprintf(f,
-		"[oomkitd]\nmachine = %s/%s\nmachine_limit = 1G\npolicy = kill-largest\ndelay = 2s\n"
-		"reserve = 16M\nreport_dir = %s/reports-%u\nsocket = %s/oomkitd-%u.sock\nmetrics = "
-		"%s/metrics-%u.prom\n",
-		BL_MEMORY_ROOT, machine, tmpdir, jobs, tmpdir, jobs, tmpdir, jobs);
-	for (unsigned i = 0; i < jobs; i++)
-		fprintf(f, "\n[job j%u]\nlimit = 64M\npolicy = kill-largest\n", i);
-	return fclose(f) == 0 ? 0 : -1;
-}
-
-/* Whether the file holds what anywhere: oomkitd logs a line per job before
- * it is ready, so with a thousand jobs the word is far from the start. */
-static bool file_has(const char *path, const char *what)
-{
-	char buf[16384];
-	size_t keep = 0, w = strlen(what);
-	bool found = false;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || w >= sizeof(buf) / 2) {
-		if (fd >= 0)
-			close(fd);
-		return false;
-	}
-	for (;;) {
-		ssize_t n = read(fd, buf + keep, sizeof(buf) - 1 - keep);
-		if (n <= 0)
-			break;
-		size_t len = keep + (size_t)n;
-		buf[len] = 0;
-		if (strstr(buf, what)) {
-			found = true;
-			break;
-		}
-		/* Keep the tail, in case what straddles two reads. */
-		keep = len < w ? len : w;
-		memmove(buf, buf + len - keep, keep);
-	}
-	close(fd);
-	return found;
-}
-
 /* oomkitd's machine memcg and the reserve it makes beside it
  * (<machine>-daemon) both lie in this benchmark's tree. */
 static int start_oomkitd(unsigned jobs)
 {
-	char conf[128], log[128], machine[512];
-	snprintf(conf, sizeof(conf), "%s/oomkitd-%u.conf", tmpdir, jobs);
-	snprintf(log, sizeof(log), "%s/oomkitd-%u.log", tmpdir, jobs);
-	snprintf(machine, sizeof(machine), "%s", bl_child("d%u", jobs));
-	if (write_config(conf, machine, jobs) < 0)
+	struct bench_daemon d;
+
+	if (bench_daemon_start(&d, tmpdir, bl_child("d%u", jobs), jobs, 64) < 0)
 		return -1;
-	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -1;
-	char *argv[] = {(char *)bl_oomkitd(), "-c", conf, NULL};
-	pid_t pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(fd, STDOUT_FILENO);
-		dup2(fd, STDERR_FILENO);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(fd);
-	if (pid < 0)
-		return -1;
-	bl_track(pid);
-	/* A thousand jobs take well under a second here; a loaded machine gets 30 s. */
-	for (int i = 0; i < 30000 && !file_has(log, "oomkitd ready"); i++)
-		bl_sleep_us(1000);
-	if (!file_has(log, "oomkitd ready")) {
-		bl_fail("idle: oomkitd with %u jobs did not become ready (log %s)", jobs, log);
-		return -1;
-	}
-	add_subject("oomkitd", jobs, pid, bl_first_child(pid));
+	add_subject("oomkitd", jobs, d.pid, d.guardian);
 	return 0;
 }
 

@@ -61,6 +61,14 @@ ROWS += [
     ("6 machine: runs missed (killed early, or not in 3 s)", "", "machine", "oomkit-missed", "earlyoom-missed",
      "earlyoom", ""),
 ]
+for what, key in (("OOM → decision", "decision"), ("OOM → memory freed", "freed")):
+    for n in DAEMON_N:
+        ROWS.append((f"7 oomkitd {n} jobs: {what}", "ms", "daemon", f"{key}-oomkitd@{n}",
+                     f"{key}-oomkitd@{DAEMON_N[0]}", f"oomkitd {DAEMON_N[0]} jobs",
+                     "ratio ≤ 1.2" if key == "decision" and n == DAEMON_N[-1] else ""))
+for n in DAEMON_N:
+    ROWS.append((f"7 oomkitd {n} jobs: last touch → victim gone, usage < limit/2", "ms", "daemon",
+                 f"resolved-oomkitd@{n}", "resolved-kernel", "kernel OOM killer", ""))
 
 
 def load(raw):
@@ -163,13 +171,15 @@ PANELS = [
     ("5 storm: each hog, last touch → exit (ms)",
      [(f"storm/{s}-hog@{n}", f"{s} N={n}") for n in (10, 500) for s in ("oomkit", "kernel")]),
     ("6 machine: crossing → hog dead (ms)", [("machine/oomkit", "oomkit"), ("machine/earlyoom", "earlyoom")]),
+    ("7 oomkitd: OOM → decision, and → memory freed (ms)",
+     [(f"daemon/{k}-oomkitd@{n}", f"{k}, {n} jobs") for k in ("decision", "freed") for n in DAEMON_N]),
 ]
 
 
 def plot(series, results, workdir):
-    script = ["set terminal pngcairo noenhanced size 1400,1000 font ',10'",
+    script = ["set terminal pngcairo noenhanced size 1400,1500 font ',10'",
               f"set output '{os.path.join(results, 'latency.png')}'",
-              "set multiplot layout 2,2 title 'oomkit vs baselines, one make bench run (cumulative distributions)'",
+              "set multiplot layout 3,2 title 'oomkit vs baselines, one make bench run (cumulative distributions)'",
               "set logscale x", "set grid", "set key bottom right", "set ylabel 'fraction'", "set yrange [0:1]"]
     for i, (title, lines) in enumerate(PANELS):
         plots = []
@@ -191,12 +201,27 @@ def plot(series, results, workdir):
     return True
 
 
+def loadavg(raw, name):
+    """The 1, 5 and 15 minute load averages run.sh noted, or None."""
+    try:
+        with open(os.path.join(raw, name), encoding="utf-8") as f:
+            return [float(x) for x in f.read().split()[:3]]
+    except (OSError, ValueError):
+        return None
+
+
 def main():
     raw, results, failed = sys.argv[1], sys.argv[2], sys.argv[3].split()
     series, notes, failures = load(raw)
+    load_start, load_end = loadavg(raw, "load-start"), loadavg(raw, "load-end")
+    load_text = ""
+    if load_start and load_end:
+        load_text = (f" Load average (1, 5, 15 min) {' '.join(fmt(x) for x in load_start)} at the start, "
+                     f"{' '.join(fmt(x) for x in load_end)} at the end.")
     text, rows = table(series)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     print()
+    print(f"Measured {stamp}.{load_text}")
     print(text)
     print()
     for n in notes:
@@ -204,11 +229,13 @@ def main():
     for f in failures:
         print(f"could not measure: {f}")
     with open(os.path.join(results, "table.md"), "w", encoding="utf-8") as f:
-        f.write(f"Measured {stamp}, Linux {platform.release()}, {os.cpu_count()} CPUs.\n\n{text}\n")
+        f.write(f"Measured {stamp}, Linux {platform.release()}, {os.cpu_count()} CPUs.{load_text}\n\n{text}\n")
     doc = {
         "generated": stamp,
         "kernel": platform.release(),
         "cpus": os.cpu_count(),
+        "load_start": load_start,
+        "load_end": load_end,
         "notes": notes,
         "failures": failures,
         "benchmarks_failed": failed,

@@ -73,6 +73,10 @@ export OOMKIT_BENCH_PARENT="$TOP"
 OOMKIT_GUARDIAN="$(cd "$BUILD" && pwd)/lib/oomkit-guardian"
 export OOMKIT_GUARDIAN
 
+# The machine's load average at the start and at the end of the run goes
+# with the figures: on a shared machine it says what they were measured under.
+cut -d' ' -f1-3 /proc/loadavg > "$RAW/load-start"
+
 failed=""
 # run NAME TIMEOUT_S [ARGS...]: one benchmark under a timeout; its sample
 # lines go to $RAW/NAME.txt.
@@ -99,7 +103,9 @@ run resolve 180 --pairs=25
 run storm 240 --reps10=5 --reps100=3 --reps500=3
 run machine 240 --pairs=10
 run idle 90 --seconds=10
+run daemon 240 --rounds=25
 
+cut -d' ' -f1-3 /proc/loadavg > "$RAW/load-end"
 mkdir -p "$RESULTS"
 python3 "$HERE/report.py" "$RAW" "$RESULTS" "$failed" || failed="$failed report"
 if [ -n "$failed" ]; then

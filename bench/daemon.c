@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon.c - benchmark 7: a job's OOM handled by oomkitd with 10, 100 and
+ * 1000 jobs (issue 14: the time to a decision should not grow with the
+ * jobs), and the same OOM resolved by the kernel OOM killer.  Three daemons
+ * run at once, each with its own machine memcg of N jobs of 32 MiB; a hog
+ * wanting 64 MiB is started in the last job of one of them (or in a plain
+ * 32 MiB memcg for the kernel), one OOM at a time, the four sides in turn,
+ * each round starting with the next side so that none always follows the
+ * same one.
+ *
+ * Measured, per OOM: from the daemon's report (its own clock, from reading
+ * the kernel's event) the time to the decision and to the job leaving OOM
+ * (memory freed); and by this observer for all four sides, from the hog's
+ * last touch to its exit and to the job's usage back under half its limit.
+ * An oomkitd side where the kernel's killer fired instead is a failure.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "benchlib.h"
+#include "oomkitd.h"
+
+#define JOB_LIMIT_MIB 32
+#define HOG_MIB 64
+#define RUN_TIMEOUT_MS 20000
+#define REPORT_TIMEOUT_MS 10000
+#define SIDES 4
+
+static const unsigned jobs_of[SIDES - 1] = {10, 100, 1000};
+
+struct side {
+	char name[16]; /* "oomkitd@10", "kernel" */
+	struct bench_daemon d;
+	const char *cg; /* where the hog runs */
+	unsigned last_report;
+};
+
+static struct side sides[SIDES];
+static char tmpdir[64];
+
+struct outcome {
+	uint64_t exit_ns, resolved_ns;
+	double decision_ms, freed_ms; /* from the report; < 0: none */
+};
+
+/* The report id in "oom-00000012-<job>.json", or 0 for another file. */
+static unsigned report_id(const char *name, const char *job)
+{
+	size_t n = strlen(name), j = strlen(job);
+
+	if (n != 4 + 8 + 1 + j + 5 || strncmp(name, "oom-", 4) != 0 || name[12] != '-' ||
+	    strncmp(name + 13, job, j) != 0 || strcmp(name + n - 5, ".json") != 0)
+		return 0;
+	return (unsigned)strtoul(name + 4, NULL, 10);
+}
+
+/* The highest report id for job in dir, and its file in path. */
+static unsigned newest_report(const char *dir, const char *job, char *path, size_t len)
+{
+	unsigned best = 0;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		unsigned id = report_id(e->d_name, job);
+		if (id > best) {
+			best = id;
+			snprintf(path, len, "%s/%s", dir, e->d_name);
+		}
+	}
+	if (d)
+		closedir(d);
+	return best;
+}
+
+/* The number after "key": within the report's timings, -1 for null or none. */
+static double timing(const char *text, const char *key)
+{
+	char want[32];
+	const char *t = strstr(text, "\"timings_ms\"");
+
+	snprintf(want, sizeof(want), "\"%s\"", key);
+	const char *k = t ? strstr(t, want) : NULL;
+	const char *colon = k ? strchr(k, ':') : NULL;
+	if (!colon)
+		return -1;
+	char *end;
+	double v = strtod(colon + 1, &end);
+	return end == colon + 1 ? -1 : v;
+}
+
+/* The last len-1 bytes of the file (the timings end a report, after the
+ * jobs a thousand-job daemon lists), NUL-terminated; their length or -1. */
+static ssize_t read_tail(const char *path, char *buf, size_t len)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = -1;
+
+	if (fd >= 0 && fstat(fd, &st) == 0) {
+		off_t from = st.st_size > (off_t)len - 1 ? st.st_size - ((off_t)len - 1) : 0;
+		n = pread(fd, buf, len - 1, from);
+	}
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return n;
+}
+
+/* Waits for the side's next report to be finished (its timings written)
+ * and reads them into o. */
+static int read_report(struct side *s, struct outcome *o)
+{
+	char path[512], text[4096], last[16];
+
+	snprintf(last, sizeof(last), "j%u", s->d.jobs - 1);
+	for (int waited = 0; waited < REPORT_TIMEOUT_MS; waited += 5) {
+		unsigned id = newest_report(s->d.reports, last, path, sizeof(path));
+		if (id > s->last_report && read_tail(path, text, sizeof(text)) > 0 &&
+		    strstr(text, "\"timings_ms\"")) {
+			s->last_report = id;
+			o->decision_ms = timing(text, "decision");
+			o->freed_ms = timing(text, "freed");
+			return 0;
+		}
+		bl_sleep_us(5000);
+	}
+	bl_fail("daemon: %s wrote no report of its OOM in %d ms", s->name, REPORT_TIMEOUT_MS);
+	return -1;
+}
+
+/* Waits for the hog to exit, then for the usage to fall under half the limit. */
+static int wait_gone(pid_t pid, const char *cg, struct outcome *o)
+{
+	char path[512];
+	int pidfd = bl_pidfd_open(pid);
+	snprintf(path, sizeof(path), "%s/memory.usage_in_bytes", bl_abs(cg));
+	int usage_fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ready = pidfd >= 0 && usage_fd >= 0 ? bl_wait_fd(pidfd, RUN_TIMEOUT_MS) : -1;
+
+	o->exit_ns = ready > 0 ? bl_now_ns() : 0;
+	for (uint64_t end = o->exit_ns + 5000000000ull; o->exit_ns && bl_now_ns() < end; bl_sleep_us(20))
+		if (bl_pread_u64(usage_fd) <= JOB_LIMIT_MIB * BL_MIB / 2) {
+			o->resolved_ns = bl_now_ns();
+			break;
+		}
+	if (pidfd >= 0)
+		close(pidfd);
+	if (usage_fd >= 0)
+		close(usage_fd);
+	return o->resolved_ns ? 0 : -1;
+}
+
+static void sample_ms(const char *series, const char *side, double ms)
+{
+	char key[64];
+
+	snprintf(key, sizeof(key), "%s-%s", series, side);
+	bl_sample("daemon", key, ms);
+}
+
+/* One OOM on side s; 0, or -1 after a bl_fail(). */
+static int one_run(struct side *s, const char *stamp_path, struct bl_hog_stamp *hs)
+{
+	struct outcome o = {.decision_ms = -1, .freed_ms = -1};
+	uint64_t kills = th_cg_key(BL_MEMORY_ROOT, s->cg, "memory.oom_control", "oom_kill");
+	bool daemon = s->d.pid > 0;
+
+	hs->pages = 0;
+	hs->last_touch_ns = 0;
+	pid_t pid = bl_spawn_hog(s->cg, HOG_MIB, 1024, 0, stamp_path);
+	int r = pid > 0 ? wait_gone(pid, s->cg, &o) : -1;
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	if (r < 0 || !hs->last_touch_ns) {
+		bl_fail("daemon: the OOM of %s (%s) was not resolved", s->cg, s->name);
+		return -1;
+	}
+	if (daemon && th_cg_key(BL_MEMORY_ROOT, s->cg, "memory.oom_control", "oom_kill") != kills) {
+		bl_fail("daemon: the kernel killed in %s, not oomkitd", s->cg);
+		return -1;
+	}
+	if (daemon && read_report(s, &o) < 0)
+		return -1;
+	sample_ms("exit", s->name, (double)(o.exit_ns - hs->last_touch_ns) / 1e6);
+	sample_ms("resolved", s->name, (double)(o.resolved_ns - hs->last_touch_ns) / 1e6);
+	if (o.decision_ms >= 0)
+		sample_ms("decision", s->name, o.decision_ms);
+	if (o.freed_ms >= 0)
+		sample_ms("freed", s->name, o.freed_ms);
+	return 0;
+}
+
+static int setup(void)
+{
+	for (unsigned i = 0; i < SIDES - 1; i++) {
+		struct side *s = &sides[i];
+		snprintf(s->name, sizeof(s->name), "oomkitd@%u", jobs_of[i]);
+		if (bench_daemon_start(&s->d, tmpdir, bl_child("d%u", jobs_of[i]), jobs_of[i],
+				       JOB_LIMIT_MIB) < 0)
+			return -1;
+		s->cg = bl_child("d%u/j%u", jobs_of[i], jobs_of[i] - 1);
+	}
+	struct side *k = &sides[SIDES - 1];
+	snprintf(k->name, sizeof(k->name), "kernel");
+	k->cg = bl_child("kernel");
+	return bl_mkcg(k->cg, JOB_LIMIT_MIB * BL_MIB);
+}
+
+int bench_daemon(int argc, char **argv)
+{
+	unsigned rounds = bench_opt(argc, argv, "rounds", 15);
+	char stamp_path[64];
+	int failed = 0;
+
+	if (!bl_oomkitd()) {
+		bl_note("daemon: oomkitd is not built; nothing measured");
+		return 0;
+	}
+	if (bl_init("daemon", 512 * BL_MIB) < 0)
+		return 1;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/oomkit-bench-daemon-XXXXXX");
+	struct bl_hog_stamp *hs = bl_stamp_new(stamp_path, sizeof(stamp_path));
+	if (!hs || !mkdtemp(tmpdir) || setup() < 0) {
+		bl_fail("daemon: setup failed");
+		failed = 1;
+		goto out;
+	}
+	bl_note("daemon: %u rounds; jobs of %d MiB, a hog wanting %d MiB in the last job; decision and freed "
+		"from the daemon's report (from its read of the event), exit and resolved (usage under half "
+		"the limit) from the hog's last touch",
+		rounds, JOB_LIMIT_MIB, HOG_MIB);
+	for (unsigned r = 0; r < rounds && failed < 5; r++)
+		for (unsigned i = 0; i < SIDES; i++)
+			failed += one_run(&sides[(r + i) % SIDES], stamp_path, hs) < 0;
+out:
+	if (hs)
+		unlink(stamp_path);
+	bl_cleanup();
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (tmpdir[0] && system(cmd) != 0)
+		fprintf(stderr, "oomkit-bench: could not remove %s\n", tmpdir);
+	return failed ? 1 : 0;
+}
