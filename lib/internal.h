@@ -103,7 +103,8 @@ int oomkit__parse_u64(const char *buf, size_t len, uint64_t *ret);
 int oomkit__parse_keyed_u64(const char *buf, size_t len, const char *key, uint64_t *ret);
 
 /* Parses /proc/PID/stat, whose comm may contain spaces and parentheses: the
- * comm ends at the last ')'. */
+ * comm ends at the last ')'.  -ESRCH: the task is being reaped (its process
+ * group and session read -1). */
 int oomkit__parse_proc_stat(const char *buf, size_t len, struct oomkit__proc_stat *ret);
 
 /* Parses /proc/PID/status for Uid, RssAnon, RssFile, RssShmem, VmSwap (kB). */

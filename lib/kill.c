@@ -41,8 +41,9 @@
  * round finds every task already there. */
 #define MOVE_ROUNDS 32
 /* Pidfds held open at once while waiting for victims to exit.  Past this,
- * frozen victims are let go unwatched: the sweep after the thaw may then
- * signal one that is still exiting a second time, and count it twice. */
+ * frozen victims are let go unwatched; the sweep after the thaw knows them
+ * by their place in the freezer cgroup, waits for them and does not count
+ * them again. */
 #define HOLD_MAX 256
 /* How long to wait for freezer.state to reach FROZEN.  Tasks blocked in a
  * memcg OOM sleep killable, never freezable; for those we do not wait. */
@@ -202,12 +203,15 @@ OOMKIT__EXPORT int oomkit_kill(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, 
 
 struct kill_run {
 	oomkit_ctx *ctx;
-	char rel[OOMKIT__PATH_MAX]; /* the cgroup, relative to the memory root */
-	uint64_t end;		    /* deadline */
-	int signalled;		    /* processes sent SIGKILL */
-	size_t held;		    /* pidfds kept in ctx->pidbuf[0..held) */
-	bool can_wait;		    /* the processes can exit now (not frozen) */
+	char rel[OOMKIT__PATH_MAX];  /* the cgroup, relative to the memory root */
+	uint64_t end;		     /* deadline */
+	int signalled;		     /* processes sent SIGKILL */
+	size_t held;		     /* pidfds kept in ctx->pidbuf[0..held) */
+	bool can_wait;		     /* the processes can exit now (not frozen) */
+	const struct freezer *swept; /* after the freezer: its tasks are signalled */
 };
+
+static int in_freezer(struct kill_run *run, const struct freezer *fz, pid_t pid);
 
 /* Whether pid is this process or its guardian: killing, let alone freezing,
  * either would leave nobody to finish the job. */
@@ -217,9 +221,11 @@ static bool is_ours(const oomkit_ctx *ctx, pid_t pid)
 }
 
 /* Sends SIGKILL to pid if it is still in the cgroup being killed, checked
- * after its pidfd is held so that a reused pid is never hit.  Returns the
- * pidfd, -ESRCH if it is gone, -ESTALE if it has left the cgroup. */
-static int kill_member(struct kill_run *run, pid_t pid)
+ * after its pidfd is held so that a reused pid is never hit.  A task still
+ * in the freezer cgroup of this kill was signalled there and is only waited
+ * for (*fresh false).  Returns the pidfd, -ESRCH if it is gone, -ESTALE if it
+ * has left the cgroup. */
+static int kill_member(struct kill_run *run, pid_t pid, bool *fresh)
 {
 	int r, pidfd = sys_pidfd_open(pid);
 
@@ -228,13 +234,15 @@ static int kill_member(struct kill_run *run, pid_t pid)
 	r = oomkit__process_in(run->ctx, pid, run->rel);
 	if (r == 0)
 		r = -ESTALE;
-	if (r > 0)
+	*fresh = r > 0 && !(run->swept && in_freezer(run, run->swept, pid) > 0);
+	if (*fresh)
 		r = sys_pidfd_kill(pidfd);
 	if (r < 0) {
 		close(pidfd);
 		return r;
 	}
-	release_memory(run->ctx, pidfd, pid);
+	if (*fresh)
+		release_memory(run->ctx, pidfd, pid);
 	return pidfd;
 }
 
@@ -280,14 +288,15 @@ static size_t hold_max(const struct kill_run *run)
 static int kill_one(pid_t pid, void *userdata)
 {
 	struct kill_run *run = userdata;
+	bool fresh = false;
 	int fd;
 
 	if (is_ours(run->ctx, pid))
 		return -ELOOP;
-	fd = kill_member(run, pid);
+	fd = kill_member(run, pid, &fresh);
 	if ((fd == -EMFILE || fd == -ENFILE) && run->held > 0) {
 		make_room(run);
-		fd = kill_member(run, pid);
+		fd = kill_member(run, pid, &fresh);
 	}
 	if (fd < 0) {
 		if (fd != -ESRCH && fd != -ESTALE)
@@ -295,7 +304,7 @@ static int kill_one(pid_t pid, void *userdata)
 				    errname(-fd));
 		return 0;
 	}
-	run->signalled++;
+	run->signalled += fresh;
 	if (run->held >= hold_max(run))
 		make_room(run);
 	run->ctx->pidbuf[run->held++] = fd;
@@ -593,7 +602,10 @@ OOMKIT__EXPORT int oomkit_kill_cgroup(oomkit_ctx *ctx, const char *cgroup, int t
 				    errname(-r));
 	}
 	/* After the freezer this only sweeps up children forked in the instant
-	 * before their parent was killed; without one it is the whole method. */
+	 * before their parent was killed, and waits for the frozen victims it
+	 * let go unwatched; without one it is the whole method. */
+	if (have_freezer)
+		run.swept = &fz;
 	r = kill_rounds(&run);
 	if (have_freezer)
 		freezer_remove(&run, &fz, true);

@@ -435,6 +435,11 @@ int oomkit__parse_proc_stat(const char *buf, size_t len, struct oomkit__proc_sta
 				return -EINVAL; /* 0 is valid: init's and kthreadd's parent */
 			st.ppid = (pid_t)v;
 		} else if (field == 5 || field == 6) {
+			/* A task being reaped has lost its group and session
+			 * links: the kernel prints -1 for both (seen on 6.18
+			 * between a zombie's wait and its release). */
+			if (span_len(tok) == 2 && memcmp(tok.p, "-1", 2) == 0)
+				return -ESRCH;
 			if (span_to_u64(tok, &v) < 0 || v > INT_MAX)
 				return -EINVAL;
 			*(field == 5 ? &st.pgid : &st.sid) = (pid_t)v;

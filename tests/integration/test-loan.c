@@ -91,10 +91,31 @@ static bool usage_below(void *arg)
 	return tl_read_u64(b->rel, "memory.usage_in_bytes") < b->bytes;
 }
 
+struct allocated {
+	oomkit_ctx *ctx;
+	pid_t pid;
+	uint64_t kib;
+};
+
+/* The victim sets its signal dispositions before it allocates: one that
+ * holds its memory is ready for the signals a test sends. */
+static bool has_allocated(void *arg)
+{
+	struct allocated *a = arg;
+	struct oomkit_process p;
+	return oomkit_process_info(a->ctx, a->pid, &p) == 0 && p.rss_anon_kib >= a->kib;
+}
+
+static void wait_allocated(oomkit_ctx *ctx, pid_t pid, unsigned mib)
+{
+	struct allocated a = {ctx, pid, (uint64_t)mib * 1024};
+	assert_true(tl_wait_for(has_allocated, &a, 60000));
+}
+
 static void finish(pid_t pid)
 {
 	kill(pid, SIGKILL);
-	assert_true(tl_wait_exit(pid, 10000) != -1);
+	assert_true(tl_wait_exit(pid, 60000) != -1);
 }
 
 /* A victim that frees half its memory on SIGUSR1 does so once lent headroom,
@@ -108,16 +129,16 @@ static void test_lend_lets_the_job_shed(void **state)
 	pid_t v = spawn_victim(rel, 60, "shed", shed);
 	struct oomkit_loan loan;
 
-	assert_true(tl_wait_under_oom(rel, 10000));
+	assert_true(tl_wait_under_oom(rel, 60000));
 	assert_int_equal(kill(v, SIGUSR1), 0);
 	assert_int_equal(oomkit_lend(ctx, rel, 8 * TL_MIB, KEEP, &loan), 0);
 	assert_int_equal(loan.limit_bytes, 32 * TL_MIB);
 	assert_int_equal(loan.lent_bytes, 8 * TL_MIB);
 	assert_int_equal(loan.clear_bytes, 32 * TL_MIB);
 	assert_int_equal(tl_read_u64(rel, "memory.limit_in_bytes"), 40 * TL_MIB);
-	assert_true(tl_wait_for(has_file, (void *)shed, 10000));
+	assert_true(tl_wait_for(has_file, (void *)shed, 60000));
 	struct below b = {rel, loan.clear_bytes};
-	assert_true(tl_wait_for(usage_below, &b, 10000));
+	assert_true(tl_wait_for(usage_below, &b, 60000));
 	assert_int_equal(oomkit_repay(ctx, rel, &loan), 0);
 	assert_int_equal(tl_read_u64(rel, "memory.limit_in_bytes"), 32 * TL_MIB);
 	assert_true(tl_alive(v));
@@ -134,9 +155,9 @@ static void test_repay_waits_for_usage(void **state)
 	pid_t v = spawn_victim(rel, 60, "ignore", NULL);
 	struct oomkit_loan loan;
 
-	assert_true(tl_wait_under_oom(rel, 10000));
+	assert_true(tl_wait_under_oom(rel, 60000));
 	assert_int_equal(oomkit_lend(ctx, rel, 8 * TL_MIB, KEEP, &loan), 0);
-	assert_true(tl_wait_usage(rel, 40 * TL_MIB, 10000));
+	assert_true(tl_wait_usage(rel, 40 * TL_MIB, 60000));
 	assert_int_equal(oomkit_repay(ctx, rel, &loan), -EBUSY);
 	assert_int_equal(tl_read_u64(rel, "memory.limit_in_bytes"), 40 * TL_MIB);
 	finish(v);
@@ -172,7 +193,7 @@ static void test_lend_bounds(void **state)
 	pid_t v = spawn_victim(rel, 60, "ignore", NULL);
 	struct oomkit_loan loan;
 
-	assert_true(tl_wait_under_oom(rel, 10000));
+	assert_true(tl_wait_under_oom(rel, 60000));
 	uint64_t used = tl_read_u64(parent, "memory.usage_in_bytes");
 	assert_int_equal(oomkit_lend(ctx, rel, 64 * TL_MIB, KEEP, &loan), 0);
 	assert_true(loan.lent_bytes <= (40 * TL_MIB - used) / 2);
@@ -200,12 +221,13 @@ static void test_signal_then_kill(void **state)
 	struct oomkit_process pa, pb;
 	int fa, fb;
 
-	assert_true(tl_wait_usage(rel, 8 * TL_MIB, 10000));
+	wait_allocated(ctx, a, 4);
+	wait_allocated(ctx, b, 4);
 	assert_int_equal(oomkit_process_info(ctx, a, &pa), 0);
 	assert_int_equal(oomkit_process_info(ctx, b, &pb), 0);
 	assert_int_equal(oomkit_signal_start(ctx, a, pa.start_time + 1, SIGTERM, &fa), -ESTALE);
 	assert_int_equal(oomkit_signal_start(ctx, a, pa.start_time, SIGTERM, &fa), 0);
-	int status = tl_wait_exit(a, 10000);
+	int status = tl_wait_exit(a, 60000);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_true(has_file((void *)term));
 	close(fa);
@@ -213,7 +235,7 @@ static void test_signal_then_kill(void **state)
 	assert_int_equal(oomkit_signal_start(ctx, b, pb.start_time, SIGTERM, &fb), 0);
 	assert_true(tl_alive(b));
 	assert_int_equal(oomkit_kill_pidfd(ctx, fb), 0);
-	status = tl_wait_exit(b, 10000);
+	status = tl_wait_exit(b, 60000);
 	assert_true(th_sigkilled(status));
 	assert_int_equal(oomkit_kill_pidfd(ctx, fb), -ESRCH);
 	close(fb);

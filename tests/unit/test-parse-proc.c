@@ -118,6 +118,8 @@ static const struct session_row session_rows[] = {
      0, 0},
     {"tty junk", BUF("9 (x) S 1 2 3 -x 5 6 7 8 9 10 11 12 13 14 15 16 17 18 999"), -EINVAL, 0, 0, 0},
     {"tty sign only", BUF("9 (x) S 1 2 3 - 5 6 7 8 9 10 11 12 13 14 15 16 17 18 999"), -EINVAL, 0, 0, 0},
+    {"being reaped", BUF("9 (x) Z 0 -1 -1 0 -1 4227148 18 0 0 0 0 0 0 0 20 0 0 0 39011 0 0"), -ESRCH, 0, 0,
+     0},
     {"session negative", BUF("9 (x) S 1 2 -3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 999"), -EINVAL, 0, 0, 0},
     {"pgid beyond pid_t", BUF("9 (x) S 1 2147483648 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 999"), -EINVAL,
      0, 0, 0},
