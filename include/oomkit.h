@@ -359,6 +359,18 @@ struct oomkit_process {
 /* Reads a process's identity and memory.  -ESRCH: it is gone. */
 int oomkit_process_info(oomkit_ctx *ctx, pid_t pid, struct oomkit_process *ret_proc);
 
+/* The whole command line, arguments joined by spaces and every byte outside
+ * printable ASCII shown as '?' (as in struct oomkit_process), into buf: at
+ * most len - 1 bytes (and at most 64 KiB) are read.  Returns its length.
+ * -ESRCH: gone; -ENOMEM: its memory could not be read (a memcg out of
+ * memory), buf then untouched. */
+int oomkit_process_cmdline(oomkit_ctx *ctx, pid_t pid, char *buf, size_t len);
+
+/* The path /proc/PID/exe links to (" (deleted)" appended by the kernel if
+ * the file was removed) into buf.  Returns its length.  -ENOENT: no
+ * executable (a kernel thread, a zombie); -ENAMETOOLONG: it does not fit. */
+int oomkit_process_exe(oomkit_ctx *ctx, pid_t pid, char *buf, size_t len);
+
 /* Kills one process without races: pidfd_open, check start_time (0: skip the
  * check), pidfd_send_signal(SIGKILL), process_mrelease, then wait up to
  * timeout_ms (-1: no limit) for it to exit.  -ESRCH: gone already (a zombie

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * proc.c - the /proc readers: /proc/PID/stat, status, oom_score_adj, cmdline
- * and cgroup.  Everything is read relative to the context's proc_fd (so tests
+ * proc.c - the /proc readers: /proc/PID/stat, status, oom_score_adj, cmdline,
+ * exe and cgroup.  Everything is read relative to the context's proc_fd (so tests
  * point it at fixture trees) into the context's buffers, and parsed by
  * parse.c: nothing here allocates.
  *
@@ -161,6 +161,41 @@ OOMKIT__EXPORT int oomkit_process_info(oomkit_ctx *ctx, pid_t pid, struct oomkit
 		return r;
 	*ret_proc = p;
 	return 0;
+}
+
+OOMKIT__EXPORT int oomkit_process_cmdline(oomkit_ctx *ctx, pid_t pid, char *buf, size_t len)
+{
+	int n, fd;
+
+	if (!ctx || !buf || len == 0)
+		return -EINVAL;
+	if ((fd = oomkit__proc_open(ctx, pid)) < 0)
+		return fd;
+	n = read_proc_head(ctx, fd, "cmdline", len - 1);
+	close(fd);
+	if (n < 0)
+		return n;
+	oomkit__format_cmdline(ctx->iobuf, (size_t)n, buf, len);
+	return (int)strlen(buf);
+}
+
+OOMKIT__EXPORT int oomkit_process_exe(oomkit_ctx *ctx, pid_t pid, char *buf, size_t len)
+{
+	char name[32];
+	ssize_t n;
+
+	if (!ctx || !buf || len == 0 || pid <= 0)
+		return -EINVAL;
+	snprintf(name, sizeof(name), "%d/exe", (int)pid);
+	/* Into the context's buffer first: buf is written only on success. */
+	n = readlinkat(ctx->proc_fd, name, ctx->iobuf, OOMKIT__IOBUF_SIZE);
+	if (n < 0)
+		return errno == ESRCH ? -ESRCH : -errno;
+	if ((size_t)n >= len)
+		return -ENAMETOOLONG;
+	memcpy(buf, ctx->iobuf, (size_t)n);
+	buf[n] = '\0';
+	return (int)n;
 }
 
 int oomkit__proc_cgroup(oomkit_ctx *ctx, pid_t pid, const char *controller, char *buf, size_t len)

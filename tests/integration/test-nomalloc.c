@@ -6,8 +6,9 @@
  * here too) and counts every call made while oomkit_dispatch() runs.  The
  * handler does what a real one does: lists the processes (into an array and
  * with a walk), reads each one's memory, places its victim, reads the
- * memcg's counters and memory.stat, writes a JSON report, kills its victim
- * and a whole sub-cgroup.
+ * memcg's counters and memory.stat, reads its victim's whole command line
+ * and executable (what oomkitd's cmdline: and exe: rules test), writes a
+ * JSON report, kills its victim and a whole sub-cgroup.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -91,7 +92,8 @@ struct rec {
 	int handled;
 	int report_result;
 	int kill_result;
-	int walk_result, in_cgroup_result, kill_cgroup_result;
+	int walk_result, in_cgroup_result, kill_cgroup_result, cmdline_result, exe_result;
+	char cmdline[4096], exe[4096];
 	pid_t victim, walked_victim;
 	int report_fd;
 	const char *extra; /* a sub-cgroup the handler kills whole */
@@ -125,6 +127,8 @@ static enum oomkit_verdict handler(oomkit_ctx *ctx, const struct oomkit_event *e
 	    oomkit_cgroup_walk_pids(ctx, ev->cgroup, OOMKIT_WALK_RECURSIVE, find_largest, &walked);
 	r->walked_victim = walked.pid;
 	r->in_cgroup_result = oomkit_process_in_cgroup(ctx, largest.pid, ev->cgroup);
+	r->cmdline_result = oomkit_process_cmdline(ctx, largest.pid, r->cmdline, sizeof(r->cmdline));
+	r->exe_result = oomkit_process_exe(ctx, largest.pid, r->exe, sizeof(r->exe));
 	(void)oomkit_cgroup_memory(ctx, ev->cgroup, &m);
 	(void)oomkit_cgroup_stat(ctx, ev->cgroup, "rss", &rss);
 	(void)oomkit_system_memory(ctx, &sys);
@@ -174,6 +178,16 @@ static void test_no_malloc_on_handler_path(void **state)
 	assert_int_equal(r.walk_result, 4);
 	assert_int_equal(r.walked_victim, hog);
 	assert_int_equal(r.in_cgroup_result, 1);
+	/* The hog runs as "HOG 96 1024 0", from its own path. */
+	char want[4096];
+	snprintf(want, sizeof(want), "%s 96 1024 0", tl_hog_path());
+	assert_int_equal(r.cmdline_result, (int)strlen(want));
+	assert_string_equal(r.cmdline, want);
+	char *real = realpath(tl_hog_path(), NULL);
+	assert_non_null(real);
+	assert_int_equal(r.exe_result, (int)strlen(real));
+	assert_string_equal(r.exe, real);
+	free(real);
 	assert_int_equal(r.kill_cgroup_result, 1);
 	st = tl_wait_exit(c, 5000);
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
