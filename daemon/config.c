@@ -381,11 +381,26 @@ static int parse_kill(struct parse_state *st, const struct key *k, const char *v
 		*(enum kill_scope *)field = KILL_PROCESS;
 	else if (strcmp(value, "job") == 0)
 		*(enum kill_scope *)field = KILL_JOB;
+	else if (strcmp(value, "largest-leaf") == 0)
+		*(enum kill_scope *)field = KILL_LARGEST_LEAF;
 	else {
-		add_error(st, st->line, k->name, "'%s' is neither process nor job", value);
+		add_error(st, st->line, k->name, "'%s' is not process, job or largest-leaf", value);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+unsigned config_exe_rule_line(const struct config *cfg)
+{
+	for (unsigned i = 0; i < cfg->n_rules; i++)
+		if (cfg->rules[i].expr.kind == MATCH_EXE)
+			return cfg->rules[i].line;
+	return 0;
+}
+
+const char *config_kill_name(enum kill_scope kill)
+{
+	return kill == KILL_JOB ? "job" : kill == KILL_LARGEST_LEAF ? "largest-leaf" : "process";
 }
 
 /* Makes room for element n of the array at *arr (*cap slots, doubled). */
@@ -410,35 +425,9 @@ struct rule_list {
 	struct parse_state *st;
 	const struct key *k;
 	enum config_rule_list list;
+	unsigned *n_rules; /* the job's, or the machine's */
 	unsigned added;
 };
-
-/* protect's comm: rules are what the policies compare today. */
-static int protect_comm(struct rule_list *list, const struct match_expr *e)
-{
-	struct config_job *job = list->st->job;
-
-	if (e->kind != MATCH_COMM) {
-		if (list->st->refuse_pending) {
-			char text[MATCH_TEXT_MAX + 16];
-			match_format(e, text, sizeof(text));
-			add_error(
-			    list->st, list->st->line, list->k->name,
-			    "'%s': only comm: rules are acted on by this oomkitd yet (refused rather than "
-			    "silently ignored)",
-			    text);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (job->n_protect >= CONFIG_MAX_PROTECT) {
-		add_error(list->st, list->st->line, list->k->name, "too many names (at most %d)",
-			  CONFIG_MAX_PROTECT);
-		return -E2BIG;
-	}
-	snprintf(job->protect[job->n_protect++], POLICY_COMM_MAX, "%.*s", POLICY_COMM_MAX - 1, e->text);
-	return 0;
-}
 
 static int rule_add(const char *item, void *userdata)
 {
@@ -453,30 +442,31 @@ static int rule_add(const char *item, void *userdata)
 		add_error(st, st->line, list->k->name, "%s", why);
 		return -EINVAL;
 	}
-	if (st->job->n_rules + list->added >= CONFIG_MAX_RULES) {
-		add_error(st, st->line, list->k->name, "too many rules (at most %d per job)",
-			  CONFIG_MAX_RULES);
+	if (*list->n_rules + list->added >= CONFIG_MAX_RULES) {
+		add_error(st, st->line, list->k->name, "too many rules (at most %d per %s)", CONFIG_MAX_RULES,
+			  st->job ? "job" : "section");
 		return -E2BIG;
 	}
-	if (list->list == RULE_PROTECT && (r = protect_comm(list, &e)) < 0)
-		return r;
 	if ((r = reserve_one(st, (void **)&cfg->rules, cfg->n_rules, &st->rules_cap, sizeof(*cfg->rules))) <
 	    0)
 		return r;
-	cfg->rules[cfg->n_rules++] = (struct config_rule){
-	    .expr = e, .list = list->list, .job = (unsigned)(st->job - cfg->jobs), .line = st->line};
+	cfg->rules[cfg->n_rules++] =
+	    (struct config_rule){.expr = e,
+				 .list = list->list,
+				 .job = st->job ? (unsigned)(st->job - cfg->jobs) : CONFIG_RULE_MACHINE,
+				 .line = st->line};
 	list->added++;
 	return 0;
 }
 
-/* field is the job itself: its rules, and protect's comm names too.  A line
- * with an error adds no rule of its own. */
+/* field is the job itself, or in [oomkitd] the whole configuration: the
+ * rules go on the configuration's list, counted by the job or the machine.
+ * A line with an error adds no rule of its own. */
 static int parse_rules(struct parse_state *st, const struct key *k, const char *value, void *field,
 		       enum config_rule_list which)
 {
-	struct rule_list list = {.st = st, .k = k, .list = which};
-	struct config_job *job = field;
-	unsigned n_protect = job->n_protect;
+	unsigned *n = st->job ? &((struct config_job *)field)->n_rules : &st->cfg->n_machine_rules;
+	struct rule_list list = {.st = st, .k = k, .list = which, .n_rules = n};
 	char bad[CONFIG_PATH_MAX];
 	int r = split_list(value, rule_add, &list, bad, sizeof(bad));
 
@@ -484,10 +474,9 @@ static int parse_rules(struct parse_state *st, const struct key *k, const char *
 		if (bad[0] == '\0')
 			add_error(st, st->line, k->name, "empty rule in '%s'", value);
 		st->cfg->n_rules -= list.added;
-		job->n_protect = n_protect;
 		return r;
 	}
-	job->n_rules += list.added;
+	*n += list.added;
 	return 0;
 }
 
@@ -680,7 +669,11 @@ static int parse_cgroups(struct parse_state *st, const struct key *k, const char
 		name, SECTION_JOB, parse, FIELD(struct config_job, member), min, max, flags, def             \
 	}
 /* Keys whose parser fills more than one member, or the configuration's
- * lists, get the whole job. */
+ * lists, get the whole job (or the whole configuration). */
+#define DAEMON_WHOLE(name, parse)                                                                            \
+	{                                                                                                    \
+		name, SECTION_DAEMON, parse, 0, sizeof(struct config), 0, 0, 0, NULL                         \
+	}
 #define JOB_WHOLE(name, parse, flags)                                                                        \
 	{                                                                                                    \
 		name, SECTION_JOB, parse, 0, sizeof(struct config_job), 0, 0, flags, NULL                    \
@@ -709,6 +702,10 @@ static const struct key keys[] = {
     /* Each rewrite reads every job's memcg: more often than once a second
      * would keep a daemon with a thousand jobs busy for nothing. */
     DAEMON("metrics_interval", parse_duration, metrics_interval_ms, 1000, 86400000, KEY_ZERO, "0"),
+    /* Issue 17: the machine's rules, for every process of every scope. */
+    DAEMON_WHOLE("protect", parse_protect),
+    DAEMON_WHOLE("prefer", parse_prefer),
+    DAEMON_WHOLE("avoid", parse_avoid),
 
     JOB("priority", parse_count, priority, 0, 1000, 0, "500"),
     JOB("limit", parse_size, limit_bytes, 1 * MiB, UNBOUNDED, KEY_MAX, "max"),
@@ -717,10 +714,10 @@ static const struct key keys[] = {
     JOB("expect", parse_size, expect_bytes, 0, UNBOUNDED, 0, NULL),
     JOB("policy", parse_chain, chain, 0, 0, 0, "report, kernel"),
     JOB("kill", parse_kill, kill, 0, 0, 0, "process"),
-    /* Issue 17: match expressions (match.h); protect acts on comm: ones. */
+    /* Issue 17: match expressions (match.h), the job's own. */
     JOB_WHOLE("protect", parse_protect, 0),
-    JOB_WHOLE("prefer", parse_prefer, KEY_PENDING),
-    JOB_WHOLE("avoid", parse_avoid, KEY_PENDING),
+    JOB_WHOLE("prefer", parse_prefer, 0),
+    JOB_WHOLE("avoid", parse_avoid, 0),
     JOB_WHOLE("owner", parse_owner, 0),
     /* Issue 17: graceful kills, shedding and hooks; checks across them in
      * finish_job() and check_timings(). */
@@ -1220,7 +1217,10 @@ static void link_lists(struct config *cfg)
 	for (unsigned i = cfg->n_cgroups; i-- > 0;)
 		cfg->jobs[cfg->cgroups[i].job].cgroups = &cfg->cgroups[i];
 	for (unsigned i = cfg->n_rules; i-- > 0;)
-		cfg->jobs[cfg->rules[i].job].rules = &cfg->rules[i];
+		if (cfg->rules[i].job == CONFIG_RULE_MACHINE)
+			cfg->machine_rules = &cfg->rules[i];
+		else
+			cfg->jobs[cfg->rules[i].job].rules = &cfg->rules[i];
 }
 
 static int parse_text(const char *text, const char *source, bool refuse_pending, struct config *ret,
@@ -1431,6 +1431,8 @@ void config_free(struct config *cfg)
 	cfg->n_cgroups = 0;
 	cfg->rules = NULL;
 	cfg->n_rules = 0;
+	cfg->machine_rules = NULL;
+	cfg->n_machine_rules = 0;
 }
 
 int config_check_self(const struct config *cfg, const char *self, char *errors, size_t errors_len)

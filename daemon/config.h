@@ -23,15 +23,15 @@
 #include "value.h"
 
 #define CONFIG_MAX_JOBS 1024 /* the figures of issue 7 go to 1000 */
-#define CONFIG_MAX_PROTECT 16
-#define CONFIG_NAME_MAX 64 /* job names, including the NUL */
+#define CONFIG_NAME_MAX 64   /* job names, including the NUL */
 #define CONFIG_PATH_MAX 512
 #define CONFIG_SOCKET_MAX 108	      /* sizeof(sun_path) */
 #define CONFIG_ERRORS_MAX 4096	      /* all error lines of one parse */
 #define CONFIG_MAX_CGROUPS 64	      /* cgroup patterns of one job */
 #define CONFIG_MAX_CGROUPS_TOTAL 4096 /* of all jobs */
 
-#define CONFIG_MAX_RULES 64 /* protect, prefer and avoid expressions of one job */
+#define CONFIG_MAX_RULES 64	       /* protect, prefer and avoid expressions of one job (or the machine) */
+#define CONFIG_RULE_MACHINE UINT32_MAX /* config_rule.job of a rule for the whole machine */
 
 /* Which list of a job a rule is on. */
 enum config_rule_list {
@@ -44,7 +44,7 @@ enum config_rule_list {
 struct config_rule {
 	struct match_expr expr;
 	enum config_rule_list list;
-	unsigned job;  /* index into the jobs */
+	unsigned job;  /* index into the jobs; CONFIG_RULE_MACHINE: the [oomkitd] section's */
 	unsigned line; /* where it is written */
 };
 
@@ -79,10 +79,6 @@ struct config_job {
 	uint64_t expect_bytes;	  /* 0: unknown */
 	struct policy_chain chain;
 	enum kill_scope kill;
-	/* The comm: rules of protect, which the policies act on today (every
-	 * rule, these included, is also in rules). */
-	char protect[CONFIG_MAX_PROTECT][POLICY_COMM_MAX];
-	unsigned n_protect;
 	/* protect, prefer and avoid, in the order written (into the
 	 * configuration's rules). */
 	const struct config_rule *rules;
@@ -133,8 +129,11 @@ struct config {
 	unsigned n_jobs;
 	struct config_cgroup *cgroups; /* every job's, job by job; owned likewise */
 	unsigned n_cgroups;
-	struct config_rule *rules; /* likewise */
+	struct config_rule *rules; /* likewise: the machine's where [oomkitd] is, then job by job */
 	unsigned n_rules;
+	/* The [oomkitd] section's protect, prefer and avoid (into rules). */
+	const struct config_rule *machine_rules;
+	unsigned n_machine_rules;
 	struct config_command *commands; /* likewise */
 	unsigned n_commands;
 };
@@ -183,6 +182,13 @@ const struct config_job *config_find_job(const struct config *cfg, const char *n
 /* A chain as the file writes it, "report, kill-lowest, kernel"; 0 or
  * -EINVAL/-E2BIG with the offending item in bad ("" for an empty one). */
 int config_parse_chain(const char *s, struct policy_chain *ret, char *bad, size_t bad_len);
+
+/* The line of the first exe: rule (which needs CAP_SYS_PTRACE to be tested
+ * on other users' processes: privs.c); 0 if there is none. */
+unsigned config_exe_rule_line(const struct config *cfg);
+
+/* "process", "job" or "largest-leaf", as the file writes kill =. */
+const char *config_kill_name(enum kill_scope kill);
 
 /* Formats a chain as "report, kill-lowest, kernel". */
 void config_format_chain(const struct policy_chain *chain, char *buf, size_t len);

@@ -71,6 +71,7 @@ struct daemon {
 	struct notifier notifier; /* $NOTIFY_SOCKET; fd -1: not under a service manager */
 	uint64_t watchdog_usec;	  /* 0: no watchdog */
 	struct loop_timer watchdog;
+	bool kept_ptrace; /* CAP_SYS_PTRACE kept at start, for exe: rules */
 };
 
 /* ------------------------------------------------------------ config */
@@ -162,6 +163,7 @@ static void configure(struct daemon *d)
 	int r;
 
 	chain_configure(&d->chain, d->cfg);
+	snapshot_configure(&d->snap, d->cfg);
 	lend_configure(&d->lend, d->cfg->reserve_bytes);
 	handler_configure(&d->handler, d->cfg);
 	metrics_configure(&d->metrics, d->cfg);
@@ -247,6 +249,14 @@ static int apply_reload(struct daemon *d)
 	if (adopt_check_self(&d->adopt, n) < 0) {
 		log_err("reload: %s has errors; the running configuration stays",
 			d->config_path ? d->config_path : "(built-in)");
+		drop_config(n);
+		return -EINVAL;
+	}
+	if (!d->kept_ptrace && config_exe_rule_line(n) && geteuid() == 0) {
+		log_err(
+		    "reload: %s:%u: an exe: rule needs cap_sys_ptrace, which this oomkitd gave up at start "
+		    "(it had no exe: rule then): restart it; the running configuration stays",
+		    n->source, config_exe_rule_line(n));
 		drop_config(n);
 		return -EINVAL;
 	}
@@ -544,7 +554,8 @@ int main(int argc, char **argv)
 		return r < 0 ? 1 : 0;
 	}
 	/* Capabilities and system calls are cut before liboomkit forks its guardian. */
-	r = privs_restrict(seccomp);
+	d->kept_ptrace = config_exe_rule_line(d->cfg) != 0;
+	r = privs_restrict(seccomp, d->kept_ptrace);
 	if (r == 0)
 		r = start(d);
 	if (r == 0)

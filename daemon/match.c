@@ -160,3 +160,50 @@ void match_format(const struct match_expr *expr, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%s:%s", match_kind_name(expr->kind), expr->text);
 }
+
+unsigned match_needs(const struct match_expr *expr)
+{
+	return 1u << expr->kind;
+}
+
+bool match_glob(const char *glob, const char *text)
+{
+	const char *star = NULL, *resume = NULL;
+
+	/* The last "*" seen takes one more character each time what follows
+	 * it fails: earlier stars never need to, so no recursion is needed. */
+	while (*text) {
+		if (*glob == '*') {
+			star = ++glob;
+			resume = text;
+		} else if (*glob == *text) {
+			glob++;
+			text++;
+		} else if (star) {
+			glob = star;
+			text = ++resume;
+		} else {
+			return false;
+		}
+	}
+	while (*glob == '*')
+		glob++;
+	return *glob == '\0';
+}
+
+bool match_test(const struct match_expr *expr, const struct match_subject *s)
+{
+	switch (expr->kind) {
+	case MATCH_COMM:
+		return s->comm && strcmp(s->comm, expr->text) == 0;
+	case MATCH_CMDLINE:
+		return s->cmdline && match_glob(expr->text, s->cmdline);
+	case MATCH_EXE:
+		return s->exe && strcmp(s->exe, expr->text) == 0;
+	case MATCH_UID:
+		return s->uid == expr->uid;
+	case MATCH_CGROUP:
+		return s->cgroup && pattern_match_self_or_ancestor(expr->text, s->cgroup);
+	}
+	return false;
+}

@@ -11,11 +11,14 @@
  *
  * A bare NAME, without a kind, is comm:NAME: "protect = sshd, postgres"
  * means what it always has.  Only the first ":" separates the kind, so
- * "comm:a:b" is the name "a:b".  Parsing only: nothing here reads a process.
+ * "comm:a:b" is the name "a:b".  Parsing, and testing an expression against
+ * what was read of a process (match_test()): nothing here reads a process,
+ * and nothing allocates, so the daemon tests rules on its OOM path.
  */
 #ifndef OOMKITD_MATCH_H
 #define OOMKITD_MATCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -37,6 +40,30 @@ struct match_expr {
 	uid_t uid;		   /* MATCH_UID */
 	char text[MATCH_TEXT_MAX]; /* every other kind: the name, glob, path or pattern */
 };
+
+/* What an expression is tested against: one process as read by the daemon.
+ * A field that could not be read is NULL (and matches nothing). */
+struct match_subject {
+	const char *comm;
+	const char *cmdline; /* arguments joined by spaces, as oomkit_process_cmdline() gives it */
+	const char *exe;     /* the executable's path, as /proc/PID/exe links to it */
+	uid_t uid;	     /* real uid */
+	const char *cgroup;  /* its memory cgroup, relative to the root */
+};
+
+/* Which fields of a subject the kinds need: (1u << MATCH_CMDLINE) etc.  A
+ * reader fetches only what a rule asks for. */
+unsigned match_needs(const struct match_expr *expr);
+
+/* Whether expr matches the subject: comm and exe exactly, cmdline by glob
+ * over the whole line, uid by number, cgroup if the process's cgroup or one
+ * of its ancestors matches the pattern. */
+bool match_test(const struct match_expr *expr, const struct match_subject *s);
+
+/* Whether text matches glob as a whole, where "*" stands for any run of
+ * characters ('/' and spaces included) and every other character for
+ * itself.  Linear backtracking: at most len(glob) * len(text) steps. */
+bool match_glob(const char *glob, const char *text);
 
 /* Parses one expression into *ret.  0, or -EINVAL with the reason in why. */
 int match_parse(const char *s, struct match_expr *ret, char *why, size_t why_len);

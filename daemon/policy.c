@@ -72,18 +72,40 @@ const char *policy_action_name(enum policy_action action)
 
 bool policy_protected(const struct policy_input *in, const struct policy_proc *proc)
 {
-	if (proc->oom_score_adj <= -1000)
+	if (proc->oom_score_adj <= -1000 || proc->place == PLACE_PROTECT)
 		return true;
 	for (unsigned i = 0; i < in->n_protected_pids; i++)
 		if (in->protected_pids[i] == proc->pid)
 			return true;
-	if (proc->group < 0 || (unsigned)proc->group >= in->n_groups)
-		return false;
-	const struct policy_group *g = &in->groups[proc->group];
-	for (unsigned i = 0; i < g->n_protect; i++)
-		if (strncmp(g->protect[i], proc->comm, POLICY_COMM_MAX) == 0)
-			return true;
 	return false;
+}
+
+const char *policy_place_name(enum policy_place place)
+{
+	switch (place) {
+	case PLACE_NONE:
+		return "none";
+	case PLACE_PREFER:
+		return "prefer";
+	case PLACE_AVOID:
+		return "avoid";
+	case PLACE_PROTECT:
+		return "protect";
+	}
+	return "?";
+}
+
+void policy_format_rule(const struct policy_proc *proc, char *buf, size_t len)
+{
+	char expr[MATCH_TEXT_MAX + 16];
+
+	if (!proc->rule) {
+		snprintf(buf, len, "%s", "");
+		return;
+	}
+	match_format(proc->rule, expr, sizeof(expr));
+	snprintf(buf, len, "%s = %s (%sline %u)", policy_place_name(proc->place), expr,
+		 proc->rule_machine ? "[oomkitd], " : "", proc->rule_line);
 }
 
 static bool in_scope(const struct policy_input *in, const struct policy_proc *proc)
@@ -128,19 +150,214 @@ static bool newer(const struct policy_proc *a, const struct policy_proc *b)
 	return bigger(a, b);
 }
 
-/* The largest unprotected candidate in scope, restricted to group if >= 0. */
-static const struct policy_proc *largest_in(const struct policy_input *in, int group)
+/* The shells a person types into.  A shell running a script is usually
+ * in its caller's process group; an interactive one, under job control,
+ * leads its own and has the terminal. */
+static bool is_shell(const char *comm)
+{
+	static const char *const shells[] = {"sh",   "bash", "dash", "zsh", "fish",    "ksh",
+					     "mksh", "tcsh", "csh",  "ash", "busybox", "nu"};
+
+	if (comm[0] == '-') /* a login shell's argv[0] is "-bash", some set comm so */
+		comm++;
+	for (size_t i = 0; i < sizeof(shells) / sizeof(shells[0]); i++)
+		if (strcmp(comm, shells[i]) == 0)
+			return true;
+	return false;
+}
+
+/* kill = largest-leaf spares a session leader and an interactive shell:
+ * NULL for a process it does not spare, else why. */
+static const char *leaf_spared(const struct policy_input *in, const struct policy_proc *p)
+{
+	if (p->group < 0 || (unsigned)p->group >= in->n_groups ||
+	    in->groups[p->group].kill != KILL_LARGEST_LEAF)
+		return NULL;
+	if (p->pid == p->sid)
+		return "the session leader (kill = largest-leaf)";
+	if (p->tty_nr != 0 && p->pid == p->pgid && is_shell(p->comm))
+		return "an interactive shell (kill = largest-leaf)";
+	return NULL;
+}
+
+bool policy_excluded(const struct policy_input *in, const struct policy_proc *proc, char *buf, size_t len)
+{
+	char rule[POLICY_RULE_MAX];
+	const char *spared;
+
+	for (unsigned i = 0; i < in->n_protected_pids; i++)
+		if (in->protected_pids[i] == proc->pid) {
+			snprintf(buf, len, "the daemon or its guardian");
+			return true;
+		}
+	if (proc->oom_score_adj <= -1000) {
+		snprintf(buf, len, "oom_score_adj -1000");
+		return true;
+	}
+	if (proc->place == PLACE_PROTECT) {
+		policy_format_rule(proc, rule, sizeof(rule));
+		snprintf(buf, len, "protected by %s", rule);
+		return true;
+	}
+	if ((spared = leaf_spared(in, proc))) {
+		snprintf(buf, len, "%s", spared);
+		return true;
+	}
+	if (!in_scope(in, proc)) {
+		snprintf(buf, len, "not in job %s", group_name(in, (int)in->scope_group));
+		return true;
+	}
+	return false;
+}
+
+/* Whether any policy may choose the process. */
+static bool candidate(const struct policy_input *in, const struct policy_proc *p)
+{
+	return in_scope(in, p) && !policy_protected(in, p) && !leaf_spared(in, p);
+}
+
+/* Preferred first, avoided last: the first key of every policy's order. */
+static unsigned tier(const struct policy_proc *p)
+{
+	return p->place == PLACE_PREFER ? 0 : p->place == PLACE_AVOID ? 2 : 1;
+}
+
+/* A policy that chooses a process: which candidates it takes, and whether a
+ * goes before b among them (a strict order, total on distinct processes). */
+struct order {
+	bool (*eligible)(const struct policy_input *in, const struct policy_proc *p);
+	bool (*before)(const struct policy_input *in, const struct policy_proc *a,
+		       const struct policy_proc *b);
+};
+
+static bool any(const struct policy_input *in, const struct policy_proc *p)
+{
+	(void)in;
+	(void)p;
+	return true;
+}
+
+static bool largest_before(const struct policy_input *in, const struct policy_proc *a,
+			   const struct policy_proc *b)
+{
+	(void)in;
+	return bigger(a, b);
+}
+
+static bool newest_before(const struct policy_input *in, const struct policy_proc *a,
+			  const struct policy_proc *b)
+{
+	(void)in;
+	return newer(a, b);
+}
+
+/* Inside a job: the highest oom_score_adj, then the largest.  At machine
+ * level: the job of lowest priority, ties to the job using more memory,
+ * then to the later name; within it the largest. */
+static bool lowest_before(const struct policy_input *in, const struct policy_proc *a,
+			  const struct policy_proc *b)
+{
+	if (in->scope == SCOPE_JOB) {
+		if (a->oom_score_adj != b->oom_score_adj)
+			return a->oom_score_adj > b->oom_score_adj;
+		return bigger(a, b);
+	}
+	if (a->group != b->group) {
+		const struct policy_group *ga = &in->groups[a->group], *gb = &in->groups[b->group];
+		if (ga->priority != gb->priority)
+			return ga->priority < gb->priority;
+		if (ga->usage_bytes != gb->usage_bytes)
+			return ga->usage_bytes > gb->usage_bytes;
+		return strcmp(ga->name, gb->name) > 0;
+	}
+	return bigger(a, b);
+}
+
+static bool over_expected(const struct policy_input *in, const struct policy_proc *p)
+{
+	const struct policy_group *g = &in->groups[p->group];
+
+	return g->expect_bytes != 0 && g->usage_bytes > g->expect_bytes;
+}
+
+/* The job with the largest usage/expect ratio (compared as a*d > c*b in
+ * 128 bits to stay exact), ties to the job listed first; within it the
+ * largest. */
+static bool over_expected_before(const struct policy_input *in, const struct policy_proc *a,
+				 const struct policy_proc *b)
+{
+	if (a->group != b->group) {
+		const struct policy_group *ga = &in->groups[a->group], *gb = &in->groups[b->group];
+		unsigned __int128 lhs = (unsigned __int128)ga->usage_bytes * gb->expect_bytes;
+		unsigned __int128 rhs = (unsigned __int128)gb->usage_bytes * ga->expect_bytes;
+		if (lhs != rhs)
+			return lhs > rhs;
+		return a->group < b->group;
+	}
+	return bigger(a, b);
+}
+
+static const struct order orders[POLICY__COUNT] = {
+    [POLICY_KILL_LOWEST] = {any, lowest_before},
+    [POLICY_KILL_NEWEST] = {any, newest_before},
+    [POLICY_KILL_LARGEST] = {any, largest_before},
+    [POLICY_KILL_OVER_EXPECTED] = {over_expected, over_expected_before},
+};
+
+static bool before(const struct policy_input *in, const struct order *o, const struct policy_proc *a,
+		   const struct policy_proc *b)
+{
+	if (tier(a) != tier(b))
+		return tier(a) < tier(b);
+	return o->before(in, a, b);
+}
+
+static bool takes(const struct policy_input *in, const struct order *o, const struct policy_proc *p)
+{
+	return candidate(in, p) && o->eligible(in, p);
+}
+
+/* The first of the policy's order, in one pass: what policy_rank() puts first. */
+static const struct policy_proc *best_of(const struct policy_input *in, const struct order *o)
 {
 	const struct policy_proc *best = NULL;
 
 	for (unsigned i = 0; i < in->n_procs; i++) {
 		const struct policy_proc *p = &in->procs[i];
-		if (!in_scope(in, p) || policy_protected(in, p) || (group >= 0 && p->group != group))
-			continue;
-		if (!best || bigger(p, best))
+		if (takes(in, o, p) && (!best || before(in, o, p, best)))
 			best = p;
 	}
 	return best;
+}
+
+bool policy_ranks(enum policy_kind kind)
+{
+	return (unsigned)kind < POLICY__COUNT && orders[kind].before != NULL;
+}
+
+unsigned policy_rank(const struct policy_input *in, enum policy_kind kind, unsigned *order, unsigned n)
+{
+	unsigned count = 0;
+
+	if (!policy_ranks(kind))
+		return 0;
+	const struct order *o = &orders[kind];
+	/* Insertion sort, keeping the best n: explain's path, never an OOM's. */
+	for (unsigned i = 0; i < in->n_procs; i++) {
+		const struct policy_proc *p = &in->procs[i];
+		if (!takes(in, o, p))
+			continue;
+		unsigned at = count < n ? count : n;
+		while (at > 0 && before(in, o, p, &in->procs[order[at - 1]])) {
+			if (at < n)
+				order[at] = order[at - 1];
+			at--;
+		}
+		if (at < n)
+			order[at] = i;
+		count++;
+	}
+	return count;
 }
 
 static bool group_has_protected(const struct policy_input *in, int group)
@@ -151,31 +368,79 @@ static bool group_has_protected(const struct policy_input *in, int group)
 	return false;
 }
 
+/* kill = largest-leaf: the job's largest candidate (preferred first, avoided
+ * last), whichever of its processes the policy chose. */
+static const struct policy_proc *leaf_victim(const struct policy_input *in, const struct policy_proc *chosen)
+{
+	static const struct order largest = {any, largest_before};
+	const struct policy_proc *best = chosen;
+
+	for (unsigned i = 0; i < in->n_procs; i++) {
+		const struct policy_proc *p = &in->procs[i];
+		if (p->group == chosen->group && candidate(in, p) && before(in, &largest, p, best))
+			best = p;
+	}
+	return best;
+}
+
+/* " (placed first by prefer = comm:x (line 3))": what the rules did to it. */
+static void placed_by(const struct policy_proc *p, char *buf, size_t len)
+{
+	char rule[POLICY_RULE_MAX];
+
+	policy_format_rule(p, rule, sizeof(rule));
+	if (p->place == PLACE_PREFER)
+		snprintf(buf, len, " (placed first by %s)", rule);
+	else if (p->place == PLACE_AVOID)
+		snprintf(buf, len, " (placed last by %s: no other candidate)", rule);
+	else
+		buf[0] = '\0';
+}
+
 /* Turns a chosen process into a kill of it or of its whole job.  A job with
  * kill = job loses every process, unless one of them is protected: then only
- * the chosen one goes, since protected processes are never killed. */
+ * the chosen one goes, since protected processes are never killed.  A job
+ * with kill = largest-leaf loses its largest candidate instead. */
 static void choose(const struct policy_input *in, const struct policy_proc *victim, struct policy_decision *d,
 		   const char *why)
 {
-	char size[32];
+	char size[32], placed[POLICY_RULE_MAX + 48], leaf[96] = "";
 	int g = victim->group;
 	bool whole = g >= 0 && (unsigned)g < in->n_groups && in->groups[g].kill == KILL_JOB;
 
+	if (g >= 0 && (unsigned)g < in->n_groups && in->groups[g].kill == KILL_LARGEST_LEAF) {
+		const struct policy_proc *v = leaf_victim(in, victim);
+		if (v != victim)
+			snprintf(leaf, sizeof(leaf),
+				 "; its job kills its largest process instead (kill = largest-leaf)");
+		victim = v;
+	}
 	fmt_bytes(victim->rss_bytes, size, sizeof(size));
+	placed_by(victim, placed, sizeof(placed));
 	d->victim_pid = victim->pid;
 	d->victim_start_time = victim->start_time;
 	d->victim_group = g;
+	d->victim_place = victim->place;
+	policy_format_rule(victim, d->victim_rule, sizeof(d->victim_rule));
 	if (whole && !group_has_protected(in, g)) {
 		d->action = ACTION_KILL_JOB;
 		snprintf(d->reason, sizeof(d->reason),
-			 "%s; job %s is killed whole (kill = job), from process %d (%s, %s)", why,
-			 group_name(in, g), victim->pid, victim->comm, size);
+			 "%s; job %s is killed whole (kill = job), from process %d (%s, %s)%s", why,
+			 group_name(in, g), victim->pid, victim->comm, size, placed);
 		return;
 	}
 	d->action = ACTION_KILL;
-	snprintf(d->reason, sizeof(d->reason), "%s; killing process %d (%s, %s) of job %s%s", why,
+	snprintf(d->reason, sizeof(d->reason), "%s%s; killing process %d (%s, %s) of job %s%s%s", why, leaf,
 		 victim->pid, victim->comm, size, group_name(in, g),
-		 whole ? " (not the whole job: it has protected processes)" : "");
+		 whole ? " (not the whole job: it has protected processes)" : "", placed);
+}
+
+/* Which candidates a reason speaks of, from the chosen one's tier. */
+static const char *among(const struct policy_proc *p)
+{
+	return p->place == PLACE_PREFER	 ? " of the preferred candidates"
+	       : p->place == PLACE_AVOID ? " of the candidates, all of them avoided"
+					 : "";
 }
 
 /* Each policy returns true if it decided, false (with a note) if it does not apply. */
@@ -219,137 +484,78 @@ static bool do_grow(const struct policy_input *in, struct policy_decision *d, ch
 	return true;
 }
 
-/* Machine level: the lowest-priority job that has a candidate; ties go to
- * the job using more memory, then to the later name. */
-static int lowest_job(const struct policy_input *in, const struct policy_proc **ret_victim)
-{
-	int best = -1;
-	const struct policy_proc *best_victim = NULL;
-
-	for (unsigned i = 0; i < in->n_groups; i++) {
-		const struct policy_proc *v = largest_in(in, (int)i);
-		if (!v)
-			continue;
-		const struct policy_group *g = &in->groups[i], *b = best >= 0 ? &in->groups[best] : NULL;
-		if (b && (g->priority > b->priority ||
-			  (g->priority == b->priority &&
-			   (g->usage_bytes < b->usage_bytes ||
-			    (g->usage_bytes == b->usage_bytes && strcmp(g->name, b->name) < 0)))))
-			continue;
-		best = (int)i;
-		best_victim = v;
-	}
-	*ret_victim = best_victim;
-	return best;
-}
-
 static bool do_kill_lowest(const struct policy_input *in, struct policy_decision *d, char *note, size_t len)
 {
-	char why[160];
+	const struct policy_proc *best = best_of(in, &orders[POLICY_KILL_LOWEST]);
+	char why[200];
 
-	if (in->scope == SCOPE_MACHINE) {
-		const struct policy_proc *victim;
-		int g = lowest_job(in, &victim);
-		if (g < 0) {
-			snprintf(note, len, "no job has a process that may be killed");
-			return false;
-		}
-		snprintf(why, sizeof(why), "job %s has the lowest priority (%u) of the jobs with candidates",
-			 in->groups[g].name, in->groups[g].priority);
-		choose(in, victim, d, why);
-		return true;
-	}
-	const struct policy_proc *best = NULL;
-	for (unsigned i = 0; i < in->n_procs; i++) {
-		const struct policy_proc *p = &in->procs[i];
-		if (!in_scope(in, p) || policy_protected(in, p))
-			continue;
-		if (!best || p->oom_score_adj > best->oom_score_adj ||
-		    (p->oom_score_adj == best->oom_score_adj && bigger(p, best)))
-			best = p;
-	}
 	if (!best) {
-		snprintf(note, len, "job %s has no process that may be killed",
-			 in->groups[in->scope_group].name);
+		if (in->scope == SCOPE_MACHINE)
+			snprintf(note, len, "no job has a process that may be killed");
+		else
+			snprintf(note, len, "job %s has no process that may be killed",
+				 in->groups[in->scope_group].name);
 		return false;
 	}
-	snprintf(why, sizeof(why), "process %d has the lowest rank in job %s (oom_score_adj %d)", best->pid,
-		 in->groups[in->scope_group].name, best->oom_score_adj);
+	if (in->scope == SCOPE_MACHINE)
+		snprintf(why, sizeof(why),
+			 "job %s has the lowest priority (%u) of the jobs with candidates%s",
+			 in->groups[best->group].name, in->groups[best->group].priority,
+			 best->place == PLACE_PREFER  ? " preferred"
+			 : best->place == PLACE_AVOID ? " (all avoided)"
+						      : "");
+	else
+		snprintf(why, sizeof(why), "process %d has the lowest rank in job %s (oom_score_adj %d)%s",
+			 best->pid, in->groups[in->scope_group].name, best->oom_score_adj, among(best));
 	choose(in, best, d, why);
 	return true;
 }
 
 static bool do_kill_newest(const struct policy_input *in, struct policy_decision *d, char *note, size_t len)
 {
-	const struct policy_proc *best = NULL;
-	char why[160];
+	const struct policy_proc *best = best_of(in, &orders[POLICY_KILL_NEWEST]);
+	char why[200];
 
-	for (unsigned i = 0; i < in->n_procs; i++) {
-		const struct policy_proc *p = &in->procs[i];
-		if (in_scope(in, p) && !policy_protected(in, p) && (!best || newer(p, best)))
-			best = p;
-	}
 	if (!best) {
 		snprintf(note, len, "no process may be killed");
 		return false;
 	}
-	snprintf(why, sizeof(why), "process %d started last (start time %" PRIu64 ")", best->pid,
-		 best->start_time);
+	snprintf(why, sizeof(why), "process %d started last%s (start time %" PRIu64 ")", best->pid,
+		 among(best), best->start_time);
 	choose(in, best, d, why);
 	return true;
 }
 
 static bool do_kill_largest(const struct policy_input *in, struct policy_decision *d, char *note, size_t len)
 {
-	const struct policy_proc *best = largest_in(in, -1);
-	char why[160];
+	const struct policy_proc *best = best_of(in, &orders[POLICY_KILL_LARGEST]);
+	char why[200];
 
 	if (!best) {
 		snprintf(note, len, "no process may be killed");
 		return false;
 	}
-	snprintf(why, sizeof(why), "process %d is the largest", best->pid);
+	snprintf(why, sizeof(why), "process %d is the largest%s", best->pid, among(best));
 	choose(in, best, d, why);
 	return true;
 }
 
-/* The job with the largest usage/expect ratio among those above their
- * expectation; compared as a*d > c*b in 128 bits to stay exact. */
 static bool do_kill_over_expected(const struct policy_input *in, struct policy_decision *d, char *note,
 				  size_t len)
 {
-	int best = -1;
-	const struct policy_proc *victim = NULL;
-	char why[160], e[32];
+	const struct policy_proc *best = best_of(in, &orders[POLICY_KILL_OVER_EXPECTED]);
+	char why[200], e[32];
 
-	for (unsigned i = 0; i < in->n_groups; i++) {
-		const struct policy_group *g = &in->groups[i];
-		if (in->scope == SCOPE_JOB && i != in->scope_group)
-			continue;
-		if (g->expect_bytes == 0 || g->usage_bytes <= g->expect_bytes)
-			continue;
-		const struct policy_proc *v = largest_in(in, (int)i);
-		if (!v)
-			continue;
-		if (best >= 0) {
-			const struct policy_group *b = &in->groups[best];
-			unsigned __int128 lhs = (unsigned __int128)g->usage_bytes * b->expect_bytes;
-			unsigned __int128 rhs = (unsigned __int128)b->usage_bytes * g->expect_bytes;
-			if (lhs <= rhs)
-				continue;
-		}
-		best = (int)i;
-		victim = v;
-	}
-	if (best < 0) {
+	if (!best) {
 		snprintf(note, len, "no job is above its expected usage");
 		return false;
 	}
-	const struct policy_group *g = &in->groups[best];
+	const struct policy_group *g = &in->groups[best->group];
 	value_format_size(g->expect_bytes, e, sizeof(e));
-	snprintf(why, sizeof(why), "job %s uses %" PRIu64 "%% of its expected %s, the most above expectation",
-		 g->name, (uint64_t)((unsigned __int128)g->usage_bytes * 100 / g->expect_bytes), e);
-	choose(in, victim, d, why);
+	snprintf(why, sizeof(why),
+		 "job %s uses %" PRIu64 "%% of its expected %s, the most above expectation%s", g->name,
+		 (uint64_t)((unsigned __int128)g->usage_bytes * 100 / g->expect_bytes), e, among(best));
+	choose(in, best, d, why);
 	return true;
 }
 

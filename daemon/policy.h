@@ -13,7 +13,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "match.h"
+
 #define POLICY_REASON_MAX 256
+#define POLICY_RULE_MAX (MATCH_TEXT_MAX + 48) /* "prefer = cmdline:... ([oomkitd], line 12)" */
 #define POLICY_TRAIL_MAX 512
 #define POLICY_MAX_CHAIN 8
 #define POLICY_COMM_MAX 16 /* process names as the kernel keeps them (15 + NUL) */
@@ -42,6 +45,18 @@ struct policy_chain {
 enum kill_scope {
 	KILL_PROCESS = 0,
 	KILL_JOB = 1,
+	/* A terminal's or a session's scope: its largest process that is not
+	 * the session leader or an interactive shell (the build, not the
+	 * terminal); those two are never candidates. */
+	KILL_LARGEST_LEAF = 2,
+};
+
+/* Where the rules (protect, prefer, avoid) put a process. */
+enum policy_place {
+	PLACE_NONE = 0, /* no rule matched */
+	PLACE_PREFER,	/* first within every policy */
+	PLACE_AVOID,	/* last within every policy */
+	PLACE_PROTECT,	/* never chosen */
 };
 
 /* "kill-lowest" for POLICY_KILL_LOWEST; NULL for an unknown kind. */
@@ -59,8 +74,6 @@ struct policy_group {
 	uint64_t limit_max_bytes;
 	uint64_t expect_bytes; /* 0: unknown */
 	enum kill_scope kill;
-	const char (*protect)[POLICY_COMM_MAX];
-	unsigned n_protect;
 	bool can_shed; /* it says how to ask it for memory (shed_signal, shed_command) */
 };
 
@@ -72,6 +85,15 @@ struct policy_proc {
 	int oom_score_adj;
 	uid_t uid; /* real uid: whose process it is, for whom a prompt may show it */
 	char comm[16];
+	pid_t pgid, sid; /* process group and session, for kill = largest-leaf */
+	int tty_nr;	 /* controlling terminal; 0: none */
+	/* What the rules made of it (the snapshot tests them), and the rule
+	 * that did: valid while the configuration the snapshot was taken with
+	 * is, so a decision copies its text (policy_format_rule()). */
+	enum policy_place place;
+	const struct match_expr *rule; /* NULL: no rule matched */
+	unsigned rule_line;
+	bool rule_machine; /* written in [oomkitd], not in the job's section */
 };
 
 enum policy_scope {
@@ -110,8 +132,10 @@ struct policy_decision {
 	unsigned step;		 /* its index; n_steps for ACTION_NONE */
 	pid_t victim_pid;	 /* KILL, KILL_JOB: the chosen process */
 	uint64_t victim_start_time;
-	int victim_group;	  /* -1 if none */
-	uint64_t new_limit_bytes; /* GROW */
+	int victim_group;		   /* -1 if none */
+	uint64_t new_limit_bytes;	   /* GROW */
+	enum policy_place victim_place;	   /* KILL, KILL_JOB: where the rules put the victim */
+	char victim_rule[POLICY_RULE_MAX]; /* and the rule that did; "" for none */
 	char reason[POLICY_REASON_MAX];
 	char trail[POLICY_TRAIL_MAX]; /* why the steps before it did not apply */
 };
@@ -121,8 +145,32 @@ struct policy_decision {
 int policy_decide(const struct policy_input *in, struct policy_decision *ret);
 
 /* Whether a process may never be chosen: listed pid, oom_score_adj -1000,
- * or a name its job protects. */
+ * or a protect rule. */
 bool policy_protected(const struct policy_input *in, const struct policy_proc *proc);
+
+/* Why a process of the scope is no candidate of any policy ("protected by
+ * protect = comm:sshd (line 4)", "the session leader (kill = largest-leaf)"),
+ * into buf; false if it is a candidate. */
+bool policy_excluded(const struct policy_input *in, const struct policy_proc *proc, char *buf, size_t len);
+
+/* Whether the policy chooses among processes (the kill-* ones): only those
+ * have a ranking. */
+bool policy_ranks(enum policy_kind kind);
+
+/* The candidates the policy would choose from, best first, as indices into
+ * in->procs: the order policy_decide() takes its victim by (its first is the
+ * one chosen, before kill = job or largest-leaf widen or move the kill).
+ * Writes at most n; returns how many there are in all.  Sorting happens
+ * here, never on the OOM path: policy_decide() takes the best in one pass
+ * with the same comparison. */
+unsigned policy_rank(const struct policy_input *in, enum policy_kind kind, unsigned *order, unsigned n);
+
+/* "prefer", "avoid", "protect" or "none". */
+const char *policy_place_name(enum policy_place place);
+
+/* "prefer = comm:hog (line 12)" or "avoid = uid:0 ([oomkitd], line 3)" for
+ * the rule that placed proc; "" if none did. */
+void policy_format_rule(const struct policy_proc *proc, char *buf, size_t len);
 
 /* "kill", "kill-job", "grow", "prompt", "kernel", "shed", "none". */
 const char *policy_action_name(enum policy_action action);

@@ -23,9 +23,17 @@
  *   CAP_SYS_RESOURCE  setup only: oom_score_adj -1000 for the daemon and its
  *                     guardian (a guardian restarted later inherits the
  *                     -1000 floor, so it needs no capability to set it).
- * Not kept: CAP_SYS_PTRACE (the /proc files read - stat, status, cmdline,
- * cgroup, oom_score_adj - are world-readable; without it /proc/PID/mem and
- * friends are out of reach), CAP_SYS_ADMIN, CAP_SETUID and the rest.
+ *   CAP_SYS_PTRACE    only if the configuration has an exe: rule (issue 17):
+ *                     /proc/PID/exe of another user's process, or of one
+ *                     holding capabilities the daemon lacks, passes the
+ *                     kernel's ptrace access check only with it.  The
+ *                     ptrace and process_vm_* system calls stay off the
+ *                     allow-list; what it opens besides is /proc/PID/mem
+ *                     and friends, which the daemon never does.
+ * Not kept: CAP_SYS_PTRACE otherwise (the /proc files read - stat, status,
+ * cmdline, cgroup, oom_score_adj - are world-readable; without it
+ * /proc/PID/mem and friends are out of reach), CAP_SYS_ADMIN, CAP_SETUID and
+ * the rest.
  *
  * The allow-list is what the daemon, liboomkit and the C library call at
  * setup, on reload, on the handler path and in the guardian, found by
@@ -184,7 +192,7 @@ out:
  * Without CAP_SETPCAP the bounding set cannot shrink, and need not: whoever
  * withheld it bounded the process already (the unit's
  * CapabilityBoundingSet=), so only the process's own sets are cut. */
-static int limit_caps(void)
+static int limit_caps(bool ptrace)
 {
 	bool have[sizeof(run_caps) / sizeof(run_caps[0])];
 	bool have_resource = capng_have_capability(CAPNG_PERMITTED, CAP_SYS_RESOURCE);
@@ -197,13 +205,16 @@ static int limit_caps(void)
 		if (have[i] && capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET,
 					    run_caps[i]) < 0)
 			return -EINVAL;
+	if (ptrace && capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET,
+				   CAP_SYS_PTRACE) < 0)
+		return -EINVAL;
 	/* Permitted but not in the bounding set: gone for good after setup. */
 	if (have_resource && capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_SYS_RESOURCE) < 0)
 		return -EINVAL;
 	return capng_apply(can_bound ? CAPNG_SELECT_ALL : CAPNG_SELECT_CAPS) < 0 ? -EPERM : 0;
 }
 
-int privs_restrict(bool seccomp)
+int privs_restrict(bool seccomp, bool ptrace)
 {
 	int r;
 
@@ -211,7 +222,13 @@ int privs_restrict(bool seccomp)
 	if (capng_get_caps_process() < 0)
 		return -errno;
 	if (capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE) {
-		if ((r = limit_caps()) < 0) {
+		/* A user's dry run has no capability to keep, and reads only its own. */
+		if (ptrace && !capng_have_capability(CAPNG_PERMITTED, CAP_SYS_PTRACE)) {
+			log_err("an exe: rule needs cap_sys_ptrace to read other users' /proc/PID/exe, and "
+				"this process does not have it (a unit's CapabilityBoundingSet=?)");
+			return -EPERM;
+		}
+		if ((r = limit_caps(ptrace)) < 0) {
 			log_err("cannot drop capabilities: %s", strerror(-r));
 			return r;
 		}

@@ -12,8 +12,10 @@
 /* Before liboomkit starts (so its guardian, a fork, inherits both): keeps
  * only the capabilities the daemon uses (plus CAP_SYS_RESOURCE until
  * privs_setup_done()), in the bounding set too, and with seccomp on installs
- * the allow-list.  Logs what it did; 0, or -errno after logging why. */
-int privs_restrict(bool seccomp);
+ * the allow-list.  ptrace: keep CAP_SYS_PTRACE too, for exe: rules; -EPERM
+ * if the process does not have it.  Logs what it did; 0, or -errno after
+ * logging why. */
+int privs_restrict(bool seccomp, bool ptrace);
 
 /* After setup: drops what only setup needed (CAP_SYS_RESOURCE, which made
  * oom_score_adj -1000 possible).  0, or -errno after logging why. */

@@ -20,6 +20,13 @@ static void write_decision(struct oomkit__json *w, const char *key, const struct
 		oomkit__json_null(w, "victim_job");
 	oomkit__json_limit(w, "new_limit_bytes",
 			   dec->action == ACTION_GROW ? dec->new_limit_bytes : UINT64_MAX);
+	if (dec->action == ACTION_KILL || dec->action == ACTION_KILL_JOB) {
+		oomkit__json_str(w, "victim_place", policy_place_name(dec->victim_place));
+		if (dec->victim_rule[0])
+			oomkit__json_str(w, "victim_rule", dec->victim_rule);
+		else
+			oomkit__json_null(w, "victim_rule");
+	}
 	oomkit__json_str(w, "reason", dec->reason);
 	oomkit__json_str(w, "not_applied", dec->trail);
 	oomkit__json_close(w, '}');
@@ -37,7 +44,7 @@ static void write_groups(struct oomkit__json *w, const struct policy_input *in)
 		oomkit__json_limit(w, "limit_bytes", g->limit_bytes);
 		oomkit__json_limit(w, "limit_max_bytes", g->limit_max_bytes);
 		oomkit__json_u64(w, "expect_bytes", g->expect_bytes);
-		oomkit__json_str(w, "kill", g->kill == KILL_JOB ? "job" : "process");
+		oomkit__json_str(w, "kill", config_kill_name(g->kill));
 		oomkit__json_close(w, '}');
 	}
 	oomkit__json_close(w, ']');
@@ -58,6 +65,12 @@ static void write_candidates(struct oomkit__json *w, const struct policy_input *
 		oomkit__json_u64(w, "start_time", p->start_time);
 		oomkit__json_str(w, "comm", p->comm);
 		oomkit__json_bool(w, "protected", policy_protected(in, p));
+		oomkit__json_str(w, "place", policy_place_name(p->place));
+		if (p->rule) {
+			char rule[POLICY_RULE_MAX];
+			policy_format_rule(p, rule, sizeof(rule));
+			oomkit__json_str(w, "rule", rule);
+		}
 		oomkit__json_close(w, '}');
 	}
 	oomkit__json_close(w, ']');
@@ -113,7 +126,7 @@ void report_write_jobs(struct oomkit__json *w, oomkit_ctx *ctx, const struct sco
 		oomkit__json_limit(w, "limit_max_bytes",
 				   c->limit_max_bytes > m.limit_bytes ? c->limit_max_bytes : m.limit_bytes);
 		oomkit__json_u64(w, "expect_bytes", c->expect_bytes);
-		oomkit__json_str(w, "kill", c->kill == KILL_JOB ? "job" : "process");
+		oomkit__json_str(w, "kill", config_kill_name(c->kill));
 		oomkit__json_close(w, '}');
 	}
 	oomkit__json_close(w, ']');

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "rules.h"
 #include "snapshot.h"
 
 static const char other_name[] = "(other)";
@@ -24,9 +25,17 @@ int snapshot_init(struct snapshot *s, oomkit_ctx *ctx, struct scopes *scopes, si
 	s->group_scope = calloc(n + 1, sizeof(*s->group_scope));
 	s->group_of_slot = calloc(n, sizeof(*s->group_of_slot));
 	s->per_group = calloc(n + 1, sizeof(*s->per_group));
-	return s->pids && s->procs && s->groups && s->group_scope && s->group_of_slot && s->per_group
+	s->cmdline = calloc(1, SNAPSHOT_CMDLINE_MAX);
+	s->exe = calloc(1, SNAPSHOT_EXE_MAX);
+	return s->pids && s->procs && s->groups && s->group_scope && s->group_of_slot && s->per_group &&
+		       s->cmdline && s->exe
 		   ? 0
 		   : -ENOMEM;
+}
+
+void snapshot_configure(struct snapshot *s, const struct config *cfg)
+{
+	s->cfg = cfg;
 }
 
 void snapshot_free(struct snapshot *s)
@@ -37,6 +46,8 @@ void snapshot_free(struct snapshot *s)
 	free(s->group_scope);
 	free(s->group_of_slot);
 	free(s->per_group);
+	free(s->cmdline);
+	free(s->exe);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -61,8 +72,6 @@ static void fill_group(struct snapshot *s, struct policy_group *g, const struct 
 	g->limit_max_bytes = c->limit_max_bytes > g->limit_bytes ? c->limit_max_bytes : g->limit_bytes;
 	g->expect_bytes = c->expect_bytes;
 	g->kill = c->kill;
-	g->protect = c->protect;
-	g->n_protect = c->n_protect;
 	g->can_shed = c->shed_signal != 0 || c->hooks[HOOK_SHED_COMMAND] != NULL;
 }
 
@@ -152,6 +161,32 @@ static void keep(struct walk *w, const struct policy_proc *pp)
 	w->per_group[pp->group]++;
 }
 
+/* Tests the rules of the process's job and the machine's on what was read
+ * of it; the command line and executable only if a rule needs them. */
+static void place(struct snapshot *s, const struct scope *job, const struct oomkit_process *p,
+		  const char *cgroup, struct policy_proc *pp)
+{
+	struct rules_set jr = {0}, mr = {0};
+	struct match_subject subj = {.comm = pp->comm, .uid = p->uid, .cgroup = cgroup};
+
+	if (job && job->job)
+		jr = (struct rules_set){job->job->rules, job->job->n_rules};
+	if (s->cfg)
+		mr = (struct rules_set){s->cfg->machine_rules, s->cfg->n_machine_rules};
+	if (jr.n == 0 && mr.n == 0)
+		return;
+	unsigned needs = rules_needs(&jr, &mr);
+	/* A command line that cannot be read (its memory is in a memcg out of
+	 * memory) is matched as far as the process's own record has it. */
+	if (needs & (1u << MATCH_CMDLINE))
+		subj.cmdline = oomkit_process_cmdline(s->ctx, p->pid, s->cmdline, SNAPSHOT_CMDLINE_MAX) >= 0
+				   ? s->cmdline
+				   : p->cmdline;
+	if ((needs & (1u << MATCH_EXE)) && oomkit_process_exe(s->ctx, p->pid, s->exe, SNAPSHOT_EXE_MAX) >= 0)
+		subj.exe = s->exe;
+	rules_place(&jr, &mr, &subj, pp);
+}
+
 /* One process the walk found, where it found it (a path an owner made may be
  * cut, but still names the job exactly). */
 static int on_pid(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userdata)
@@ -178,9 +213,15 @@ static int on_pid(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userd
 				  .group = g >= 0 ? g : (int)w->n_groups - 1,
 				  .rss_bytes = (p.rss_anon_kib + p.rss_file_kib + p.rss_shmem_kib) * 1024,
 				  .oom_score_adj = p.oom_score_adj,
-				  .uid = p.uid};
+				  .uid = p.uid,
+				  .pgid = p.pgid,
+				  .sid = p.sid,
+				  .tty_nr = p.tty_nr};
 	memcpy(pp.comm, p.comm, sizeof(pp.comm));
 	pp.comm[sizeof(pp.comm) - 1] = '\0';
+	/* A process of another job's instance nested here is placed by that
+	 * job's rules: they are what its configuration says of it. */
+	place(s, j, &p, e->cgroup, &pp);
 	keep(w, &pp);
 	return 0;
 }

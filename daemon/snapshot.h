@@ -13,6 +13,10 @@
  * candidate and the largest overall stay, so hiding among many processes
  * does not take a job out of the choice.
  *
+ * Each process is placed by the rules (rules.h) as it is read: the name,
+ * uid and cgroup come with it, and the command line and executable are
+ * read, into two buffers of the snapshot, only if a rule asks for them.
+ *
  * A machine OOM reads every job; a job's OOM reads only that job and the
  * machine (as "(other)": the rest of the machine), which is all its
  * policies need.
@@ -40,10 +44,19 @@ struct snapshot {
 	unsigned *per_group;	     /* max_jobs + 1: candidates kept per group, while walking */
 	pid_t protected_pids[2];     /* the daemon and its guardian */
 	const struct lend *lend;     /* a job lent headroom is shown at its own limit */
+	const struct config *cfg;    /* the machine's rules (snapshot_configure()) */
+	char *cmdline;		     /* SNAPSHOT_CMDLINE_MAX: one process's, while it is placed */
+	char *exe;		     /* SNAPSHOT_EXE_MAX */
 };
+
+#define SNAPSHOT_CMDLINE_MAX 4096 /* a cmdline: rule sees this much of a command line */
+#define SNAPSHOT_EXE_MAX 4096
 
 int snapshot_init(struct snapshot *s, oomkit_ctx *ctx, struct scopes *scopes, size_t max_pids);
 void snapshot_free(struct snapshot *s);
+
+/* The configuration whose [oomkitd] rules apply (a job's own come with its scope). */
+void snapshot_configure(struct snapshot *s, const struct config *cfg);
 
 /* Fills *in for an OOM of scope, with capacity_bytes as the machine's room
  * (snapshot_capacity()); the chain is the scope's.  Returns the number of

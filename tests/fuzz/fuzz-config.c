@@ -54,7 +54,7 @@ static void check_job(const struct config_job *job)
 	FUZZ_CHECK(strcmp(job->name, "machine") != 0);
 	FUZZ_CHECK(job->priority <= 1000);
 	FUZZ_CHECK(job->chain.n_steps <= POLICY_MAX_CHAIN);
-	FUZZ_CHECK(job->n_protect <= CONFIG_MAX_PROTECT);
+	FUZZ_CHECK(job->n_rules <= CONFIG_MAX_RULES);
 	FUZZ_CHECK(limit_ok(job->limit_bytes, 1 << 20));
 	FUZZ_CHECK(limit_ok(job->limit_max_bytes, 1 << 20));
 	FUZZ_CHECK(job->limit_bytes <= job->limit_max_bytes);

@@ -113,9 +113,10 @@ static void test_issue_example(void **state)
 	config_format_chain(&web->chain, chain, sizeof(chain));
 	assert_string_equal(chain, "grow, kill-over-expected, kernel");
 	assert_int_equal(web->kill, KILL_PROCESS);
-	assert_int_equal(web->n_protect, 2);
-	assert_string_equal(web->protect[0], "sshd");
-	assert_string_equal(web->protect[1], "postgres");
+	assert_int_equal(web->n_rules, 2);
+	assert_string_equal(web->rules[0].expr.text, "sshd");
+	assert_string_equal(web->rules[1].expr.text, "postgres");
+	assert_int_equal(web->rules[1].list, RULE_PROTECT);
 	assert_true(web->has_owner);
 	assert_int_equal(web->owner, 1000);
 	assert_int_equal(web->line, 11);
@@ -254,12 +255,14 @@ static const struct bad_case bad_cases[] = {
      E "2: [job a] policy: too many policies (at most 8)\n"},
     {"[oomkitd]\npolicy = grow, kernel\n",
      E "2: [oomkitd] policy: grow applies to jobs, not to the machine\n"},
-    {"[job a]\nkill = everything\n", E "2: [job a] kill: 'everything' is neither process nor job\n"},
+    {"[job a]\nkill = everything\n", E "2: [job a] kill: 'everything' is not process, job or largest-leaf\n"},
     {"[job a]\nprotect = averyveryverylongname\n",
      E "2: [job a] protect: 'averyveryverylongname' is longer than a process name (15 characters)\n"},
     {"[job a]\nprotect = a, , b\n", E "2: [job a] protect: empty rule in 'a, , b'\n"},
-    {"[job a]\nprotect = a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q\n",
-     E "2: [job a] protect: too many names (at most 16)\n"},
+    {"[oomkitd]\nprotect = comm:\n", E "2: [oomkitd] protect: 'comm:' has nothing to match\n"},
+    {"[oomkitd]\navoid = user:no-such-user-here\n",
+     E "2: [oomkitd] avoid: unknown user 'no-such-user-here'\n"},
+    {"[oomkitd]\nprefer = a\nprefer = b\n", E "3: [oomkitd] prefer: given twice\n"},
     {"[job a]\nowner = no-such-user-here\n", E "2: [job a] owner: unknown user 'no-such-user-here'\n"},
     {"[oomkitd]\nreadonly_status = maybe\n",
      E "2: [oomkitd] readonly_status: bad boolean 'maybe' (yes or no)\n"},
@@ -1097,12 +1100,14 @@ static void test_cgroups_limits(void **state)
 	free(text);
 }
 
-/* protect, prefer and avoid keep every rule, in order, each on its list;
- * protect's comm: rules are also the names the policies compare today. */
+/* protect, prefer and avoid keep every rule, in order, each on its list:
+ * the [oomkitd] section's for the machine, each job's for itself. */
 static void test_rules(void **state)
 {
 	(void)state;
-	struct config *cfg = parse_ok("[job a]\n"
+	struct config *cfg = parse_ok("[oomkitd]\n"
+				      "avoid = uid:0\n"
+				      "[job a]\n"
 				      "protect = sshd, uid:0, comm:postgres\n"
 				      "prefer = cmdline:*chrome*--type=renderer*\n"
 				      "avoid = user:root, cgroup:system.slice/*, exe:/usr/bin/x\n"
@@ -1115,10 +1120,10 @@ static void test_rules(void **state)
 		const char *text;
 		unsigned line;
 	} want[] = {
-	    {RULE_PROTECT, "comm:sshd", 2},	{RULE_PROTECT, "uid:0", 2},
-	    {RULE_PROTECT, "comm:postgres", 2}, {RULE_PREFER, "cmdline:*chrome*--type=renderer*", 3},
-	    {RULE_AVOID, "uid:0", 4},		{RULE_AVOID, "cgroup:system.slice/*", 4},
-	    {RULE_AVOID, "exe:/usr/bin/x", 4},
+	    {RULE_PROTECT, "comm:sshd", 4},	{RULE_PROTECT, "uid:0", 4},
+	    {RULE_PROTECT, "comm:postgres", 4}, {RULE_PREFER, "cmdline:*chrome*--type=renderer*", 5},
+	    {RULE_AVOID, "uid:0", 6},		{RULE_AVOID, "cgroup:system.slice/*", 6},
+	    {RULE_AVOID, "exe:/usr/bin/x", 6},
 	};
 	char text[512];
 
@@ -1130,14 +1135,15 @@ static void test_rules(void **state)
 		assert_int_equal(a->rules[i].line, want[i].line);
 		assert_int_equal(a->rules[i].job, 0);
 	}
-	assert_int_equal(a->n_protect, 2);
-	assert_string_equal(a->protect[0], "sshd");
-	assert_string_equal(a->protect[1], "postgres");
 	assert_int_equal(b->n_rules, 0);
 	assert_null(b->rules);
 	assert_int_equal(c->n_rules, 1);
 	assert_int_equal(c->rules[0].job, 2);
-	assert_int_equal(cfg->n_rules, 8);
+	assert_int_equal(cfg->n_machine_rules, 1);
+	assert_int_equal(cfg->machine_rules[0].job, CONFIG_RULE_MACHINE);
+	assert_int_equal(cfg->machine_rules[0].list, RULE_AVOID);
+	assert_int_equal(cfg->machine_rules[0].line, 2);
+	assert_int_equal(cfg->n_rules, 9);
 	drop(cfg);
 }
 
@@ -1146,14 +1152,7 @@ static void test_rules_limits(void **state)
 	(void)state;
 	char errors[CONFIG_ERRORS_MAX], text[4096];
 	struct config cfg;
-	size_t off = (size_t)snprintf(text, sizeof(text), "[job a]\nprotect = ");
-
-	/* 17 names: one more than the policies take. */
-	for (int i = 0; i < 17; i++)
-		off += (size_t)snprintf(text + off, sizeof(text) - off, "%sp%d", i ? "," : "", i);
-	snprintf(text + off, sizeof(text) - off, "\n");
-	assert_int_equal(config_parse_string(text, "f", &cfg, errors, sizeof(errors)), -EINVAL);
-	assert_string_equal(errors, "f:2: [job a] protect: too many names (at most 16)\n");
+	size_t off;
 
 	/* 64 rules of a job are taken, and no more. */
 	off = (size_t)snprintf(text, sizeof(text), "[job a]\nprefer = x");
@@ -1166,6 +1165,14 @@ static void test_rules_limits(void **state)
 	snprintf(text + off, sizeof(text) - off, ",x\n");
 	assert_int_equal(config_parse_string(text, "f", &cfg, errors, sizeof(errors)), -EINVAL);
 	assert_string_equal(errors, "f:2: [job a] prefer: too many rules (at most 64 per job)\n");
+
+	/* The same for the machine's. */
+	off = (size_t)snprintf(text, sizeof(text), "[oomkitd]\navoid = x");
+	for (int i = 1; i <= CONFIG_MAX_RULES; i++)
+		off += (size_t)snprintf(text + off, sizeof(text) - off, ",x");
+	snprintf(text + off, sizeof(text) - off, "\n");
+	assert_int_equal(config_parse_string(text, "f", &cfg, errors, sizeof(errors)), -EINVAL);
+	assert_string_equal(errors, "f:2: [oomkitd] avoid: too many rules (at most 64 per section)\n");
 }
 
 /* config_read(), what the daemon calls, takes the patterns too. */
@@ -1215,24 +1222,33 @@ static void test_cgroups_refused(void **state)
 	drop(ok);
 }
 
-/* The same for prefer and avoid, and for a protect rule other than comm:. */
-static void test_rules_pending(void **state)
+/* config_read(), what the daemon calls, takes every kind of rule now that
+ * the policies act on them; a bad one is refused naming file:line, and
+ * nothing of the file is applied. */
+static void test_rules_read(void **state)
 {
 	(void)state;
-	static const char text[] = "[job a]\nprotect = sshd, uid:0\nprefer = comm:x\navoid = comm:y\n";
-	char errors[CONFIG_ERRORS_MAX], want[1024], *path = temp_file(text, strlen(text));
+	static const char good[] = "[oomkitd]\nprotect = comm:sshd\n[job a]\nprotect = sshd, uid:0\n"
+				   "prefer = comm:x\navoid = cmdline:*y*\n";
+	static const char bad[] = "[oomkitd]\nprefer = comm:x\n[job a]\npriority = 3\n"
+				  "avoid = exe:bin/y, comm:z\n";
+	char errors[CONFIG_ERRORS_MAX], want[1024], *path = temp_file(good, strlen(good));
 	struct config cfg;
 
+	if (config_read(path, NULL, &cfg, errors, sizeof(errors)) != 0)
+		fail_msg("%s", errors);
+	assert_int_equal(cfg.n_machine_rules, 1);
+	assert_int_equal(cfg.jobs[0].n_rules, 4);
+	config_free(&cfg);
+	unlink(path);
+
+	path = temp_file(bad, strlen(bad));
+	memset(&cfg, 0x5a, sizeof(cfg));
+	struct config before = cfg;
 	assert_int_equal(config_read(path, NULL, &cfg, errors, sizeof(errors)), -EINVAL);
-	snprintf(
-	    want, sizeof(want),
-	    "%s:2: [job a] protect: 'uid:0': only comm: rules are acted on by this oomkitd yet (refused "
-	    "rather than silently ignored)\n"
-	    "%s:3: [job a] prefer: not supported by this oomkitd yet (refused rather than silently "
-	    "ignored)\n"
-	    "%s:4: [job a] avoid: not supported by this oomkitd yet (refused rather than silently ignored)\n",
-	    path, path, path);
+	snprintf(want, sizeof(want), "%s:5: [job a] avoid: 'bin/y' is not an absolute path\n", path);
 	assert_string_equal(errors, want);
+	assert_memory_equal(&cfg, &before, sizeof(cfg));
 	unlink(path);
 }
 
@@ -1309,7 +1325,7 @@ int main(void)
 	    cmocka_unit_test(test_check_self),
 	    cmocka_unit_test(test_rules),
 	    cmocka_unit_test(test_rules_limits),
-	    cmocka_unit_test(test_rules_pending),
+	    cmocka_unit_test(test_rules_read),
 	    cmocka_unit_test(test_signals),
 	    cmocka_unit_test(test_commands),
 	    cmocka_unit_test(test_kill_keys),

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * test-match.c - match expressions (issue 17): each kind with good values
- * and hostile ones, and the exact reason for each refusal.
+ * and hostile ones, and the exact reason for each refusal; the glob, and
+ * each kind tested against processes.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -108,11 +110,114 @@ static void test_kinds(void **state)
 	assert_null(match_kind_name((enum match_kind)99));
 }
 
+static void test_glob(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *glob, *text;
+		bool match;
+	} cases[] = {
+	    {"abc", "abc", true},
+	    {"abc", "abcd", false},
+	    {"abc", "ab", false},
+	    {"*", "", true},
+	    {"a*", "a", true},
+	    {"*a", "ba", true},
+	    {"*a", "ab", false},
+	    {"*chrome*--type=renderer*", "/opt/google/chrome/chrome --type=renderer --lang=en", true},
+	    {"*chrome*--type=renderer*", "/opt/google/chrome/chrome --type=gpu-process", false},
+	    {"*chrome*--type=renderer*", "--type=renderer chrome", false}, /* order matters */
+	    {"a*b*c", "aXbYc", true},
+	    {"a*b*c", "aXbYcZ", false},
+	    {"a*b*c", "abcbc", true},
+	    {"a**b", "ab", true},
+	    {"*aab", "aaaab", true}, /* the star must give back what it took */
+	    {"*/bin/*", "/usr/bin/python3", true},
+	    {"python3 -m *", "python3 -m http.server 8000", true},
+	    {"", "", true},
+	    {"", "x", false},
+	    {"x", "", false},
+	    /* "?" and "[" stand for themselves. */
+	    {"a?c", "abc", false},
+	    {"a?c", "a?c", true},
+	    {"[a]", "a", false},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (match_glob(cases[i].glob, cases[i].text) != cases[i].match)
+			fail_msg("'%s' on '%s': wanted %s", cases[i].glob, cases[i].text,
+				 cases[i].match ? "a match" : "none");
+}
+
+/* A long text against a glob of many stars ends in linear steps, not
+ * exponential ones (the test would not end otherwise). */
+static void test_glob_hostile(void **state)
+{
+	(void)state;
+	char text[4096], glob[256];
+
+	memset(text, 'a', sizeof(text) - 1);
+	text[sizeof(text) - 1] = '\0';
+	for (size_t i = 0; i + 2 < sizeof(glob); i += 2) {
+		glob[i] = '*';
+		glob[i + 1] = 'a';
+	}
+	glob[sizeof(glob) - 2] = 'b';
+	glob[sizeof(glob) - 1] = '\0';
+	assert_false(match_glob(glob, text));
+}
+
+static void test_test(void **state)
+{
+	(void)state;
+	const struct match_subject pg = {.comm = "postgres",
+					 .cmdline = "/usr/lib/postgresql/15/bin/postgres -D /var/lib/pg",
+					 .exe = "/usr/lib/postgresql/15/bin/postgres",
+					 .uid = 108,
+					 .cgroup = "system.slice/postgresql@15-main.service"};
+	const struct match_subject unread = {.comm = "x", .uid = 0}; /* no cmdline, exe, cgroup */
+	static const struct {
+		const char *expr;
+		bool pg, unread;
+	} cases[] = {
+	    {"postgres", true, false},
+	    {"comm:postgre", false, false}, /* whole names only */
+	    {"comm:x", false, true},
+	    {"cmdline:*postgres -D *", true, false},
+	    {"cmdline:postgres*", false, false}, /* the whole line: it starts with the path */
+	    {"cmdline:*x*", false, false},	 /* an unread line matches nothing */
+	    {"exe:/usr/lib/postgresql/15/bin/postgres", true, false},
+	    {"exe:/usr/lib/postgresql/15/bin", false, false},
+	    {"uid:108", true, false},
+	    {"uid:0", false, true},
+	    {"user:root", false, true},
+	    {"cgroup:system.slice/postgresql@*.service", true, false},
+	    {"cgroup:system.slice", true, false}, /* an ancestor */
+	    {"cgroup:system.slice/post*", true, false},
+	    {"cgroup:user.slice", false, false},
+	    {"cgroup:system.slice/postgresql@15-main.service/x", false, false}, /* a descendant is not */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct match_expr e;
+		char why[256];
+		if (match_parse(cases[i].expr, &e, why, sizeof(why)) != 0)
+			fail_msg("'%s' refused: %s", cases[i].expr, why);
+		if (match_test(&e, &pg) != cases[i].pg)
+			fail_msg("'%s' on postgres: wanted %s", cases[i].expr,
+				 cases[i].pg ? "a match" : "none");
+		if (match_test(&e, &unread) != cases[i].unread)
+			fail_msg("'%s' on the unread: wanted %s", cases[i].expr,
+				 cases[i].unread ? "a match" : "none");
+		assert_int_equal(match_needs(&e), 1u << e.kind);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_parse),
-	    cmocka_unit_test(test_kinds),
+	    cmocka_unit_test(test_parse),	 cmocka_unit_test(test_kinds), cmocka_unit_test(test_glob),
+	    cmocka_unit_test(test_glob_hostile), cmocka_unit_test(test_test),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,12 +21,10 @@
 
 enum { WEB = 0, BATCH = 1, PLAYER = 2 };
 
-static const char protect_web[][POLICY_COMM_MAX] = {"sshd", "postgres"};
-
 /* The demo's machine: web is important and large, batch is small and least
  * important, player is in between and the newest. */
 static struct policy_group groups[3];
-static struct policy_proc procs[8];
+static struct policy_proc procs[12];
 static unsigned n_procs;
 static pid_t protected_pids[2] = {4242, 4243};
 
@@ -51,9 +49,7 @@ static int setup(void **state)
 					    .usage_bytes = 150 * MiB,
 					    .limit_bytes = 200 * MiB,
 					    .limit_max_bytes = 300 * MiB,
-					    .expect_bytes = 100 * MiB,
-					    .protect = protect_web,
-					    .n_protect = 2};
+					    .expect_bytes = 100 * MiB};
 	groups[BATCH] = (struct policy_group){.name = "batch",
 					      .priority = 100,
 					      .usage_bytes = 30 * MiB,
@@ -238,17 +234,11 @@ static void test_protection(void **state)
 	d = decide(SCOPE_MACHINE, 0, "kill-largest");
 	assert_int_equal(d.victim_pid, 300);
 
-	/* A name the job protects. */
+	/* A protect rule (rules.c placed it). */
 	setup(NULL);
-	snprintf(procs[0].comm, sizeof(procs[0].comm), "postgres");
+	procs[0].place = PLACE_PROTECT;
 	d = decide(SCOPE_MACHINE, 0, "kill-largest");
 	assert_int_equal(d.victim_pid, 300);
-
-	/* ... only in that job: a "postgres" in batch is fair game. */
-	setup(NULL);
-	snprintf(procs[3].comm, sizeof(procs[3].comm), "postgres");
-	d = decide(SCOPE_MACHINE, 0, "kill-lowest");
-	assert_int_equal(d.victim_pid, 201);
 
 	/* A job whose processes are all protected is skipped by kill-lowest. */
 	setup(NULL);
@@ -387,6 +377,203 @@ static void test_bad_input(void **state)
 	assert_int_equal(policy_decide(&in, &d), -EINVAL);
 }
 
+/* A rule as the snapshot records it. */
+static const struct match_expr rule_expr = {.kind = MATCH_COMM, .text = "x"};
+
+static void place(unsigned i, enum policy_place where, unsigned line)
+{
+	procs[i].place = where;
+	procs[i].rule = &rule_expr;
+	procs[i].rule_line = line;
+}
+
+/* Preferred candidates go first within every policy, avoided ones last,
+ * and the policy's own order decides within each. */
+static void test_rules(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		enum policy_scope scope;
+		unsigned group;
+		const char *chain;
+		int prefer, avoid; /* index into procs, -1 none */
+		pid_t victim;
+		const char *reason_has;
+	} cases[] = {
+	    {"largest: the preferred, though small", SCOPE_MACHINE, 0, "kill-largest", 2, -1, 200,
+	     "process 200 is the largest of the preferred candidates"},
+	    {"largest: the avoided largest is passed over", SCOPE_MACHINE, 0, "kill-largest", -1, 0, 300,
+	     "process 300 is the largest;"},
+	    {"newest: the preferred", SCOPE_MACHINE, 0, "kill-newest", 0, -1, 100,
+	     "started last of the preferred"},
+	    {"newest: the avoided newest is passed over", SCOPE_MACHINE, 0, "kill-newest", -1, 4, 201, NULL},
+	    /* The machine's kill-lowest: a preferred process of an important job goes first. */
+	    {"machine lowest: preferred across jobs", SCOPE_MACHINE, 0, "kill-lowest", 1, -1, 101,
+	     "of the jobs with candidates preferred"},
+	    {"machine lowest: avoided in the lowest job", SCOPE_MACHINE, 0, "kill-lowest", -1, 3, 200, NULL},
+	    {"job lowest: preferred", SCOPE_JOB, WEB, "kill-lowest", 1, -1, 101, "lowest rank in job web"},
+	    {"job lowest: avoided", SCOPE_JOB, WEB, "kill-lowest", -1, 0, 101, NULL},
+	    /* Over expected: only jobs over their expectation take part, preferred or not. */
+	    {"over-expected: a preferred process of a job within expectation stays", SCOPE_MACHINE, 0,
+	     "kill-over-expected", 2, -1, 300, NULL},
+	    {"over-expected: preferred among those over", SCOPE_MACHINE, 0, "kill-over-expected", 1, -1, 101,
+	     "job web uses 150%"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		setup(NULL);
+		if (cases[i].prefer >= 0)
+			place((unsigned)cases[i].prefer, PLACE_PREFER, 7);
+		if (cases[i].avoid >= 0)
+			place((unsigned)cases[i].avoid, PLACE_AVOID, 8);
+		struct policy_decision d = decide(cases[i].scope, cases[i].group, cases[i].chain);
+		if (d.action != ACTION_KILL || d.victim_pid != cases[i].victim)
+			fail_msg("%s: got %s of %d (%s), wanted kill of %d", cases[i].name,
+				 policy_action_name(d.action), d.victim_pid, d.reason, cases[i].victim);
+		if (cases[i].reason_has && !strstr(d.reason, cases[i].reason_has))
+			fail_msg("%s: reason '%s' lacks '%s'", cases[i].name, d.reason, cases[i].reason_has);
+		bool preferred = cases[i].prefer >= 0 && procs[cases[i].prefer].pid == d.victim_pid;
+		assert_int_equal(d.victim_place, preferred ? PLACE_PREFER : PLACE_NONE);
+		assert_string_equal(d.victim_rule, preferred ? "prefer = comm:x (line 7)" : "");
+		if (preferred)
+			assert_non_null(strstr(d.reason, "(placed first by prefer = comm:x (line 7))"));
+	}
+
+	/* Every candidate avoided: the policy still chooses, and says so. */
+	setup(NULL);
+	for (unsigned i = 0; i < n_procs; i++)
+		place(i, PLACE_AVOID, 9);
+	struct policy_decision d = decide(SCOPE_MACHINE, 0, "kill-largest");
+	assert_int_equal(d.victim_pid, 100);
+	assert_int_equal(d.victim_place, PLACE_AVOID);
+	assert_non_null(strstr(d.reason, "placed last by avoid = comm:x (line 9): no other candidate"));
+}
+
+/* kill = largest-leaf: the session leader and an interactive shell are
+ * never candidates; whichever process a policy picks in the job, its
+ * largest other process goes. */
+static void test_largest_leaf(void **state)
+{
+	(void)state;
+	struct policy_decision d;
+	char why[128];
+
+	groups[BATCH].kill = KILL_LARGEST_LEAF;
+	/* 201 (20 MiB) is the shell leading its session; 200 a build step. */
+	procs[3].sid = procs[3].pgid = 201;
+	procs[3].tty_nr = 34816;
+	snprintf(procs[3].comm, sizeof(procs[3].comm), "bash");
+	procs[2].sid = 201;
+	procs[2].pgid = 200;
+	procs[2].tty_nr = 34816;
+	d = decide(SCOPE_JOB, BATCH, "kill-largest");
+	assert_int_equal(d.action, ACTION_KILL);
+	assert_int_equal(d.victim_pid, 200);
+	assert_true(policy_excluded(&(struct policy_input){.groups = groups, .n_groups = 3}, &procs[3], why,
+				    sizeof(why)));
+	assert_string_equal(why, "the session leader (kill = largest-leaf)");
+
+	/* A nested interactive shell (its own group, the terminal) is spared
+	 * too; a shell running a script in its caller's group is not. */
+	add_proc(202, BATCH, 50, 2002, 0, "zsh");
+	procs[5].sid = 201;
+	procs[5].pgid = 202;
+	procs[5].tty_nr = 34816;
+	d = decide(SCOPE_JOB, BATCH, "kill-largest");
+	assert_int_equal(d.victim_pid, 200);
+	procs[5].pgid = 200;
+	d = decide(SCOPE_JOB, BATCH, "kill-largest");
+	assert_int_equal(d.victim_pid, 202);
+
+	/* kill-newest picks 202's successor, the job kills its largest. */
+	setup(NULL);
+	groups[BATCH].kill = KILL_LARGEST_LEAF;
+	procs[3].sid = 201;
+	add_proc(203, BATCH, 1, 2010, 0, "cc1");
+	procs[5].sid = 201;
+	d = decide(SCOPE_JOB, BATCH, "kill-newest");
+	assert_int_equal(d.victim_pid, 200);
+	assert_non_null(strstr(d.reason, "process 203 started last"));
+	assert_non_null(strstr(d.reason, "kills its largest process instead (kill = largest-leaf)"));
+
+	/* Only the shell left: nothing to kill, the chain goes on. */
+	setup(NULL);
+	groups[BATCH].kill = KILL_LARGEST_LEAF;
+	procs[2].oom_score_adj = -1000;
+	procs[3].sid = 201;
+	d = decide(SCOPE_JOB, BATCH, "kill-largest, kernel");
+	assert_int_equal(d.action, ACTION_KERNEL);
+}
+
+/* A small deterministic generator: the same inputs on every run. */
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* policy_rank() puts first what policy_decide() chooses, for every kill
+ * policy at both levels, on random snapshots with rules, ties and
+ * protection: explain shows the daemon's own order. */
+static void test_rank_is_decision(void **state)
+{
+	(void)state;
+	static const enum policy_kind kinds[] = {POLICY_KILL_LOWEST, POLICY_KILL_NEWEST, POLICY_KILL_LARGEST,
+						 POLICY_KILL_OVER_EXPECTED};
+	unsigned order[8], decided = 0;
+
+	for (int trial = 0; trial < 2000; trial++) {
+		setup(NULL);
+		n_procs = 0;
+		for (unsigned g = 0; g < 3; g++) {
+			groups[g].priority = (unsigned)(next() % 3) * 100;
+			groups[g].usage_bytes = (next() % 4) * MiB;
+			groups[g].expect_bytes = (next() % 3) * MiB;
+		}
+		unsigned n = 1 + (unsigned)(next() % 8);
+		for (unsigned i = 0; i < n; i++) {
+			add_proc((pid_t)(10 + i), (int)(next() % 3), next() % 3, next() % 3,
+				 (int)(next() % 3) - 1, "p");
+			uint64_t r = next() % 6;
+			if (r < 3)
+				place(i, (enum policy_place)r, 1);
+			if (r == 3)
+				procs[i].oom_score_adj = -1000;
+		}
+		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+			for (int scope = 0; scope < 2; scope++) {
+				char chain_text[64];
+				struct policy_chain chain;
+				struct policy_decision d;
+				snprintf(chain_text, sizeof(chain_text), "%s", policy_kind_name(kinds[k]));
+				struct policy_input in = input(scope ? SCOPE_JOB : SCOPE_MACHINE,
+							       (unsigned)(next() % 3), chain_text, &chain);
+				assert_true(policy_ranks(kinds[k]));
+				unsigned count = policy_rank(&in, kinds[k], order, 8);
+				assert_int_equal(policy_decide(&in, &d), 0);
+				if (count == 0) {
+					assert_int_equal(d.action, ACTION_NONE);
+					continue;
+				}
+				decided++;
+				if (d.victim_pid != procs[order[0]].pid)
+					fail_msg("trial %d %s: ranked %d first, decided %d (%s)", trial,
+						 chain_text, procs[order[0]].pid, d.victim_pid, d.reason);
+				/* Fewer slots than candidates keep the best ones, in order. */
+				unsigned top[2];
+				assert_int_equal(policy_rank(&in, kinds[k], top, 1), count);
+				assert_int_equal(top[0], order[0]);
+			}
+	}
+	assert_true(decided > 1000); /* the generator made real choices */
+	assert_false(policy_ranks(POLICY_GROW));
+	assert_false(policy_ranks(POLICY_REPORT));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -399,6 +586,9 @@ int main(void)
 	    cmocka_unit_test_setup(test_resume_and_prompt, setup),
 	    cmocka_unit_test_setup(test_shed, setup),
 	    cmocka_unit_test_setup(test_bad_input, setup),
+	    cmocka_unit_test_setup(test_rules, setup),
+	    cmocka_unit_test_setup(test_largest_leaf, setup),
+	    cmocka_unit_test_setup(test_rank_is_decision, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

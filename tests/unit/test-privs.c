@@ -182,7 +182,7 @@ static void caps(void)
 	unsigned long long resource = before & (1ull << CAP_SYS_RESOURCE);
 
 	/* As the daemon does it: with the filter on before setup is done. */
-	EXPECT(privs_restrict(true) == 0);
+	EXPECT(privs_restrict(true, false) == 0);
 	EXPECT(status_mask("CapEff") == (run | resource));
 	EXPECT(status_mask("CapPrm") == (run | resource));
 	EXPECT(status_mask("CapBnd") == run);

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* rules.c - see rules.h. */
+#include "rules.h"
+
+static unsigned needs_of(const struct rules_set *set)
+{
+	unsigned m = 0;
+
+	for (unsigned i = 0; set && i < set->n; i++)
+		m |= match_needs(&set->rules[i].expr);
+	return m;
+}
+
+unsigned rules_needs(const struct rules_set *job, const struct rules_set *machine)
+{
+	return needs_of(job) | needs_of(machine);
+}
+
+static enum policy_place place_of(enum config_rule_list list)
+{
+	return list == RULE_PROTECT ? PLACE_PROTECT : list == RULE_PREFER ? PLACE_PREFER : PLACE_AVOID;
+}
+
+/* The first rule of set that matches, among protect rules only or among the others. */
+static const struct config_rule *first(const struct rules_set *set, bool protect,
+				       const struct match_subject *s)
+{
+	for (unsigned i = 0; set && i < set->n; i++) {
+		const struct config_rule *r = &set->rules[i];
+		if ((r->list == RULE_PROTECT) == protect && match_test(&r->expr, s))
+			return r;
+	}
+	return NULL;
+}
+
+void rules_place(const struct rules_set *job, const struct rules_set *machine, const struct match_subject *s,
+		 struct policy_proc *proc)
+{
+	const struct config_rule *r;
+	bool on_machine = false;
+
+	if (!(r = first(job, true, s)) && !(on_machine = (r = first(machine, true, s)) != NULL) &&
+	    !(r = first(job, false, s)))
+		on_machine = (r = first(machine, false, s)) != NULL;
+	proc->place = r ? place_of(r->list) : PLACE_NONE;
+	proc->rule = r ? &r->expr : NULL;
+	proc->rule_line = r ? r->line : 0;
+	proc->rule_machine = on_machine;
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test-rules.c - which rule places a process (issue 17): protect first (the
+ * job's, then the machine's), then the job's prefer and avoid as written,
+ * then the machine's; rules parsed from a configuration, as the daemon has
+ * them.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "rules.h"
+
+static const char text[] = "[oomkitd]\n"			      /* 1 */
+			   "protect = comm:sshd\n"		      /* 2 */
+			   "prefer = cmdline:*--type=renderer*\n"     /* 3 */
+			   "avoid = uid:0, comm:both\n"		      /* 4 */
+			   "\n"					      /* 5 */
+			   "[job web]\n"			      /* 6 */
+			   "avoid = comm:cache\n"		      /* 7 */
+			   "prefer = comm:both, cgroup:m/web/batch\n" /* 8 */
+			   "protect = exe:/usr/bin/keep\n"	      /* 9 */
+			   "\n"					      /* 10 */
+			   "[job other]\n"			      /* 11 */
+			   "prefer = comm:cache\n";		      /* 12 */
+
+static void test_order(void **state)
+{
+	(void)state;
+	struct config cfg;
+	char errors[1024] = "";
+
+	if (config_parse_string(text, "f", &cfg, errors, sizeof(errors)) != 0)
+		fail_msg("%s", errors);
+	assert_int_equal(cfg.n_machine_rules, 4);
+	const struct config_job *web = config_find_job(&cfg, "web"), *other = config_find_job(&cfg, "other");
+	struct rules_set m = {cfg.machine_rules, cfg.n_machine_rules}, w = {web->rules, web->n_rules},
+			 o = {other->rules, other->n_rules};
+	assert_int_equal(w.n, 4);
+	assert_int_equal(o.n, 1);
+
+	static const struct {
+		const char *what;
+		struct match_subject s;
+		int job; /* 0 web, 1 other, -1 none */
+		enum policy_place place;
+		unsigned line;
+		bool machine;
+	} cases[] = {
+	    {"no rule", {.comm = "hog", .uid = 1000, .cgroup = "m/web"}, 0, PLACE_NONE, 0, false},
+	    {"the machine's protect",
+	     {.comm = "sshd", .uid = 0, .cgroup = "m/web"},
+	     0,
+	     PLACE_PROTECT,
+	     2,
+	     true},
+	    {"the machine's protect, in no job",
+	     {.comm = "sshd", .uid = 1000, .cgroup = "x"},
+	     -1,
+	     PLACE_PROTECT,
+	     2,
+	     true},
+	    {"the job's protect over the machine's prefer",
+	     {.comm = "r",
+	      .exe = "/usr/bin/keep",
+	      .cmdline = "r --type=renderer",
+	      .uid = 5,
+	      .cgroup = "m/web"},
+	     0,
+	     PLACE_PROTECT,
+	     9,
+	     false},
+	    {"the job's avoid", {.comm = "cache", .uid = 1000, .cgroup = "m/web"}, 0, PLACE_AVOID, 7, false},
+	    {"the same name, another job's prefer",
+	     {.comm = "cache", .uid = 1000, .cgroup = "m/other"},
+	     1,
+	     PLACE_PREFER,
+	     12,
+	     false},
+	    {"the job's prefer over the machine's avoid",
+	     {.comm = "both", .uid = 1000, .cgroup = "m/web"},
+	     0,
+	     PLACE_PREFER,
+	     8,
+	     false},
+	    {"the machine's avoid where the job says nothing",
+	     {.comm = "both", .uid = 1000, .cgroup = "m/other"},
+	     1,
+	     PLACE_AVOID,
+	     4,
+	     true},
+	    {"the machine's prefer",
+	     {.comm = "c", .cmdline = "chrome --type=renderer", .uid = 0, .cgroup = "x"},
+	     -1,
+	     PLACE_PREFER,
+	     3,
+	     true},
+	    {"the first machine rule written wins: prefer before avoid",
+	     {.comm = "c", .cmdline = "chrome --type=renderer", .uid = 0, .cgroup = "m/other"},
+	     1,
+	     PLACE_PREFER,
+	     3,
+	     true},
+	    {"uid 0 avoided", {.comm = "c", .uid = 0, .cgroup = "m/other"}, 1, PLACE_AVOID, 4, true},
+	    {"the job's first rule written wins: avoid before prefer",
+	     {.comm = "cache", .uid = 1000, .cgroup = "m/web/batch"},
+	     0,
+	     PLACE_AVOID,
+	     7,
+	     false},
+	    {"a cgroup rule on a child cgroup",
+	     {.comm = "make", .uid = 1000, .cgroup = "m/web/batch/x"},
+	     0,
+	     PLACE_PREFER,
+	     8,
+	     false},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct policy_proc p;
+		memset(&p, 0x5a, sizeof(p));
+		const struct rules_set *j = cases[i].job == 0 ? &w : cases[i].job == 1 ? &o : NULL;
+		rules_place(j, &m, &cases[i].s, &p);
+		if (p.place != cases[i].place || p.rule_line != cases[i].line ||
+		    (p.place != PLACE_NONE && p.rule_machine != cases[i].machine) ||
+		    (p.place == PLACE_NONE) != (p.rule == NULL))
+			fail_msg("%s: placed %s by line %u%s; wanted %s by line %u%s", cases[i].what,
+				 policy_place_name(p.place), p.rule_line, p.rule_machine ? " [oomkitd]" : "",
+				 policy_place_name(cases[i].place), cases[i].line,
+				 cases[i].machine ? " [oomkitd]" : "");
+	}
+	assert_int_equal(rules_needs(&w, &m), (1u << MATCH_COMM) | (1u << MATCH_CGROUP) | (1u << MATCH_EXE) |
+						  (1u << MATCH_CMDLINE) | (1u << MATCH_UID));
+	assert_int_equal(rules_needs(&o, NULL), 1u << MATCH_COMM);
+
+	/* How a report names the rule that placed a process. */
+	struct policy_proc p = {0};
+	char buf[POLICY_RULE_MAX];
+	rules_place(&w, &m, &cases[4].s, &p);
+	policy_format_rule(&p, buf, sizeof(buf));
+	assert_string_equal(buf, "avoid = comm:cache (line 7)");
+	rules_place(&o, &m, &cases[10].s, &p);
+	policy_format_rule(&p, buf, sizeof(buf));
+	assert_string_equal(buf, "avoid = uid:0 ([oomkitd], line 4)");
+	rules_place(&o, NULL, &cases[0].s, &p);
+	policy_format_rule(&p, buf, sizeof(buf));
+	assert_string_equal(buf, "");
+	config_free(&cfg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_order),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
