@@ -65,6 +65,9 @@ static void write_candidates(struct oomkit__json *w, const struct policy_input *
 		oomkit__json_u64(w, "start_time", p->start_time);
 		oomkit__json_str(w, "comm", p->comm);
 		oomkit__json_bool(w, "protected", policy_protected(in, p));
+		char why[POLICY_RULE_MAX + 32];
+		if (policy_excluded(in, p, why, sizeof(why)))
+			oomkit__json_str(w, "excluded", why);
 		oomkit__json_str(w, "place", policy_place_name(p->place));
 		if (p->rule) {
 			char rule[POLICY_RULE_MAX];
