@@ -81,10 +81,48 @@ void chain_synth_event(oomkit_ctx *ctx, const char *rel, oomkit_watch *watch, ui
 
 /* ------------------------------------------------------------ reports */
 
+/* The owner of a scope's job, if it names one. */
+static bool scope_owner(const struct scope *s, uid_t *ret_owner)
+{
+	if (!s || !s->job || !s->job->has_owner)
+		return false;
+	*ret_owner = s->job->owner;
+	return true;
+}
+
+/* Adds the uids a decision concerns, beyond the scope's owner: a kill's
+ * victim, and the owner of the job it takes from. */
+static void victim_readers(struct chain *c, const struct policy_input *in, const struct policy_decision *dec,
+			   struct report_readers *r)
+{
+	uid_t owner;
+
+	if (dec->action == ACTION_KILL || dec->action == ACTION_KILL_JOB)
+		for (unsigned k = 0; k < in->n_procs; k++)
+			if (in->procs[k].pid == dec->victim_pid)
+				reports_readers_add(r, in->procs[k].uid);
+	if (dec->victim_group >= 0 && (unsigned)dec->victim_group < in->n_groups &&
+	    scope_owner(snapshot_group_scope(c->snap, dec->victim_group), &owner))
+		reports_readers_add(r, owner);
+}
+
+/* The uids other than root an OOM of scope decided so concerns: who may
+ * read its report (reports.h). */
+static void decision_readers(struct chain *c, const struct scope *scope, const struct policy_input *in,
+			     const struct policy_decision *dec, struct report_readers *ret)
+{
+	uid_t owner;
+
+	*ret = (struct report_readers){0};
+	if (scope_owner(scope, &owner))
+		reports_readers_add(ret, owner);
+	victim_readers(c, in, dec, ret);
+}
+
 /* Creates the scope's report and writes its head: the fd, or -errno. */
 static int open_report(struct chain *c, struct scope *scope, const struct oomkit_event *ev,
 		       const struct policy_input *in, const struct policy_decision *dec, uint64_t time_ms,
-		       unsigned *ret_id, struct oomkit__json *w)
+		       const struct report_readers *readers, unsigned *ret_id, struct oomkit__json *w)
 {
 	int fd = reports_create(c->reports, scope->name, ret_id);
 
@@ -98,22 +136,14 @@ static int open_report(struct chain *c, struct scope *scope, const struct oomkit
 				.job = scope->kind == SCOPE_KIND_MACHINE ? NULL : scope->name,
 				.dry_run = c->dry_run,
 				.jobs_later = scope->kind != SCOPE_KIND_MACHINE,
-				.event = ev};
+				.event = ev,
+				.readers = readers};
 	oomkit__json_init(w, fd, c->buf, c->buf_len);
 	report_write_head(w, c->ctx, &h, in, dec);
 	return fd;
 }
 
 /* ------------------------------------------------------------ outcomes */
-
-/* The owner of a scope's job, if it names one. */
-static bool scope_owner(const struct scope *s, uid_t *ret_owner)
-{
-	if (!s || !s->job || !s->job->has_owner)
-		return false;
-	*ret_owner = s->job->owner;
-	return true;
-}
 
 /* The victim of a kill, as the outcome tells it. */
 static void outcome_victim(struct chain *c, const struct policy_input *in, const struct policy_decision *dec,
@@ -252,7 +282,8 @@ static struct flight *take_flight(struct chain *c, struct scope *scope, const st
 /* ------------------------------------------------------------ prompts */
 
 static enum oomkit_verdict ask(struct chain *c, struct scope *scope, const struct oomkit_event *ev,
-			       const struct policy_decision *dec, uint64_t time_ms, int fd, unsigned id,
+			       const struct policy_decision *dec, uint64_t time_ms,
+			       const struct report_readers *readers, int fd, unsigned id,
 			       struct oomkit__json *w)
 {
 	uint64_t timeout_ms = c->cfg->delay_ms / 2;
@@ -265,6 +296,7 @@ static enum oomkit_verdict ask(struct chain *c, struct scope *scope, const struc
 	}
 	int sent = prompt_ask(p, dec, ev->time_ns, timeout_ms, fd, id, fd >= 0 ? w : NULL);
 	p->report_time_ms = time_ms;
+	p->report_readers = *readers;
 	snprintf(p->report_reason, sizeof(p->report_reason), "%s", dec->reason);
 	log_notice("%s: asking %d connected prompt(s), %" PRIu64 " ms to answer", scope->label, sent,
 		   timeout_ms);
@@ -286,6 +318,10 @@ static void close_prompt(struct chain *c, struct flight *fl, const char *answer,
 	fl->report_id = p->report_id;
 	fl->report = p->report;
 	fl->time_ms = p->report_time_ms;
+	/* Whom the question's decision concerned, and the answer's victim. */
+	fl->readers = p->report_readers;
+	if (in && dec)
+		victim_readers(c, in, dec, &fl->readers);
 	fl->action = policy_action_name(ACTION_PROMPT);
 	fl->jobs_later = p->asker.job;
 	copy_cut(fl->reason, sizeof(fl->reason), p->report_reason);
@@ -574,15 +610,18 @@ enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct
 		   log_escape(reason, sizeof(reason), dec.reason));
 
 	uint64_t time_ms = realtime_ms();
-	int fd = open_report(c, scope, ev, &in, &dec, time_ms, &id, &w);
+	struct report_readers readers;
+	decision_readers(c, scope, &in, &dec, &readers);
+	int fd = open_report(c, scope, ev, &in, &dec, time_ms, &readers, &id, &w);
 	if (dec.action == ACTION_PROMPT && !c->dry_run)
-		return ask(c, scope, ev, &dec, time_ms, fd, id, &w);
+		return ask(c, scope, ev, &dec, time_ms, &readers, fd, id, &w);
 
 	struct flight spare, *fl = take_flight(c, scope, &dec, ev, decided, &spare);
 	fl->report_fd = fd;
 	fl->report_id = id;
 	fl->report = w;
 	fl->time_ms = time_ms;
+	fl->readers = readers;
 	if (c->dry_run) {
 		snprintf(fl->result, sizeof(fl->result), "dry run: nothing done");
 		inflight_land(c->inflight, fl);

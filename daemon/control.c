@@ -661,7 +661,7 @@ static bool fill_reports(struct control *ctl, struct client *c)
 	}
 	for (unsigned i = 0; i < reports_count(ctl->reports); i++) {
 		const struct report_entry *e = reports_entry(ctl->reports, i);
-		if (e->id < c->reply.next)
+		if (e->id < c->reply.next || (c->reply.own && !reports_readers_has(&e->readers, c->uid)))
 			continue;
 		if (!put_report_entry(c, e))
 			return false;
@@ -1067,6 +1067,24 @@ static bool may_read(const struct control *ctl, const struct client *c)
 	return c->uid == 0 || ctl->cfg->readonly_status;
 }
 
+/* "report ID": root (or anyone, with readonly_status) reads every report;
+ * another uid those of the OOMs that concern it (its job's, or one that
+ * killed a process of its or took from its job).  Else why not, in msg. */
+static bool may_read_report(const struct control *ctl, const struct client *c, unsigned id, char *msg,
+			    size_t len)
+{
+	const struct report_entry *e = reports_find(ctl->reports, id);
+
+	if (may_read(ctl, c))
+		return true;
+	if (!e)
+		snprintf(msg, len, "no report %u", id);
+	else if (!reports_readers_has(&e->readers, c->uid))
+		snprintf(msg, len, "permission denied: report %u does not concern uid %u", id,
+			 (unsigned)c->uid);
+	return e && reports_readers_has(&e->readers, c->uid);
+}
+
 /* "answer ID chain": this client lets the system decide; when no one asked
  * is left to answer, the chain goes on. */
 static void cmd_decline(struct control *ctl, struct client *c, const struct protocol_answer *a)
@@ -1161,17 +1179,26 @@ static void request(struct control *ctl, struct client *c, const char *line, siz
 		refused(c, line, len, r);
 		return;
 	}
+	char why[128];
+
 	switch (req.verb) {
+	case PROTOCOL_REPORT:
+		if (!may_read_report(ctl, c, req.id, why, sizeof(why)))
+			put_error(c, "%s", why);
+		else
+			c->reply = (typeof(c->reply)){.verb = req.verb, .next = req.id, .fd = -1};
+		return;
+	case PROTOCOL_REPORTS:
+		c->reply = (typeof(c->reply)){.verb = req.verb, .own = !may_read(ctl, c), .fd = -1};
+		return;
 	case PROTOCOL_STATUS:
 	case PROTOCOL_PS:
-	case PROTOCOL_REPORTS:
-	case PROTOCOL_REPORT:
 		if (!may_read(ctl, c)) {
 			put_error(c, "permission denied: only root may read status (see readonly_status)");
 			return;
 		}
 		c->reply.verb = req.verb;
-		c->reply.next = req.verb == PROTOCOL_REPORT ? req.id : 0;
+		c->reply.next = 0;
 		snprintf(c->reply.job, sizeof(c->reply.job), "%s", req.job);
 		return;
 	case PROTOCOL_RUN:

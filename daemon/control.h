@@ -72,6 +72,7 @@ struct client {
 		int stage;
 		uint64_t next; /* where it resumes: a job slot, a pid, a report id, a file offset */
 		int fd;	       /* report: the file */
+		bool own;      /* reports: only those that concern the client's uid */
 		char job[PROTOCOL_NAME_MAX];
 	} reply;
 	struct { /* the question being sent, or due */

@@ -192,8 +192,11 @@ static void observe(struct stats *st, const struct report_times *t)
 
 void inflight_land(struct inflight *f, struct flight *fl)
 {
-	struct report_summary sum = {
-	    .time_ms = fl->time_ms, .action = fl->action, .victim_pid = fl->victim_pid, .reason = fl->reason};
+	struct report_summary sum = {.time_ms = fl->time_ms,
+				     .action = fl->action,
+				     .victim_pid = fl->victim_pid,
+				     .reason = fl->reason,
+				     .readers = &fl->readers};
 
 	if (!fl->t.acted_ns)
 		fl->t.acted_ns = now_ns();
@@ -202,7 +205,7 @@ void inflight_land(struct inflight *f, struct flight *fl)
 		fl->report.cap = f->buf_len;
 		if (fl->jobs_later)
 			report_write_jobs(&fl->report, f->ctx, f->scopes);
-		report_write_tail(&fl->report, fl->result, &fl->more, &fl->t);
+		report_write_tail(&fl->report, fl->result, &fl->more, &fl->t, &fl->readers);
 		reports_done(f->reports, fl->report_id, fl->scope_name, fl->report_fd, fl->report.err, &sum);
 	}
 	if (fl->pidfd >= 0) {

@@ -54,6 +54,7 @@ struct flight {
 	const char *action; /* a static name */
 	pid_t victim_pid;
 	char reason[REPORTS_REASON_MAX];
+	struct report_readers readers; /* the uids it concerns: who may read the report */
 	struct report_times t;
 	char result[INFLIGHT_RESULT_MAX];
 	struct report_more more; /* what the action adds to the outcome */

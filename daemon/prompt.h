@@ -28,6 +28,7 @@
 #include "loop.h"
 #include "policy.h"
 #include "protocol.h"
+#include "reports.h"
 #include "scope.h"
 
 /* A process offered to a person (its uid says to whom: protocol_may_see()). */
@@ -78,6 +79,7 @@ struct prompt {
 	int report_fd; /* -1: no report */
 	struct oomkit__json report;
 	uint64_t report_time_ms;	       /* the report's time, for its index entry */
+	struct report_readers report_readers;  /* the uids its decision concerned */
 	char report_reason[POLICY_REASON_MAX]; /* the decision to ask, likewise */
 	unsigned next_step;		       /* where the chain resumes without an answer */
 	uint64_t event_ns, timeout_ms;

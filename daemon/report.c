@@ -6,6 +6,16 @@
 #include "config.h"
 #include "value.h"
 
+/* "concerns": the uids other than root the OOM concerns, who may read the
+ * report through the control socket (reports.h). */
+static void write_readers(struct oomkit__json *w, const struct report_readers *r)
+{
+	oomkit__json_open(w, "concerns", '[');
+	for (unsigned i = 0; r && i < r->n; i++)
+		oomkit__json_u64(w, NULL, r->uid[i]);
+	oomkit__json_close(w, ']');
+}
+
 static void write_decision(struct oomkit__json *w, const char *key, const struct policy_input *in,
 			   const struct policy_decision *dec)
 {
@@ -97,6 +107,8 @@ void report_write_head(struct oomkit__json *w, oomkit_ctx *ctx, const struct rep
 	oomkit__json_u64(w, "capacity_bytes", in->capacity_bytes);
 	config_format_chain(in->chain, chain, sizeof(chain));
 	oomkit__json_str(w, "chain", chain);
+	/* Before the snapshot, like the decision: the index reads them from the head. */
+	write_readers(w, h->readers);
 	/* The decision before the snapshot: the index reads it from the head. */
 	write_decision(w, "decision", in, dec);
 	if (!h->jobs_later)
@@ -175,7 +187,7 @@ static void write_more(struct oomkit__json *w, const struct report_more *m)
 }
 
 void report_write_tail(struct oomkit__json *w, const char *outcome, const struct report_more *more,
-		       const struct report_times *t)
+		       const struct report_times *t, const struct report_readers *readers)
 {
 	oomkit__json_str(w, "outcome", outcome);
 	if (more)
@@ -188,6 +200,8 @@ void report_write_tail(struct oomkit__json *w, const char *outcome, const struct
 	else
 		oomkit__json_null(w, "freed");
 	oomkit__json_close(w, '}');
+	/* Last: an index rebuilt at start finds them at the end of the file. */
+	write_readers(w, readers);
 	oomkit__json_close(w, '}');
 	oomkit__json_newline(w);
 	oomkit__json_flush(w);

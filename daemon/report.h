@@ -18,6 +18,7 @@
 #include "json.h"
 #include "oomkit.h"
 #include "policy.h"
+#include "reports.h"
 #include "scope.h"
 
 struct report_head {
@@ -28,6 +29,7 @@ struct report_head {
 	bool dry_run;
 	bool jobs_later; /* a job's OOM: the jobs are written after the action */
 	const struct oomkit_event *event;
+	const struct report_readers *readers; /* the uids the decision concerns */
 };
 
 /* Writes everything up to the outcome and flushes; errors stay in w->err. */
@@ -64,9 +66,10 @@ struct report_more {
 	const char *ended_by; /* a kill: the signal its victim got last ("SIGTERM"); NULL: none */
 };
 
-/* The outcome (more may be NULL) and the timings; closes the report's
- * object and flushes. */
+/* The outcome (more may be NULL), the timings and the uids the OOM
+ * concerned in the end (a prompt's answer may have added some); closes the
+ * report's object and flushes. */
 void report_write_tail(struct oomkit__json *w, const char *outcome, const struct report_more *more,
-		       const struct report_times *t);
+		       const struct report_times *t, const struct report_readers *readers);
 
 #endif

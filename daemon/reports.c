@@ -27,6 +27,9 @@
 /* A report's head holds what the index needs (the decision comes before
  * the snapshot); an older report may have it further in. */
 #define SCAN_MAX (64 * 1024)
+/* Its tail: the prompt's answer, the outcome and the timings, and the
+ * uids it concerns in the end (a job OOM's jobs come before them). */
+#define TAIL_MAX (8 * 1024)
 #define NAME_MAX_LEN (CONFIG_NAME_MAX + 32)
 
 /* ------------------------------------------------------------ names */
@@ -71,6 +74,23 @@ static int by_id(const void *a, const void *b)
 {
 	const struct report_entry *x = a, *y = b;
 	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* ------------------------------------------------------------ readers */
+
+void reports_readers_add(struct report_readers *r, uid_t uid)
+{
+	if (uid == 0 || reports_readers_has(r, uid) || r->n >= REPORTS_READERS_MAX)
+		return;
+	r->uid[r->n++] = uid;
+}
+
+bool reports_readers_has(const struct report_readers *r, uid_t uid)
+{
+	for (unsigned i = 0; i < r->n; i++)
+		if (r->uid[i] == uid)
+			return true;
+	return false;
 }
 
 /* ------------------------------------------------------------ a head */
@@ -208,6 +228,43 @@ static bool decision(struct scan *s, struct report_entry *e)
 	return true;
 }
 
+/* A list of uids ("concerns"), added to e's readers; anything else in it
+ * (never written by the daemon) ends the list. */
+static bool uid_list(struct scan *s, struct report_entry *e)
+{
+	char v[24];
+
+	if (!take(s, '['))
+		return false;
+	while (!take(s, ']')) {
+		char *end;
+		ws(s);
+		if (s->p >= s->end || *s->p < '0' || *s->p > '9' || !scalar(s, v, sizeof(v)))
+			return false;
+		unsigned long long uid = strtoull(v, &end, 10);
+		if (*end || end == v || uid >= (uid_t)-1)
+			return false;
+		reports_readers_add(&e->readers, (uid_t)uid);
+		(void)take(s, ',');
+	}
+	return true;
+}
+
+void reports_scan_tail(const char *buf, size_t len, struct report_entry *e)
+{
+	static const char key[] = "\"concerns\":";
+	const char *last = NULL;
+
+	/* A key is never inside a string: a quote there is escaped. */
+	for (const char *p = buf; (p = memmem(p, (size_t)(buf + len - p), key, sizeof(key) - 1));
+	     p += sizeof(key) - 1)
+		last = p;
+	if (!last)
+		return;
+	struct scan s = {last + sizeof(key) - 1, buf + len};
+	(void)uid_list(&s, e);
+}
+
 void reports_scan_head(const char *buf, size_t len, struct report_entry *e)
 {
 	struct scan s = {buf, buf + len};
@@ -226,6 +283,9 @@ void reports_scan_head(const char *buf, size_t len, struct report_entry *e)
 			if (!decision(&s, e))
 				return;
 			have_decision = true;
+		} else if (strcmp(key, "concerns") == 0) {
+			if (!uid_list(&s, e))
+				return;
 		} else if (!skip(&s)) {
 			return;
 		}
@@ -263,13 +323,17 @@ static void index_file(struct reports *r, int dirfd, const char *name)
 	if (fd < 0)
 		return;
 	ssize_t n = pread(fd, r->scanbuf, SCAN_MAX, 0);
-	close(fd);
 	e->id = id;
 	e->bytes = (uint64_t)st.st_size;
 	e->time_ms = (uint64_t)st.st_mtim.tv_sec * 1000u + (uint64_t)st.st_mtim.tv_nsec / 1000000u;
 	snprintf(e->action, sizeof(e->action), "?");
 	if (n > 0)
 		reports_scan_head(r->scanbuf, (size_t)n, e);
+	/* The uids a prompt's answer concerned are in the tail. */
+	off_t at = st.st_size > TAIL_MAX ? st.st_size - TAIL_MAX : 0;
+	if ((n = pread(fd, r->scanbuf, TAIL_MAX, at)) > 0)
+		reports_scan_tail(r->scanbuf, (size_t)n, e);
+	close(fd);
 	r->n++;
 	if (id >= r->next_id)
 		r->next_id = id + 1;
@@ -506,6 +570,8 @@ static void add_entry(struct reports *r, unsigned id, const char *scope, uint64_
 	e->victim_pid = sum ? sum->victim_pid : 0;
 	snprintf(e->action, sizeof(e->action), "%s", sum && sum->action ? sum->action : "?");
 	snprintf(e->reason, sizeof(e->reason), "%s", sum && sum->reason ? sum->reason : "");
+	if (sum && sum->readers)
+		e->readers = *sum->readers;
 }
 
 void reports_done(struct reports *r, unsigned id, const char *scope, int fd, int err,
@@ -529,6 +595,11 @@ void reports_done(struct reports *r, unsigned id, const char *scope, int fd, int
 	}
 	add_entry(r, id, scope, bytes, sum);
 	prune(r);
+}
+
+const struct report_entry *reports_find(const struct reports *r, unsigned id)
+{
+	return find(r, id);
 }
 
 int reports_open_existing(const struct reports *r, unsigned id)

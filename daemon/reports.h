@@ -13,10 +13,17 @@
  * reports.  It never changes the mode of a directory it did not create, and
  * every file it opens there is opened without following a link and without
  * blocking, and used only if it is a regular file.
+ *
+ * Each report names the uids other than root it concerns (its "concerns"
+ * list: the owner of the job that ran out, the victim's uid and the owner of
+ * the victim's job); the index keeps them, so the control socket lets each
+ * such user read that report and no other (docs/protocol.md).
  */
 #ifndef OOMKITD_REPORTS_H
 #define OOMKITD_REPORTS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -25,6 +32,20 @@
 #define REPORTS_MAX 4096
 #define REPORTS_ACTION_MAX 16
 #define REPORTS_REASON_MAX 160
+/* The scope's owner, and a victim's uid and job owner, for the decision and
+ * for a prompt's followup: at most five distinct uids. */
+#define REPORTS_READERS_MAX 8
+
+/* The uids other than root an OOM concerns: who may read its report. */
+struct report_readers {
+	unsigned n;
+	uid_t uid[REPORTS_READERS_MAX];
+};
+
+/* Adds uid (root, a duplicate, or one past the bound: nothing). */
+void reports_readers_add(struct report_readers *r, uid_t uid);
+/* Whether uid is among them. */
+bool reports_readers_has(const struct report_readers *r, uid_t uid);
 
 struct report_entry {
 	unsigned id;
@@ -34,6 +55,7 @@ struct report_entry {
 	char scope[CONFIG_NAME_MAX];	 /* "machine" or the job's name */
 	char action[REPORTS_ACTION_MAX]; /* the decision's action; "?" if the file does not say */
 	char reason[REPORTS_REASON_MAX]; /* cut to fit */
+	struct report_readers readers;	 /* the uids it concerns */
 };
 
 /* What a report says, for its index entry. */
@@ -42,6 +64,7 @@ struct report_summary {
 	const char *action;
 	pid_t victim_pid;
 	const char *reason;
+	const struct report_readers *readers; /* NULL: none */
 };
 
 struct reports {
@@ -73,12 +96,19 @@ void reports_done(struct reports *r, unsigned id, const char *scope, int fd, int
 unsigned reports_count(const struct reports *r);
 const struct report_entry *reports_entry(const struct reports *r, unsigned i);
 
+/* Report id's index entry, or NULL. */
+const struct report_entry *reports_find(const struct reports *r, unsigned id);
+
 /* Opens report id for reading: an fd, or -ENOENT. */
 int reports_open_existing(const struct reports *r, unsigned id);
 
-/* Fills e's time, action, victim and reason from the head of a report
- * (buf[0, len), possibly cut short); what it does not find stays as it is.
- * Exposed for the unit tests. */
+/* Fills e's time, action, victim, reason and readers from the head of a
+ * report (buf[0, len), possibly cut short); what it does not find stays as
+ * it is.  Exposed for the unit tests. */
 void reports_scan_head(const char *buf, size_t len, struct report_entry *e);
+
+/* Adds to e's readers the last "concerns" list in buf[0, len), the end of a
+ * report (its tail names the uids a prompt's answer concerned too). */
+void reports_scan_tail(const char *buf, size_t len, struct report_entry *e);
 
 #endif

@@ -10,6 +10,11 @@
 #                        for each to be refused or dropped: "held K refused R MESSAGE",
 #                        "dropped first at TIME" (time.time() of the first drop)
 #   drip SOCK            sends a request a byte at a time, never its newline
+#   listen SOCK N STOP   N listeners, as desktop agents are ("prompt", then reading
+#                        what comes): "listening K refused R MESSAGE"; then reads
+#                        until the file STOP exists, printing "asked ID" for each
+#                        question and "dropped" for each connection the daemon
+#                        closes; "stopped" at the end
 #   ask SOCK LINE...     sends each LINE, prints each reply frame's lines
 #   frame SOCK LINE      prints the raw bytes of the reply to LINE (repr per line)
 #   fd-run SOCK JOB PIDFILE  the pid-reuse exploit: connects, forks a child that keeps
@@ -124,6 +129,39 @@ def hold(path, n):
         print("dropped first at %.3f" % min(drops), flush=True)
 
 
+def listen(path, n, stop):
+    conns, refused, msg = [], 0, ""
+    for _ in range(n):
+        s = connect(path)
+        try:
+            s.sendall(b"prompt\n")
+        except OSError:
+            pass  # refused and closed already: its reason is there to read
+        got = read_frame(s)
+        if got and got[0] == b"ok":
+            conns.append(s)
+        else:
+            refused += 1
+            msg = (got[0] if got else b"(no reply)").decode(errors="replace")
+    print("listening %d refused %d %s" % (len(conns), refused, msg), flush=True)
+    p = select.poll()
+    for s in conns:
+        p.register(s, select.POLLIN | select.POLLHUP)
+    by_fd = {s.fileno(): s for s in conns}
+    deadline = time.monotonic() + 3 * WAIT
+    while not os.path.exists(stop) and time.monotonic() < deadline:
+        for fd, _ in p.poll(100):
+            data = by_fd[fd].recv(65536)
+            if not data:
+                p.unregister(fd)
+                print("dropped", flush=True)
+                continue
+            for line in data.split(b"\n"):
+                if line.startswith(b"oom\t"):
+                    print("asked %s" % line.split(b"\t")[1].decode(), flush=True)
+    print("stopped", flush=True)
+
+
 def drip(path):
     s = connect(path)
     print("connected", flush=True)
@@ -235,6 +273,8 @@ def main():
         hold(path, int(sys.argv[3]))
     elif cmd == "drip":
         drip(path)
+    elif cmd == "listen":
+        listen(path, int(sys.argv[3]), sys.argv[4])
     elif cmd == "ask":
         ask(path, sys.argv[3:])
     elif cmd == "frame":

@@ -11,7 +11,8 @@
 #   1. an OOM in the user's job -> a notification naming the app (from its
 #      app-*.scope and .desktop file) -> "Close Big Editor" -> that process
 #      dies, the other lives, the report says "chosen by the user nobody",
-#      and a second notification says what was killed; root's terminal
+#      and a second notification says what was killed, naming the command
+#      that shows the report, which the user may run (another may not); root's terminal
 #      prompt is asked beside it; a second user is not asked, and its answer
 #      is refused;
 #   2. no answer -> the chain goes on (kill-largest), and the user is told;
@@ -38,6 +39,8 @@ chmod 755 "$TMP"   # the users reach the socket in it
 A=$USER_A                # the desktop's user (nobody)
 B=$(other_uid) || exit   # another user on the same machine
 AGENT=$(user_copy "$OOMKIT_AGENT" "$A") || exit
+CLI=$(user_copy "$OOMKIT" "$A") || exit
+user_copy "$OOMKIT" "$B" >/dev/null || exit
 user_copy "$OOMKIT_HOG" "$A" >/dev/null || exit
 SCOPES="$CG2/oomkit-test-agent-$$"
 T_PIDS=
@@ -243,6 +246,15 @@ check "1: the user is told what was killed" \
 check "1: why, and where the details are" \
 	grep -q 'because desk reached its memory limit (chosen by nobody); details: oomkit reports show 1' "$TMP/monitor.log"
 import -display "$DISPLAY" -window root "$OUT/agent-result.png"
+# The command the notification names works for the person it was shown to
+# (the report concerns that uid), and for no other user.
+details=$(sed -n 's/.*; details: oomkit \(reports show [0-9]*\)".*/\1/p' "$TMP/monitor.log" | head -n 1)
+check "1: the notification names a command ($details)" test "$details" = "reports show 1"
+as_user "$A" "$CLI" $details > "$TMP/details.txt" 2>&1
+check "1: the user runs it: the report of desk's OOM" grep -q "^report 1: job OOM of job desk at " "$TMP/details.txt"
+check "1: it shows the person's choice" grep -q "chosen by the user nobody" "$TMP/details.txt"
+check "1: another user may not read it" \
+	test "$(as_user "$B" "$CLI" $details 2>&1)" = "oomkit: permission denied: report 1 does not concern uid $B"
 exec 3>&-
 empty_job desk
 

@@ -9,11 +9,17 @@
 #  - every slot a non-root user can take is held (several uids), plus a
 #    client that sends a request a byte at a time: root's status and run are
 #    served, an OOM is handled, and the idle ones are dropped;
+#  - a flood of listeners (desktop agents) from seven uids: a uid's fifth
+#    and an eighth uid are refused, root's status, run and prompt are
+#    served and answered, and root takes the oldest listener's slot when
+#    its own are full;
 #  - a process named with terminal escapes, newlines and "." lines: ps,
 #    prompt and reports show print none of it raw, list every candidate,
 #    and --json round-trips the name;
 #  - a question about the machine goes to a job owner with only its own
 #    processes; another user's answer is refused, the owner's is applied;
+#  - the report of that OOM is the owner's to read (reports show, escaped;
+#    the list holds it alone), and not another user's, also after a restart;
 #  - the socket's directory: a user-writable one or a link is refused.
 . "$(dirname "$0")/daemon-lib.sh"
 require_kernel
@@ -119,6 +125,54 @@ check "slots: a user connects again after the drops" \
 	"error permission denied: only root may read status (see readonly_status)"
 check "slots: the daemon is alive" daemon_alive
 
+# --- 2b. A flood of desktop agents (issue 13): listeners are never idle, so
+# they hold their slots for as long as they listen; they count against the
+# same budget.  Seven uids listen on every slot that is not root's (a fifth
+# listener of a uid, and an eighth uid, are refused); root's status, run and
+# prompt are served, a question about the machine reaches root and the
+# listeners it concerns, and root's answer is applied; when root needs more
+# than its own slots, the oldest listener makes room.
+listeners=
+listen_as() { # UID N
+	bg_client "$1" "$TMP/listen.$1" listen "$SOCK" "$2" "$TMP/stop-listening"
+	listeners="$listeners $!"
+	wait_for 20 grep -q "^listening" "$TMP/listen.$1" || fail "agents: uid $1's listeners did not connect"
+}
+for u in $USER_A $UID_B 60001 60002 60003 60004 60005; do
+	listen_as "$u" 5
+done
+for u in $USER_A $UID_B 60001 60002 60003 60004 60005; do
+	check "agents: uid $u listens on 4 connections, the 5th is refused" \
+		grep -q "^listening 4 refused 1 error too many connections from uid $u" "$TMP/listen.$u"
+done
+listen_as 60006 1
+check "agents: past 28 listeners, other users are refused: root's slots are left" \
+	grep -q "^listening 0 refused 1 error too many connections: only root's slots are left" "$TMP/listen.60006"
+listen_as 0 1
+check "agents: root listens beside them" grep -q "^listening 1 refused 0" "$TMP/listen.0"
+check "agents: root's status is served" as_root_status
+"$OOMKIT" run --job plain -- sh -c 'grep -q ":memory:/'"$M"'/plain$" /proc/self/cgroup'
+check "agents: root's run is served" test $? = 0
+b=$(spawn_as "$UID_B" b 120 512 2000)
+check "agents: root is asked about the machine's OOM" wait_for 30 grep -q "^asked" "$TMP/listen.0"
+qid=$(sed -n 's/^asked //p' "$TMP/listen.0" | head -n 1)
+asked_b() { test "$(grep -c "^asked $qid\$" "$TMP/listen.$UID_B")" = 4; }
+check "agents: so are the four listeners of the victim's user" wait_for 10 asked_b
+check "agents: and not those it does not concern" test -z "$(grep "^asked" "$TMP/listen.60001")"
+check "agents: root's answer is applied" \
+	test "$(python3 "$client" ask "$SOCK" "answer $qid kill $b" | head -n 1)" = ok
+check "agents: the process root chose dies" wait_for 20 dead "$b"
+python3 "$client" hold "$SOCK" 3 > "$TMP/hold-root" 2>&1 &
+holders=$!
+wait_for 20 grep -q "^connected" "$TMP/hold-root" || fail "agents: root's clients did not connect"
+check "agents: root's own slots taken, root connects again" as_root_status
+check "agents: the oldest listener made room for root" wait_for 10 grep -q "^dropped" "$TMP/listen.$USER_A"
+check "agents: the daemon says so" grep -q "uid $USER_A's oldest connection makes room for root" "$TMP/log"
+check "agents: no other listener was dropped" test "$(cat "$TMP"/listen.* | grep -c "^dropped")" = 1
+touch "$TMP/stop-listening"
+wait $listeners $holders
+check "agents: the daemon is alive" daemon_alive
+
 # --- 3 and 4. Hostile names, and who may answer a question.
 # The hog, as a file named with a terminal title escape, newlines and a "." line:
 # its comm and cmdline carry them.
@@ -215,6 +269,53 @@ check "reports show: the hostile name, escaped" grep -q '\\x1b]0;pwned\\x07' "$T
 check "reports show --json: valid" valid_json "$TMP/show.json"
 "$OOMKIT" reports > "$TMP/reports.txt"
 check "reports: no raw control byte reaches the terminal" no_raw_escapes "$TMP/reports.txt"
+
+# --- 4b. Reports as their users read them (issue 13: the agent's "details:
+# oomkit reports show N"): the OOM killed a's owner's process, so that user
+# reads its report, escaped, and sees no other; another user reads none of it.
+mid=$(json_get "$rep" "r['id']")
+plain_ids=$(for f in "$TMP"/reports/oom-*-plain.json; do json_get "$f" "r['id']"; done)
+[ -n "$plain_ids" ] || fail "no report of plain's OOMs"
+user_reads() { # UID WHEN: what that user may read of the reports
+	local uid=$1 when=$2 p
+	as_user "$uid" "$cli" reports show "$mid" > "$TMP/user-show.txt" 2>&1
+	check "user reports ($when): the victim's user reads its report" \
+		grep -q "^report $mid: machine OOM at " "$TMP/user-show.txt"
+	check "user reports ($when): no raw control byte reaches its terminal" no_raw_escapes "$TMP/user-show.txt"
+	check "user reports ($when): the hostile name, escaped" grep -q '\\x1b]0;pwned\\x07' "$TMP/user-show.txt"
+	as_user "$uid" "$cli" --json reports show "$mid" > "$TMP/user-show.json" 2>&1
+	check "user reports ($when): --json valid, the victim's comm round-trips" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(not (r["followup"]["victim_pid"] == int(sys.argv[2]) and "\x1b]0;pwned\x07" in r["followup"]["reason"]))' \
+		"$TMP/user-show.json" "$a"
+	as_user "$uid" "$cli" --json reports > "$TMP/user-reports.json" 2>&1
+	check "user reports ($when): the list holds its report and none other" python3 -c '
+import json, sys
+sys.exit([r["id"] for r in json.load(open(sys.argv[1]))] != [int(sys.argv[2])])' "$TMP/user-reports.json" "$mid"
+	for p in $plain_ids; do
+		check "user reports ($when): plain's report $p does not concern it" \
+			test "$(as_user "$uid" "$cli" reports show "$p" 2>&1)" = \
+			"oomkit: permission denied: report $p does not concern uid $uid"
+	done
+	check "user reports ($when): another user may not read it" \
+		test "$(as_user "$UID_B" "$cli" reports show "$mid" 2>&1)" = \
+		"oomkit: permission denied: report $mid does not concern uid $UID_B"
+	as_user "$UID_B" "$cli" --json reports > "$TMP/b-reports.json" 2>&1
+	check "user reports ($when): nor list it" python3 -c '
+import json, sys
+sys.exit(int(sys.argv[2]) in [r["id"] for r in json.load(open(sys.argv[1]))])' "$TMP/b-reports.json" "$mid"
+	check "user reports ($when): a report that does not exist" \
+		test "$(as_user "$UID_B" python3 "$client" ask "$SOCK" "report 99999")" = "error no report 99999"
+	check "user reports ($when): root reads every report" \
+		test "$("$OOMKIT" --json reports | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" -gt 1
+}
+user_reads $USER_A "live"
+# Restarted, the daemon reads who each report concerns back from the files
+# (this one's uid is in its tail: the answer chose the victim).
+stop_daemon
+start_daemon
+user_reads $USER_A "after a restart"
 kill "$b" 2>/dev/null
 check "the daemon is alive at the end" daemon_alive
 stop_daemon

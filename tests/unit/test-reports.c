@@ -4,6 +4,7 @@
  * (daemon/reports.c, reports_scan_head()): the decision before the snapshot
  * (today's reports) and after it (older ones), escapes, a head cut short,
  * and text that is not a report.  What is not found stays as it was.
+ * And the uids a report concerns (its readers), from its head and its tail.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -92,12 +93,53 @@ static void test_cut_and_garbage(void **state)
 	assert_int_equal(strlen(e.reason), REPORTS_REASON_MAX - 1);
 }
 
+/* The uids a report concerns: from the head's "concerns", and the last one
+ * in the tail; root, duplicates and what is not a uid are left out. */
+static void test_readers(void **state)
+{
+	(void)state;
+	static const char head[] = "{\"time\":1,\"job\":\"a\",\"concerns\":[65534,1001,65534,0],"
+				   "\"decision\":{\"action\":\"prompt\"},\"state\":{}}";
+	/* A comm of "\"concerns\":[7]" in the tail is a string, not the key. */
+	static const char tail[] = "\"comm\":\"x\\\"concerns\\\":[7]\",\"concerns\":[3],\"followup\":{"
+				   "\"reason\":\"\\\"concerns\\\":[8]\"},"
+				   "\"timings_ms\":{},\"concerns\":[65534,4242]}\n";
+	struct report_entry e = scan(head, strlen(head));
+
+	assert_int_equal(e.readers.n, 2);
+	assert_true(reports_readers_has(&e.readers, 65534));
+	assert_true(reports_readers_has(&e.readers, 1001));
+	assert_false(reports_readers_has(&e.readers, 0));
+	reports_scan_tail(tail, strlen(tail), &e);
+	assert_int_equal(e.readers.n, 3);
+	assert_true(reports_readers_has(&e.readers, 4242));
+	assert_false(reports_readers_has(&e.readers, 3));
+	assert_false(reports_readers_has(&e.readers, 7));
+	assert_false(reports_readers_has(&e.readers, 8));
+
+	static const char *bad[] = {"{\"concerns\":[-1]}",	   "{\"concerns\":[4294967295]}",
+				    "{\"concerns\":[\"65534\"x]}", "{\"concerns\":[1e3]}",
+				    "{\"concerns\":{\"a\":1}}",	   "{\"concerns\":[99999999999999999999]}"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct report_entry b = scan(bad[i], strlen(bad[i]));
+		assert_int_equal(b.readers.n, 0);
+		reports_scan_tail(bad[i], strlen(bad[i]), &b);
+		assert_int_equal(b.readers.n, 0);
+	}
+	/* Past the bound, the rest are left out, never written past it. */
+	struct report_readers r = {0};
+	for (uid_t u = 1; u < 3 * REPORTS_READERS_MAX; u++)
+		reports_readers_add(&r, u);
+	assert_int_equal(r.n, REPORTS_READERS_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_today),
 	    cmocka_unit_test(test_older),
 	    cmocka_unit_test(test_cut_and_garbage),
+	    cmocka_unit_test(test_readers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
