@@ -1271,30 +1271,103 @@ static void test_check_self(void **state)
 	drop(cfg);
 }
 
-/* The Kubernetes preset is valid apart from what the daemon does not act on yet. */
-static void test_kubernetes_preset(void **state)
+/* examples/NAME, parsed into *cfg (skipped outside the source tree). */
+static void parse_example(const char *name, struct config *cfg)
 {
-	(void)state;
 	const char *root = getenv("OOMKIT_SOURCE_ROOT");
 	char path[1024], errors[CONFIG_ERRORS_MAX];
-	struct config cfg;
-	FILE *f;
 	static char text[64 * 1024];
+	FILE *f;
 
 	if (!root)
 		skip();
-	snprintf(path, sizeof(path), "%s/examples/kubernetes-node.conf", root);
+	snprintf(path, sizeof(path), "%s/examples/%s", root, name);
 	f = fopen(path, "r");
 	if (!f)
 		skip();
 	text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
 	fclose(f);
-	if (config_parse_string(text, path, &cfg, errors, sizeof(errors)) != 0)
+	if (config_parse_string(text, path, cfg, errors, sizeof(errors)) != 0)
 		fail_msg("%s", errors);
+}
+
+/* The Kubernetes preset is valid apart from what the daemon does not act on yet. */
+static void test_kubernetes_preset(void **state)
+{
+	(void)state;
+	struct config cfg;
+
+	parse_example("kubernetes-node.conf", &cfg);
 	assert_string_equal(config_find_job(&cfg, "besteffort")->cgroups[0].pattern,
 			    "kubepods.slice/kubepods-besteffort.slice/*");
 	assert_true(pattern_match(config_find_job(&cfg, "besteffort")->cgroups[0].pattern,
 				  "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1.slice"));
+	config_free(&cfg);
+}
+
+/* Whether rules[0, n) hold the rule KIND:TEXT in list. */
+static bool has_rule(const struct config_rule *rules, unsigned n, enum config_rule_list list,
+		     enum match_kind kind, const char *text)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (rules[i].list == list && rules[i].expr.kind == kind &&
+		    strcmp(rules[i].expr.text, text) == 0)
+			return true;
+	return false;
+}
+
+static bool protects(const struct config_job *j, const char *comm)
+{
+	return has_rule(j->rules, j->n_rules, RULE_PROTECT, MATCH_COMM, comm);
+}
+
+/* The desktop preset (issue 13): a person's chain with time to answer, an
+ * app killed whole, a terminal tab's or a login's largest command and never
+ * its shell, the session last, the desktop's own services protected by
+ * cgroup, and every cgroup an instance of one job at most. */
+static void test_desktop_preset(void **state)
+{
+	(void)state;
+	char chain[128];
+	struct config cfg;
+	static const char app[] =
+	    "user.slice/user-1000.slice/user@1000.service/app.slice/app-gnome-firefox-4711.scope",
+			  tab[] = "user.slice/user-1000.slice/user@1000.service/app.slice/"
+				  "app-org.gnome.Terminal.slice/vte-spawn-0b1c.scope",
+			  session[] = "user.slice/user-1000.slice/session-2.scope";
+
+	parse_example("desktop.conf", &cfg);
+	config_format_chain(&cfg.chain, chain, sizeof(chain));
+	assert_string_equal(chain, "report, prompt, kill-largest, kernel");
+	assert_int_equal(cfg.delay_ms, 30000);
+	const struct config_job *apps = config_find_job(&cfg, "apps"),
+				*terms = config_find_job(&cfg, "terminals"),
+				*sess = config_find_job(&cfg, "session");
+	assert_non_null(apps);
+	assert_non_null(terms);
+	assert_non_null(sess);
+	assert_int_equal(apps->kill, KILL_JOB);
+	assert_int_equal(terms->kill, KILL_LARGEST_LEAF);
+	assert_int_equal(sess->kill, KILL_LARGEST_LEAF);
+	assert_true(apps->priority < terms->priority && terms->priority < sess->priority);
+	assert_true(pattern_match(apps->cgroups[0].pattern, app));
+	assert_false(pattern_match(apps->cgroups[0].pattern, tab));
+	assert_true(pattern_match(terms->cgroups[0].pattern, tab));
+	assert_false(pattern_match(terms->cgroups[0].pattern, app));
+	assert_true(pattern_match(sess->cgroups[0].pattern, session));
+	assert_true(protects(apps, "gnome-shell") && protects(apps, "pipewire"));
+	assert_true(protects(sess, "Xorg") && protects(sess, "sshd"));
+	/* The desktop's own services, the display manager and sshd, wherever they run. */
+	static const char *const machine_protect[] = {"user.slice/user-*.slice/user@*.service/session.slice",
+						      "system.slice/*dm.service",
+						      "system.slice/ssh*.service"};
+	for (size_t i = 0; i < sizeof(machine_protect) / sizeof(machine_protect[0]); i++)
+		assert_true(has_rule(cfg.machine_rules, cfg.n_machine_rules, RULE_PROTECT, MATCH_CGROUP,
+				     machine_protect[i]));
+	assert_true(pattern_match("system.slice/*dm.service", "system.slice/gdm.service") &&
+		    pattern_match("system.slice/*dm.service", "system.slice/sddm.service") &&
+		    pattern_match("system.slice/ssh*.service", "system.slice/sshd.service"));
+	assert_true(has_rule(cfg.machine_rules, cfg.n_machine_rules, RULE_PROTECT, MATCH_COMM, "systemd"));
 	config_free(&cfg);
 }
 
@@ -1330,6 +1403,7 @@ int main(void)
 	    cmocka_unit_test(test_commands),
 	    cmocka_unit_test(test_kill_keys),
 	    cmocka_unit_test(test_kubernetes_preset),
+	    cmocka_unit_test(test_desktop_preset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
