@@ -72,10 +72,17 @@ check "the daemon logs what it kept" grep -q "capabilities kept: " "$TMP/log"
 # answered, a reload is applied.
 as_nobody() { as_user $NOBODY "$@"; }
 # Root moves the shell into the job, which then becomes the hog as nobody (same pid).
-hog=$(spawn_as $NOBODY j 64 512 1000)
-owned_by_nobody() { [ "$(stat -c %u "/proc/$hog")" = $NOBODY ]; }
-wait_for 10 owned_by_nobody || fail "the hog does not run as uid $NOBODY"
+# It stays under the limit until it is seen running as nobody; then root's
+# smaller pusher takes the job over it, and kill-largest must pick nobody's.
+hog=$(spawn_as $NOBODY j 24 512 1000)
+owned_by_nobody() { alive "$hog" && [ "$(stat -c %u "/proc/$hog")" = $NOBODY ]; }
+wait_for 20 usage_at_least j $((24 << 20)) || fail "nobody's hog did not allocate its 24 MiB"
+owned_by_nobody || fail "the hog does not run as uid $NOBODY"
+pusher=$(spawn j 16 512 1000)
 check "filter on: another user's hog is killed" wait_for 20 dead "$hog"
+check "filter on: root's pusher, the smaller, lives" alive "$pusher"
+kill -9 "$pusher"
+wait_for 10 dead "$pusher" || fail "the pusher did not exit"
 check "filter on: the memcg leaves OOM" wait_for 10 released
 check "filter on: by the daemon" wait_for 10 grep -q "j: killed $hog\$" "$TMP/log"
 check "filter on: a report is written" wait_for 10 has_reports 1
