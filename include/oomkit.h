@@ -310,6 +310,11 @@ int oomkit_cgroup_create(oomkit_ctx *ctx, const char *cgroup, uint64_t limit_byt
 /* Moves a process into a cgroup. */
 int oomkit_cgroup_attach(oomkit_ctx *ctx, const char *cgroup, pid_t pid);
 
+/* An fd (write-only, close-on-exec) on the cgroup's process list: a process
+ * that writes "0" to it joins the cgroup, as a child between fork and exec
+ * does to run a command in a cgroup of its own.  The fd, or -errno. */
+int oomkit_cgroup_procs_fd(oomkit_ctx *ctx, const char *cgroup);
+
 /* Removes an empty cgroup.  -EBUSY: it still has processes or children. */
 int oomkit_cgroup_remove(oomkit_ctx *ctx, const char *cgroup);
 

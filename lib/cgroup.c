@@ -364,6 +364,16 @@ OOMKIT__EXPORT int oomkit_cgroup_attach(oomkit_ctx *ctx, const char *cgroup, pid
 	return oomkit__cg_write(ctx, rel, "cgroup.procs", v);
 }
 
+OOMKIT__EXPORT int oomkit_cgroup_procs_fd(oomkit_ctx *ctx, const char *cgroup)
+{
+	char rel[OOMKIT__PATH_MAX], path[OOMKIT__PATH_MAX + 64];
+	int r = relpath(ctx, cgroup, rel, sizeof(rel));
+	if (r < 0 || (r = file_path(rel, "cgroup.procs", path, sizeof(path))) < 0)
+		return r;
+	int fd = openat(ctx->memory_root_fd, path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 OOMKIT__EXPORT int oomkit_cgroup_remove(oomkit_ctx *ctx, const char *cgroup)
 {
 	char rel[OOMKIT__PATH_MAX];
