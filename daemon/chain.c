@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,9 @@
 
 static void on_prompt_deadline(void *data, uint64_t now);
 static void on_shed_over(void *data, struct scope *scope, uint64_t event_ns, unsigned next_step);
+static void on_kill_due(void *data, struct flight *fl);
+static void prepare_hooks(struct chain *c, const struct policy_input *in, const struct policy_decision *dec,
+			  struct flight *fl);
 
 /* A reason, cut to what the reports index keeps. */
 static void copy_cut(char *dst, size_t len, const char *src)
@@ -43,6 +47,8 @@ int chain_init(struct chain *c, struct loop *loop)
 	c->prompt->timer = (struct loop_timer){.fn = on_prompt_deadline, .data = c};
 	c->shed->resume = on_shed_over;
 	c->shed->resume_data = c;
+	c->inflight->kill_due = on_kill_due;
+	c->inflight->kill_due_data = c;
 	return loop_add_timer(loop, &c->prompt->timer);
 }
 
@@ -515,6 +521,9 @@ int chain_answer(struct chain *c, const struct protocol_answer *a, uid_t uid, co
 		return r;
 	struct flight spare, *fl = take_flight_for_prompt(c, &spare);
 	struct action_started st;
+	fl->report_fd = p->report_fd;
+	fl->report_id = p->report_id;
+	prepare_hooks(c, &in, &dec, fl);
 	r = actions_start(c->actions, scope, &in, &dec, budget_ms(c, p->event_ns), result, sizeof(result),
 			  &st);
 	snprintf(fl->result, sizeof(fl->result), "%s", result);
@@ -562,6 +571,156 @@ static enum oomkit_verdict shed(struct chain *c, struct scope *scope, const stru
 	if (dec->step + 1 < in->chain->n_steps)
 		return chain_run(c, scope, ev, dec->step + 1);
 	return OOMKIT_WAIT;
+}
+
+/* ------------------------------------------------------------ hooks */
+
+/* A before_kill shorter than this is not worth starting. */
+#define HOOK_MIN_MS 10
+
+/* The job whose process a kill decision names, if it is a job's. */
+static struct scope *victim_scope(const struct chain *c, const struct policy_decision *dec)
+{
+	return dec->action == ACTION_KILL || dec->action == ACTION_KILL_JOB
+		   ? snapshot_group_scope(c->snap, dec->victim_group)
+		   : NULL;
+}
+
+/* What the victim's hooks are told, and its after_kill, into the flight. */
+static void prepare_hooks(struct chain *c, const struct policy_input *in, const struct policy_decision *dec,
+			  struct flight *fl)
+{
+	struct scope *vs = victim_scope(c, dec);
+	const struct config_job *job = vs ? vs->job : NULL;
+	struct flight_victim *v = &fl->victim;
+
+	if (!job || (!job->hooks[HOOK_BEFORE_KILL] && !job->hooks[HOOK_AFTER_KILL]))
+		return;
+	snprintf(v->job, sizeof(v->job), "%s", vs->name);
+	snprintf(v->cgroup, sizeof(v->cgroup), "%s", vs->rel);
+	for (unsigned k = 0; k < in->n_procs && dec->action == ACTION_KILL; k++)
+		if (in->procs[k].pid == dec->victim_pid) {
+			v->pid = dec->victim_pid;
+			snprintf(v->comm, sizeof(v->comm), "%s", in->procs[k].comm);
+			v->rss_bytes = in->procs[k].rss_bytes;
+		}
+	if (fl->report_fd >= 0)
+		reports_path(c->reports, fl->report_id, fl->scope_name, v->report, sizeof(v->report));
+	if (job->hooks[HOOK_AFTER_KILL]) {
+		snprintf(fl->after_kill, sizeof(fl->after_kill), "%s", job->hooks[HOOK_AFTER_KILL]);
+		fl->after_kill_timeout_ms =
+		    job->hook_timeout_ms < c->cfg->delay_ms ? job->hook_timeout_ms : c->cfg->delay_ms;
+	}
+}
+
+/* Starts the victim's before_kill, if it has one and there is time: the
+ * kill then waits for it, at most its timeout cut to what the delay leaves
+ * after the victim's grace.  Whether the kill waits. */
+static bool before_kill(struct chain *c, struct scope *scope, const struct policy_decision *dec,
+			struct flight *fl, uint64_t event_ns)
+{
+	struct scope *vs = victim_scope(c, dec);
+	const struct config_job *job = vs ? vs->job : NULL;
+	char t[32];
+
+	if (!job || !job->hooks[HOOK_BEFORE_KILL])
+		return false;
+	uint64_t budget = budget_ms(c, event_ns);
+	uint64_t grace = job->kill_signal != SIGKILL && dec->action == ACTION_KILL ? job->kill_grace_ms : 0;
+	uint64_t timeout = job->hook_timeout_ms;
+	if (budget < grace + HOOK_MIN_MS || !fl->used) {
+		log_notice("%s: before_kill not run: %s; the kill goes ahead", scope->label,
+			   fl->used ? "no time left in the delay" : "no room to wait for it");
+		if (fl->more.n_hooks < REPORT_HOOKS_MAX)
+			fl->more.hooks[fl->more.n_hooks++] =
+			    (struct report_hook){.hook = "before_kill", .ended = "not run", .code = ETIME};
+		return false;
+	}
+	if (timeout > budget - grace)
+		timeout = budget - grace;
+	if (inflight_run_hook(c->inflight, fl, HOOK_BEFORE_KILL, job->hooks[HOOK_BEFORE_KILL], timeout) < 0)
+		return false;
+	fl->kill = (struct flight_kill){.action = dec->action,
+					.policy = dec->policy,
+					.step = dec->step,
+					.pid = dec->victim_pid,
+					.start_time = dec->victim_start_time,
+					.victim_scope = scope_ref(vs)};
+	inflight_wait_before(c->inflight, fl, now_ns() + timeout * NS_PER_MS);
+	value_format_duration(timeout, t, sizeof(t));
+	log_info("%s: before_kill runs, at most %s, then the kill", scope->label, t);
+	return true;
+}
+
+/* The kill fl waited with, on a fresh snapshot: the victim must still be
+ * there (pid and start time).  0, or -ESRCH. */
+static int decision_again(struct chain *c, const struct policy_input *in, struct flight *fl,
+			  const struct scope *vs, struct policy_decision *dec)
+{
+	const struct flight_kill *k = &fl->kill;
+
+	*dec = (struct policy_decision){.action = k->action,
+					.policy = k->policy,
+					.step = k->step,
+					.victim_pid = k->pid,
+					.victim_start_time = k->start_time,
+					.victim_group = -1};
+	snprintf(dec->reason, sizeof(dec->reason), "%s", fl->reason);
+	for (unsigned g = 0; g < in->n_groups; g++)
+		if (snapshot_group_scope(c->snap, (int)g) == vs)
+			dec->victim_group = (int)g;
+	if (dec->victim_group < 0)
+		return -ESRCH;
+	if (k->action == ACTION_KILL_JOB)
+		return 0;
+	for (unsigned i = 0; i < in->n_procs; i++)
+		if (in->procs[i].pid == k->pid && in->procs[i].start_time == k->start_time)
+			return 0;
+	return -ESRCH;
+}
+
+/* before_kill has ended, or its time is up: the kill now.  One that cannot
+ * be carried out gives the rest of the chain its turn, as in chain_run(). */
+static void on_kill_due(void *data, struct flight *fl)
+{
+	struct chain *c = data;
+	struct scope *scope = scope_get(fl->scope), *vs = scope_get(fl->kill.victim_scope);
+	struct policy_input in;
+	struct policy_decision dec;
+	struct action_started st = {.pidfd = -1};
+	char result[RESULT_MAX];
+	int r = -ESRCH;
+
+	if (!scope || !vs) {
+		snprintf(fl->result, sizeof(fl->result),
+			 "the job was removed by a reload meanwhile; nothing killed");
+		inflight_land(c->inflight, fl);
+		return;
+	}
+	r = snapshot_take(c->snap, scope, snapshot_capacity(c->ctx, c->scopes, c->cfg->reserve_bytes), &in);
+	if (r >= 0)
+		r = decision_again(c, &in, fl, vs, &dec);
+	if (r == 0) {
+		r = actions_start(c->actions, scope, &in, &dec, budget_ms(c, fl->t.event_ns), result,
+				  sizeof(result), &st);
+		tell_policy_outcome(c, scope, fl->report_id, &in, &dec, result);
+	} else {
+		snprintf(result, sizeof(result), "%d is gone since before_kill started: nothing killed",
+			 (int)fl->kill.pid);
+	}
+	snprintf(fl->result, sizeof(fl->result), "%s", result);
+	fl->failed = r < 0 && r != -ESRCH;
+	if (r < 0)
+		fl->after_kill[0] = '\0';
+	unsigned next = fl->kill.step + 1;
+	uint64_t event_ns = fl->t.event_ns;
+	await(c, fl, r, &st);
+	metrics_changed(c->metrics);
+	struct oomkit_event ev;
+	chain_synth_event(c->ctx, scope->rel, scope->watch, event_ns, &ev);
+	if (r < 0 && ev.under_oom && scope->chain && next < scope->chain->n_steps &&
+	    chain_run(c, scope, &ev, next) == OOMKIT_KERNEL)
+		(void)oomkit_hand_to_kernel(c->ctx, scope->watch);
 }
 
 /* ------------------------------------------------------------ the chain */
@@ -631,6 +790,11 @@ enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct
 		return no_action(c, scope, id, &in, &dec, fl);
 	if (dec.action == ACTION_SHED)
 		return shed(c, scope, ev, &in, &dec, fl);
+	prepare_hooks(c, &in, &dec, fl);
+	if (before_kill(c, scope, &dec, fl, ev->time_ns)) {
+		metrics_changed(c->metrics);
+		return OOMKIT_WAIT;
+	}
 	struct action_started st;
 	r = actions_start(c->actions, scope, &in, &dec, budget_ms(c, ev->time_ns), result, sizeof(result),
 			  &st);

@@ -706,6 +706,8 @@ static const struct key keys[] = {
     DAEMON_WHOLE("protect", parse_protect),
     DAEMON_WHOLE("prefer", parse_prefer),
     DAEMON_WHOLE("avoid", parse_avoid),
+    /* Each hook's own memcg (hooks.h): enough for a shell and a client. */
+    DAEMON("hook_memory", parse_size, hook_memory_bytes, 4 * MiB, 4096 * MiB, 0, "64M"),
 
     JOB("priority", parse_count, priority, 0, 1000, 0, "500"),
     JOB("limit", parse_size, limit_bytes, 1 * MiB, UNBOUNDED, KEY_MAX, "max"),
@@ -725,9 +727,11 @@ static const struct key keys[] = {
     JOB("kill_grace", parse_duration, kill_grace_ms, 10, 600000, KEY_ZERO, "0"),
     JOB("shed_signal", parse_shed_signal, shed_signal, 0, 0, 0, NULL),
     JOB("shed_wait", parse_duration, shed_wait_ms, 10, 600000, KEY_ZERO, NULL),
-    JOB_WHOLE("before_kill", parse_before_kill, KEY_PENDING),
-    JOB_WHOLE("after_kill", parse_after_kill, KEY_PENDING),
-    JOB_WHOLE("shed_command", parse_shed_command, KEY_PENDING),
+    /* Default: a quarter of the delay, set in check_timings(). */
+    JOB("hook_timeout", parse_duration, hook_timeout_ms, 10, 600000, KEY_ZERO, NULL),
+    JOB_WHOLE("before_kill", parse_before_kill, 0),
+    JOB_WHOLE("after_kill", parse_after_kill, 0),
+    JOB_WHOLE("shed_command", parse_shed_command, 0),
     /* Issue 12: the job's instances are the cgroups these patterns match. */
     JOB_WHOLE("cgroup", parse_cgroups, KEY_REPEAT),
 };
@@ -830,6 +834,7 @@ static void finish_kill(struct parse_state *st)
 
 	job->kill_grace_line = line_of(st, "kill_grace");
 	job->shed_wait_line = line_of(st, "shed_wait");
+	job->hook_timeout_line = line_of(st, "hook_timeout");
 	if (given(st, "kill_signal", st->bad) || given(st, "kill_grace", st->bad))
 		return;
 	value_format_signal(job->kill_signal, name, sizeof(name));
@@ -1178,6 +1183,22 @@ static void check_cgroup_overlaps(struct parse_state *st)
 
 /* Everything a job waits for happens inside the delay: after it the
  * kernel's OOM killer decides, whatever the job is given. */
+/* A hook is killed at its timeout: a quarter of the delay unless set, and
+ * shorter than the delay (a before_kill's is cut further at run time, to
+ * what the kill leaves of it). */
+static void check_hook_timeout(struct parse_state *st, struct config_job *job, const char *d)
+{
+	const struct config *cfg = st->cfg;
+	char t[32];
+
+	if (job->hook_timeout_ms == 0)
+		job->hook_timeout_ms = cfg->delay_ms / 4 ? cfg->delay_ms / 4 : 1;
+	value_format_duration(job->hook_timeout_ms, t, sizeof(t));
+	if (job->hook_timeout_line && job->hook_timeout_ms >= cfg->delay_ms)
+		add_error(st, job->hook_timeout_line, "hook_timeout",
+			  "%s is not shorter than the delay %s, when the kernel decides", t, d);
+}
+
 static void check_timings(struct parse_state *st)
 {
 	struct config *cfg = st->cfg;
@@ -1190,6 +1211,7 @@ static void check_timings(struct parse_state *st)
 		if (job->shed_wait_ms == 0 && chain_has(&job->chain, POLICY_SHED))
 			job->shed_wait_ms = cfg->delay_ms / 4 ? cfg->delay_ms / 4 : 1;
 		snprintf(st->section, sizeof(st->section), "job %s", job->name);
+		check_hook_timeout(st, job, d);
 		value_format_duration(job->kill_grace_ms, a, sizeof(a));
 		value_format_duration(job->shed_wait_ms, b, sizeof(b));
 		if (job->kill_grace_ms >= cfg->delay_ms)

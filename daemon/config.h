@@ -93,13 +93,14 @@ struct config_job {
 	 * (before SIGKILL) exactly when it is not; shed_signal 0: none;
 	 * shed_wait_ms: a quarter of the delay when shed is in the chain and it
 	 * is not set, else 0; each timing shorter than the delay.  The hooks
-	 * are refused by config_read() until the daemon runs them. */
+	 * run through hooks.h. */
 	int kill_signal;
 	uint64_t kill_grace_ms;
 	int shed_signal;
 	uint64_t shed_wait_ms;
 	const char *hooks[HOOK__COUNT]; /* NULL: none (into the configuration's commands) */
-	unsigned kill_grace_line, shed_wait_line;
+	uint64_t hook_timeout_ms;	/* each hook's; a quarter of the delay unless set */
+	unsigned kill_grace_line, shed_wait_line, hook_timeout_line;
 	unsigned line; /* where its section starts */
 };
 
@@ -122,6 +123,7 @@ struct config {
 	char metrics[CONFIG_PATH_MAX]; /* "": no metrics file */
 	uint64_t metrics_interval_ms;  /* 0: rewritten only on events */
 	bool readonly_status;	       /* anyone may read status and ps */
+	uint64_t hook_memory_bytes;    /* the limit of each hook's memcg */
 	/* Exactly n_jobs, on the heap: a job is about 420 bytes, and a daemon
 	 * with ten jobs should not carry room for a thousand (twice: it and its
 	 * guardian lock their memory).  Owned by the struct: config_free(). */

@@ -18,6 +18,10 @@
 
 static void on_pidfd(void *data, uint32_t index, uint32_t events);
 static void on_timer(void *data, uint64_t now);
+static void land_now(struct inflight *f, struct flight *fl);
+
+/* Tells a flight's hook callbacks from those of a later flight in its slot. */
+static uint64_t next_gen;
 
 int inflight_init(struct inflight *f, struct loop *loop)
 {
@@ -37,7 +41,8 @@ struct flight *inflight_take(struct inflight *f, struct scope_ref ref, const cha
 	for (unsigned i = 0; i < INFLIGHT_MAX && fl == spare; i++)
 		if (!f->slots[i].used)
 			fl = &f->slots[i];
-	*fl = (struct flight){.used = fl != spare, .scope = ref, .report_fd = -1, .pidfd = -1};
+	*fl = (struct flight){
+	    .used = fl != spare, .scope = ref, .report_fd = -1, .pidfd = -1, .gen = ++next_gen};
 	if (fl->used)
 		f->stats->flights++;
 	snprintf(fl->scope_name, sizeof(fl->scope_name), "%s", name);
@@ -53,9 +58,9 @@ static void arm(struct inflight *f, uint64_t now)
 
 	for (unsigned i = 0; i < INFLIGHT_MAX; i++) {
 		const struct flight *fl = &f->slots[i];
-		uint64_t due = fl->wait == FLIGHT_EXIT	  ? fl->deadline_ns
-			       : fl->wait == FLIGHT_FREED ? now + FREED_POLL_NS
-							  : 0;
+		uint64_t due = fl->wait == FLIGHT_EXIT || fl->wait == FLIGHT_BEFORE ? fl->deadline_ns
+			       : fl->wait == FLIGHT_FREED			    ? now + FREED_POLL_NS
+										    : 0;
 		if (due && (!next || due < next))
 			next = due;
 	}
@@ -112,9 +117,81 @@ static bool left_oom(struct inflight *f, const struct flight *fl)
 	return oomkit_cgroup_memory(f->ctx, fl->rel, &m) < 0 || !m.under_oom;
 }
 
+/* The victim is gone: its after_kill, if it has one, runs now. */
+static void start_after_kill(struct inflight *f, struct flight *fl)
+{
+	char command[VALUE_COMMAND_MAX];
+
+	if (!fl->after_kill[0])
+		return;
+	snprintf(command, sizeof(command), "%s", fl->after_kill);
+	fl->after_kill[0] = '\0';
+	(void)inflight_run_hook(f, fl, HOOK_AFTER_KILL, command, fl->after_kill_timeout_ms);
+}
+
+static void on_hook_done(void *data, uint64_t token, const struct hook_result *res)
+{
+	struct inflight *f = data;
+	unsigned slot = (unsigned)(token & 0xff), idx = (unsigned)(token >> 8 & 0xff);
+	struct flight *fl = slot < INFLIGHT_MAX ? &f->slots[slot] : NULL;
+
+	if (!fl || !fl->used || fl->gen != token >> 16 || idx >= REPORT_HOOKS_MAX)
+		return;
+	hooks_record(res, &fl->more.hooks[idx]);
+	if (fl->hooks_running)
+		fl->hooks_running--;
+	if (res->hook == HOOK_BEFORE_KILL && fl->wait == FLIGHT_BEFORE) {
+		fl->wait = FLIGHT_NONE;
+		f->kill_due(f->kill_due_data, fl);
+	} else if (fl->hooks_running == 0 && fl->wait == FLIGHT_HOOKS) {
+		land_now(f, fl);
+	}
+	arm(f, now_ns());
+}
+
+int inflight_run_hook(struct inflight *f, struct flight *fl, enum config_hook hook, const char *command,
+		      uint64_t timeout_ms)
+{
+	struct report_more *m = &fl->more;
+	const struct flight_victim *v = &fl->victim;
+	struct hook_env env = {.job = v->job,
+			       .cgroup = v->cgroup,
+			       .pid = v->pid,
+			       .comm = v->comm,
+			       .rss_bytes = v->rss_bytes,
+			       .reason = fl->reason,
+			       .report = v->report[0] ? v->report : NULL};
+
+	if (!f->hooks || m->n_hooks >= REPORT_HOOKS_MAX)
+		return -E2BIG;
+	unsigned idx = m->n_hooks++;
+	m->hooks[idx] = (struct report_hook){.hook = hooks_name(hook), .timeout_ms = timeout_ms};
+	int r = fl->used ? 0 : -ENOSPC;
+	if (r == 0) {
+		uint64_t token = fl->gen << 16 | (uint64_t)idx << 8 | (uint64_t)(fl - f->slots);
+		r = hooks_run(f->hooks, hook, command, &env, timeout_ms, on_hook_done, f, token);
+	}
+	if (r < 0) {
+		m->hooks[idx].ended = "not run";
+		m->hooks[idx].code = -r;
+		return r;
+	}
+	fl->hooks_running++;
+	return 0;
+}
+
+void inflight_wait_before(struct inflight *f, struct flight *fl, uint64_t deadline_ns)
+{
+	fl->wait = FLIGHT_BEFORE;
+	fl->deadline_ns = deadline_ns;
+	arm(f, now_ns());
+}
+
 void inflight_wait_freed(struct inflight *f, struct flight *fl)
 {
 	uint64_t now = now_ns();
+
+	start_after_kill(f, fl);
 
 	if (left_oom(f, fl)) {
 		fl->t.freed_ns = now;
@@ -175,6 +252,11 @@ static void on_timer(void *data, uint64_t now)
 			inflight_land(f, fl);
 		} else if (fl->wait == FLIGHT_FREED && now >= fl->deadline_ns) {
 			inflight_land(f, fl);
+		} else if (fl->wait == FLIGHT_BEFORE && now >= fl->deadline_ns) {
+			/* The runner kills the hook at this moment too. */
+			log_info("%s: before_kill still runs at its timeout: the kill goes ahead", fl->label);
+			fl->wait = FLIGHT_NONE;
+			f->kill_due(f->kill_due_data, fl);
 		}
 	}
 	arm(f, now_ns());
@@ -191,6 +273,16 @@ static void observe(struct stats *st, const struct report_times *t)
 }
 
 void inflight_land(struct inflight *f, struct flight *fl)
+{
+	if (fl->used && fl->hooks_running > 0) {
+		/* Its hooks end within their timeouts, or are taken as lost. */
+		fl->wait = FLIGHT_HOOKS;
+		return;
+	}
+	land_now(f, fl);
+}
+
+static void land_now(struct inflight *f, struct flight *fl)
 {
 	struct report_summary sum = {.time_ms = fl->time_ms,
 				     .action = fl->action,
@@ -224,7 +316,8 @@ void inflight_land(struct inflight *f, struct flight *fl)
 bool inflight_exiting(const struct inflight *f, const struct scope *scope)
 {
 	for (unsigned i = 0; i < INFLIGHT_MAX; i++)
-		if (f->slots[i].wait == FLIGHT_EXIT && scope_get(f->slots[i].scope) == scope)
+		if ((f->slots[i].wait == FLIGHT_EXIT || f->slots[i].wait == FLIGHT_BEFORE) &&
+		    scope_get(f->slots[i].scope) == scope)
 			return true;
 	return false;
 }
@@ -233,6 +326,6 @@ void inflight_land_all(struct inflight *f)
 {
 	for (unsigned i = 0; i < INFLIGHT_MAX; i++)
 		if (f->slots[i].used)
-			inflight_land(f, &f->slots[i]);
+			land_now(f, &f->slots[i]);
 	f->timer.due_ns = 0;
 }

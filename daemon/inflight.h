@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "hooks.h"
 #include "json.h"
 #include "lend.h"
 #include "loop.h"
@@ -37,6 +38,29 @@ enum flight_wait {
 	FLIGHT_NONE = 0, /* finished now (or not taken from the pool) */
 	FLIGHT_EXIT,	 /* the victim is signalled: its pidfd is in the epoll set */
 	FLIGHT_FREED,	 /* acted: polling the scope for leaving OOM */
+	FLIGHT_BEFORE,	 /* a kill waits for its before_kill hook, until deadline_ns */
+	FLIGHT_HOOKS,	 /* done but for its hooks: landed when they have ended */
+};
+
+/* The victim of a kill, as its hooks are told (copies: the snapshot and
+ * the configuration may change meanwhile). */
+struct flight_victim {
+	char job[CONFIG_NAME_MAX];
+	char cgroup[SCOPE_REL_MAX];
+	pid_t pid; /* 0: a whole job */
+	char comm[16];
+	uint64_t rss_bytes;
+	char report[CONFIG_PATH_MAX + 64];
+};
+
+/* A kill decided and not carried out yet: it waits for before_kill. */
+struct flight_kill {
+	enum policy_action action;
+	enum policy_kind policy;
+	unsigned step;
+	pid_t pid;
+	uint64_t start_time;
+	struct scope_ref victim_scope;
 };
 
 struct flight {
@@ -67,7 +91,18 @@ struct flight {
 	bool grace;
 	uint64_t kill_wait_ns;
 	char signame[16]; /* the signal the victim got last, for the report */
+	/* Hooks (hooks.h): how many of this flight's run now, and the
+	 * generation that tells their callbacks from a later flight's. */
+	unsigned hooks_running;
+	uint64_t gen;
+	struct flight_victim victim;
+	struct flight_kill kill;
+	char after_kill[VALUE_COMMAND_MAX]; /* "": none, or started already */
+	uint64_t after_kill_timeout_ms;
 };
+
+/* A kill's before_kill has ended, or its time is up: the kill is due. */
+typedef void (*inflight_kill_fn)(void *data, struct flight *fl);
 
 struct inflight {
 	/* Set by the caller before inflight_init(). */
@@ -77,7 +112,10 @@ struct inflight {
 	struct metrics *metrics;
 	const struct scopes *scopes;
 	struct lend *lend; /* a graceful kill's loan is let go once its victim is gone */
-	char *buf;	   /* the reports' writer buffer */
+	struct hooks *hooks;
+	inflight_kill_fn kill_due; /* and its data, for FLIGHT_BEFORE */
+	void *kill_due_data;
+	char *buf; /* the reports' writer buffer */
 	size_t buf_len;
 	/* Its own. */
 	struct loop *loop;
@@ -106,10 +144,21 @@ void inflight_wait_grace(struct inflight *f, struct flight *fl, int pidfd, int s
 /* Acted (fl->t.acted_ns set): waits a bounded time for the scope to leave OOM. */
 void inflight_wait_freed(struct inflight *f, struct flight *fl);
 
-/* Finishes the report (outcome, timings), counts, logs the result. */
+/* Runs a hook for fl, which lands only once it has ended (its report
+ * records how).  0, or -errno: not started (recorded as not run when it
+ * was asked and refused). */
+int inflight_run_hook(struct inflight *f, struct flight *fl, enum config_hook hook, const char *command,
+		      uint64_t timeout_ms);
+/* The kill in fl->kill waits for the before_kill just started, until
+ * deadline_ns at the latest; then kill_due is called. */
+void inflight_wait_before(struct inflight *f, struct flight *fl, uint64_t deadline_ns);
+
+/* Finishes the report (outcome, timings), counts, logs the result; a
+ * flight with hooks still running lands when they have ended. */
 void inflight_land(struct inflight *f, struct flight *fl);
 
-/* Whether a victim of scope is signalled and has not exited yet. */
+/* Whether a victim of scope is signalled and has not exited yet, or is
+ * about to be (its before_kill runs). */
 bool inflight_exiting(const struct inflight *f, const struct scope *scope);
 
 /* At a stop: every flight landed now, as far as it got. */

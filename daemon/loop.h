@@ -18,8 +18,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define LOOP_MAX_SOURCES 8
-#define LOOP_MAX_TIMERS 8
+#define LOOP_MAX_SOURCES 16
+#define LOOP_MAX_TIMERS 16
 
 /* Called with the index given to loop_add_fd() and the epoll events. */
 typedef void (*loop_fd_fn)(void *data, uint32_t index, uint32_t events);

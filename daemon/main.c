@@ -25,6 +25,7 @@
 #include "config.h"
 #include "control.h"
 #include "handler.h"
+#include "hooks.h"
 #include "inflight.h"
 #include "jobs.h"
 #include "lend.h"
@@ -60,6 +61,7 @@ struct daemon {
 	struct actions actions;
 	struct inflight inflight;
 	struct lend lend;
+	struct hooks hooks;
 	struct shed shed;
 	struct metrics metrics;
 	struct chain chain;
@@ -165,6 +167,7 @@ static void configure(struct daemon *d)
 	chain_configure(&d->chain, d->cfg);
 	snapshot_configure(&d->snap, d->cfg);
 	lend_configure(&d->lend, d->cfg->reserve_bytes);
+	hooks_configure(&d->hooks, d->cfg->hook_memory_bytes);
 	handler_configure(&d->handler, d->cfg);
 	metrics_configure(&d->metrics, d->cfg);
 	control_configure(&d->control, d->cfg);
@@ -355,6 +358,7 @@ static int setup_modules(struct daemon *d)
 	actions_init(&d->actions, d->ctx, &d->snap, &d->stats, &d->lend);
 	d->inflight = (struct inflight){.ctx = d->ctx,
 					.lend = &d->lend,
+					.hooks = &d->hooks,
 					.reports = &d->reports,
 					.stats = &d->stats,
 					.metrics = &d->metrics,
@@ -374,6 +378,7 @@ static int setup_modules(struct daemon *d)
 				.lend = &d->lend,
 				.snap = &d->snap,
 				.inflight = &d->inflight,
+				.reports = &d->reports,
 				.metrics = &d->metrics};
 	d->snap.lend = &d->lend;
 	d->handler = (struct handler){.ctx = d->ctx,
@@ -444,6 +449,9 @@ static int start(struct daemon *d)
 		return r;
 	if ((r = jobs_setup(&d->jobs, d->cfg)) < 0 || (r = jobs_enter_reserve(&d->jobs)) < 0)
 		return r;
+	if (!d->dry_run && (r = hooks_setup(&d->hooks, d->ctx, &d->loop, d->scopes.machine.rel,
+					    d->cfg->hook_memory_bytes)) < 0)
+		return r;
 	/* Where the daemon runs is known now: no pattern may take it in. */
 	if ((r = adopt_check_self(&d->adopt, d->cfg)) < 0 || (r = adopt_start(&d->adopt, d->cfg)) < 0)
 		return r;
@@ -464,6 +472,7 @@ static void stop(struct daemon *d, bool clean)
 	chain_free(&d->chain);
 	if (d->lend.ctx)
 		lend_repay_all(&d->lend);
+	hooks_stop(&d->hooks);
 	adopt_stop(&d->adopt);
 	if (clean && d->ctx)
 		jobs_leave_reserve(&d->jobs);
@@ -515,6 +524,7 @@ int main(int argc, char **argv)
 	d->notifier.fd = -1;
 	d->loop.epfd = d->loop.timerfd = d->loop.sigfd = -1;
 	d->reports.dirfd = -1;
+	d->hooks.sock = -1;
 	while ((opt = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
@@ -553,6 +563,10 @@ int main(int argc, char **argv)
 		drop_config(d->cfg);
 		return r < 0 ? 1 : 0;
 	}
+	/* The hook runner is started before anything is cut: hooks run as the
+	 * daemon was started, not under its allow-list (hooks.h). */
+	if (!d->dry_run)
+		hooks_start(&d->hooks, NULL);
 	/* Capabilities and system calls are cut before liboomkit forks its guardian. */
 	d->kept_ptrace = config_exe_rule_line(d->cfg) != 0;
 	r = privs_restrict(seccomp, d->kept_ptrace);

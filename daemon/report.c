@@ -2,6 +2,8 @@
 /* report.c - see report.h. */
 #include "report.h"
 
+#include <string.h>
+
 #include "clock.h"
 #include "config.h"
 #include "value.h"
@@ -167,8 +169,36 @@ static void ms_since(struct oomkit__json *w, const char *key, uint64_t from, uin
 	oomkit__json_fixed(w, key, to > from ? (to - from) / 1000u : 0, 3);
 }
 
+static void write_hook(struct oomkit__json *w, const struct report_hook *h)
+{
+	char sig[32];
+
+	oomkit__json_open(w, NULL, '{');
+	oomkit__json_str(w, "hook", h->hook);
+	oomkit__json_str(w, "ended", h->ended ? h->ended : "running");
+	if (h->pid)
+		oomkit__json_i64(w, "pid", h->pid);
+	if (h->ended && strcmp(h->ended, "exited") == 0)
+		oomkit__json_i64(w, "exit_status", h->code);
+	if (h->ended && strcmp(h->ended, "signal") == 0) {
+		value_format_signal(h->code, sig, sizeof(sig));
+		oomkit__json_str(w, "signal", sig);
+	}
+	if (h->ended && strcmp(h->ended, "not run") == 0)
+		oomkit__json_str(w, "error", strerror(h->code));
+	oomkit__json_u64(w, "duration_ms", h->duration_ms);
+	oomkit__json_u64(w, "timeout_ms", h->timeout_ms);
+	oomkit__json_close(w, '}');
+}
+
 static void write_more(struct oomkit__json *w, const struct report_more *m)
 {
+	if (m->n_hooks) {
+		oomkit__json_open(w, "hooks", '[');
+		for (unsigned i = 0; i < m->n_hooks && i < REPORT_HOOKS_MAX; i++)
+			write_hook(w, &m->hooks[i]);
+		oomkit__json_close(w, ']');
+	}
 	if (m->has_shed) {
 		const struct report_shed *s = &m->shed;
 		oomkit__json_open(w, "shed", '{');

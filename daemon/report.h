@@ -59,10 +59,22 @@ struct report_shed {
 	bool resolved;	    /* usage fell below the target in time: nothing was killed */
 };
 
+/* One hook run (hooks.h) as the report tells it. */
+#define REPORT_HOOKS_MAX 4
+struct report_hook {
+	const char *hook;  /* "before_kill", "after_kill", "shed_command" */
+	const char *ended; /* "exited", "signal", "timeout", "not run", "lost"; NULL: still running */
+	int code;	   /* exited: the status; signal: the signal; not run: the errno */
+	pid_t pid;	   /* 0: no process was started */
+	uint64_t duration_ms, timeout_ms;
+};
+
 /* What an action adds to its outcome, beyond the sentence. */
 struct report_more {
 	bool has_shed;
 	struct report_shed shed;
+	struct report_hook hooks[REPORT_HOOKS_MAX]; /* in the order they were started */
+	unsigned n_hooks;
 	const char *ended_by; /* a kill: the signal its victim got last ("SIGTERM"); NULL: none */
 };
 

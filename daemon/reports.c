@@ -530,6 +530,14 @@ int reports_create(struct reports *r, const char *scope, unsigned *ret_id)
 	return -EEXIST;
 }
 
+void reports_path(const struct reports *r, unsigned id, const char *scope, char *buf, size_t len)
+{
+	char name[NAME_MAX_LEN];
+
+	name_of(id, scope, name, sizeof(name));
+	snprintf(buf, len, "%s/%s", r->cfg ? r->cfg->report_dir : ".", name);
+}
+
 static void prune(struct reports *r)
 {
 	const struct config *cfg = r->cfg;

@@ -85,6 +85,8 @@ int reports_configure(struct reports *r, const struct config *cfg);
 
 /* A new report file for scope: its fd and *ret_id, or -errno. */
 int reports_create(struct reports *r, const char *scope, unsigned *ret_id);
+/* Where report id of scope is (or will be): report_dir/oom-ID-SCOPE.json. */
+void reports_path(const struct reports *r, unsigned id, const char *scope, char *buf, size_t len);
 
 /* Closes a report; one whose writing failed (err < 0) is logged and removed.
  * Otherwise it joins the index with sum and retention prunes the oldest.

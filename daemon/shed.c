@@ -70,18 +70,40 @@ static unsigned signal_group(struct shed *s, const struct policy_input *in, int 
 	return n;
 }
 
-/* Asks the groups dec names; the number of processes signalled. */
+/* Starts job js's shed_command for the shed fl reports, for up to wait_ms:
+ * 1 if it runs. */
+static unsigned run_command(struct shed *s, const struct scope *js, struct flight *fl, uint64_t wait_ms)
+{
+	struct flight_victim *v = &fl->victim;
+
+	*v = (struct flight_victim){0};
+	snprintf(v->job, sizeof(v->job), "%s", js->name);
+	snprintf(v->cgroup, sizeof(v->cgroup), "%s", js->rel);
+	if (fl->report_fd >= 0)
+		reports_path(s->reports, fl->report_id, fl->scope_name, v->report, sizeof(v->report));
+	return inflight_run_hook(s->inflight, fl, HOOK_SHED_COMMAND, js->job->hooks[HOOK_SHED_COMMAND],
+				 wait_ms) == 0;
+}
+
+/* Asks the groups dec names: their shed_signal to the processes that catch
+ * it, their shed_command started.  The number of processes signalled, and
+ * of commands started in *ret_commands. */
 static unsigned ask(struct shed *s, const struct policy_input *in, const struct policy_decision *dec,
-		    int *ret_sig)
+		    struct flight *fl, uint64_t wait_ms, int *ret_sig, unsigned *ret_commands)
 {
 	unsigned n = 0;
 
 	*ret_sig = 0;
+	*ret_commands = 0;
 	for (unsigned g = 0; g < in->n_groups; g++) {
 		if (dec->victim_group >= 0 ? (int)g != dec->victim_group : !in->groups[g].can_shed)
 			continue;
 		const struct scope *js = snapshot_group_scope(s->snap, (int)g);
-		if (!js || !js->job || !js->job->shed_signal)
+		if (!js || !js->job)
+			continue;
+		if (js->job->hooks[HOOK_SHED_COMMAND])
+			*ret_commands += run_command(s, js, fl, wait_ms);
+		if (!js->job->shed_signal)
 			continue;
 		n += signal_group(s, in, (int)g, js->job->shed_signal);
 		*ret_sig = js->job->shed_signal;
@@ -119,9 +141,11 @@ int shed_start(struct shed *s, struct scope *scope, const struct policy_input *i
 	}
 	/* Asked first, lent after: a signal stays pending while its process
 	 * sleeps at the limit, and is handled as soon as the loan wakes it. */
-	unsigned n = ask(s, in, dec, &sig);
-	if (n == 0) {
-		snprintf(result, len, "nobody to ask: no process catches its shed_signal");
+	unsigned commands;
+	unsigned n = ask(s, in, dec, fl, wait_ms, &sig, &commands);
+	if (n == 0 && commands == 0) {
+		snprintf(result, len, "nobody to ask: no process catches its shed_signal%s",
+			 fl->more.n_hooks ? ", and its shed_command did not start" : "");
 		return -ESRCH;
 	}
 	uint64_t now = now_ns(), deadline = now + wait_ms * NS_PER_MS;
@@ -148,7 +172,14 @@ int shed_start(struct shed *s, struct scope *scope, const struct policy_input *i
 	if (!loan)
 		log_notice("%s: no headroom to lend (%s): the job may not run to shed", scope->label,
 			   strerror(-err));
-	snprintf(result, len, "asked %u process%s to give memory back (%s)", n, n == 1 ? "" : "es", signame);
+	if (n && commands)
+		snprintf(result, len, "asked %u process%s to give memory back (%s) and ran its shed_command",
+			 n, n == 1 ? "" : "es", signame);
+	else if (n)
+		snprintf(result, len, "asked %u process%s to give memory back (%s)", n, n == 1 ? "" : "es",
+			 signame);
+	else
+		snprintf(result, len, "ran its shed_command to give memory back");
 	fl->t.acted_ns = now;
 	arm(s, now);
 	return 0;
@@ -241,7 +272,11 @@ static void on_timer(void *data, uint64_t now)
 		/* Without a loan the limit is the real one: it must have left OOM too. */
 		if (!run->below_ns && m.usage_bytes < run->seen.target_bytes && (run->lent || !m.under_oom))
 			run->below_ns = now;
-		if (run->below_ns && (now - run->fell_ns >= SETTLE_NS || now >= run->deadline_ns))
+		/* A shed_command is waited for: what it frees last (MEMORY PURGE
+		 * after FLUSHDB) counts too. */
+		bool command_done = run->fl->hooks_running == 0;
+		if (run->below_ns &&
+		    ((command_done && now - run->fell_ns >= SETTLE_NS) || now >= run->deadline_ns))
 			resolved(s, run, now);
 		else if (!run->below_ns && now >= run->deadline_ns)
 			timed_out(s, run);

@@ -49,8 +49,9 @@ struct shed {
 	/* Set by the caller before shed_init(). */
 	oomkit_ctx *ctx;
 	struct lend *lend;
-	struct snapshot *snap; /* the groups a decision names */
-	struct inflight *inflight;
+	struct snapshot *snap;	   /* the groups a decision names */
+	struct inflight *inflight; /* and its hooks: a shed_command runs for the shed's flight */
+	struct reports *reports;   /* the report's path, for the shed_command */
 	struct metrics *metrics;
 	shed_resume_fn resume;
 	void *resume_data;

@@ -299,3 +299,20 @@ int value_parse_command(const char *s, char *why, size_t why_len)
 	}
 	return argc;
 }
+
+int value_split_command(const char *s, char *buf, size_t len, char **argv, size_t max_argv)
+{
+	char why[64];
+	size_t off = 0, argc = 0;
+
+	while (*(s += strspn(s, " \t"))) {
+		if (argc + 1 >= max_argv || off >= len)
+			return -E2BIG;
+		if (!(s = command_word(s, buf + off, len - off, why, sizeof(why))))
+			return -EINVAL;
+		argv[argc++] = buf + off;
+		off += strlen(buf + off) + 1;
+	}
+	argv[argc] = NULL;
+	return argc ? (int)argc : -EINVAL;
+}

@@ -48,6 +48,12 @@ void value_format_signal(int sig, char *buf, size_t len);
  * Returns the number of words, or -EINVAL with the reason in why. */
 int value_parse_command(const char *s, char *why, size_t why_len);
 
+/* The words of a command value_parse_command() accepts, as they are run:
+ * each NUL-terminated in buf (VALUE_COMMAND_MAX bytes suffice), pointed to
+ * by argv, which ends with NULL (VALUE_COMMAND_ARGS + 1 entries suffice).
+ * The number of words, or -EINVAL / -E2BIG. */
+int value_split_command(const char *s, char *buf, size_t len, char **argv, size_t max_argv);
+
 /* The largest exact suffix: "512M", "1536K", "1000"; UINT64_MAX is "max". */
 void value_format_size(uint64_t bytes, char *buf, size_t len);
 

@@ -123,6 +123,8 @@ cleanup() {
 	rm_tree "$R"
 	kill_tree "$R-daemon"
 	rm_tree "$R-daemon"
+	kill_tree "$R-hooks"
+	rm_tree "$R-hooks"
 	if [ $rc != 0 ] && [ -f "$TMP/log" ]; then
 		echo "--- oomkitd log" >&2
 		cat "$TMP/log" >&2

@@ -874,8 +874,8 @@ static void test_commands(void **state)
 	}
 }
 
-/* The keys of issue 17 land on their job; the daemon does not act on any
- * of them yet, so config_read() refuses each, with its line. */
+/* The keys of issue 17 land on their job, and config_read() takes them:
+ * the daemon acts on every one. */
 static void test_kill_keys(void **state)
 {
 	(void)state;
@@ -912,25 +912,24 @@ static void test_kill_keys(void **state)
 	drop(cfg);
 
 	path = temp_file(text, strlen(text));
-	assert_int_equal(config_read(path, NULL, &other, errors, sizeof(errors)), -EINVAL);
+	assert_int_equal(config_read(path, NULL, &other, errors, sizeof(errors)), 0);
 	unlink(path);
-	/* The keys the daemon does not act on yet, each where it is written. */
-	static const struct {
-		const char *key;
-		unsigned line;
-	} pending[] = {{"before_kill", 9}, {"after_kill", 10}, {"shed_command", 11}};
-	const char *p = errors;
-	for (size_t i = 0; i < sizeof(pending) / sizeof(pending[0]); i++) {
-		char want[256];
-		snprintf(
-		    want, sizeof(want),
-		    "%s:%u: [job web] %s: not supported by this oomkitd yet (refused rather than silently "
-		    "ignored)\n",
-		    path, pending[i].line, pending[i].key);
-		assert_int_equal(strncmp(p, want, strlen(want)), 0);
-		p += strlen(want);
-	}
-	assert_string_equal(p, "");
+	/* hook_timeout is a quarter of the delay unless set; hook_memory 64M. */
+	assert_int_equal(other.jobs[0].hook_timeout_ms, 1250);
+	assert_int_equal(other.hook_memory_bytes, 64ull << 20);
+	config_free(&other);
+
+	static const char late[] =
+	    "[oomkitd]\ndelay = 2s\n[job web]\nafter_kill = /bin/true\nhook_timeout = 2s\n";
+	path = temp_file(late, strlen(late));
+	assert_int_equal(config_read(path, NULL, &other, errors, sizeof(errors)), -EINVAL);
+	char want[256];
+	snprintf(
+	    want, sizeof(want),
+	    "%s:5: [job web] hook_timeout: 2s is not shorter than the delay 2s, when the kernel decides\n",
+	    path);
+	unlink(path);
+	assert_string_equal(errors, want);
 }
 
 /* metrics_interval: 0 (the default) rewrites the file on events only. */

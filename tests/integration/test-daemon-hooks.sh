@@ -1,0 +1,151 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Hooks (issue 17): before_kill, after_kill on real job OOMs with the kernel
+# killer held off (cgroup v1), run by the hook runner in memcgs of their own.
+#   - the environment is as oomkitd.conf(5) documents it, every value from
+#     the victim escaped; before_kill sees the victim alive, after_kill sees
+#     it gone; each runs in its own memcg; the report records both;
+#   - a hook that sleeps forever is killed at its timeout, and the kill goes on;
+#   - a missing hook is logged, and the kill goes on;
+#   - a hook that crashes is logged with its signal;
+#   - a hook whose memcg runs out is the kernel's to kill there, and the next
+#     OOM of another job is handled meanwhile.
+. "$(dirname "$0")/daemon-lib.sh"
+require_kernel
+[ -x "${OOMKIT_HOOK_RUNNER:-}" ] || { echo "FAIL: \$OOMKIT_HOOK_RUNNER is not an executable" >&2; exit 1; }
+setup hooks
+
+# The hook that tells what it was given: its OOMKIT_* variables, whether the
+# victim is alive, and its memcg, into files named after its first argument.
+cat > "$TMP/hook" <<'EOF'
+#!/bin/sh
+out=$(dirname "$0")/$1
+env | grep '^OOMKIT_' | sort > "$out.env"
+# Alive: neither gone nor a zombie (the test's shell reaps its children late).
+state=$(sed 's/.*) //' "/proc/$OOMKIT_PID/stat" 2>/dev/null | cut -d' ' -f1)
+case "$state" in ''|Z|X|x) echo gone ;; *) echo alive ;; esac > "$out.victim"
+grep ':memory:' /proc/self/cgroup | cut -d: -f3 > "$out.memcg"
+echo "hook $1 says hello"
+EOF
+chmod 755 "$TMP/hook"
+# A victim whose comm holds an escape sequence: it must reach the hook escaped.
+weird="$TMP/v$(printf '\033')]0;x$(printf '\a')"
+cp "$OOMKIT_HOG" "$weird"
+
+write_config 1G "report, kill-lowest, kernel" 4s <<EOF2
+hook_memory = 16M
+
+[job envy]
+limit = 64M
+policy = kill-largest, kernel
+before_kill = $TMP/hook before
+after_kill = $TMP/hook after
+
+[job sleepy]
+limit = 64M
+policy = kill-largest, kernel
+before_kill = /bin/sleep 1001
+hook_timeout = 300ms
+
+[job missing]
+limit = 64M
+policy = kill-largest, kernel
+before_kill = $TMP/no-such-hook --at-all
+
+[job crash]
+limit = 64M
+policy = kill-largest, kernel
+after_kill = /bin/sh -c "kill -SEGV \$\$"
+
+[job greedy]
+limit = 64M
+policy = kill-largest, kernel
+before_kill = $OOMKIT_HOG 200
+hook_timeout = 3s
+
+[job next]
+limit = 64M
+policy = kill-largest, kernel
+EOF2
+start_daemon
+
+report_of() { ls "$TMP/reports"/oom-*-"$1".json 2>/dev/null | sort | tail -n 1; }
+has_report_of() { [ -n "$(report_of "$1")" ]; }
+hook_field() { json_get "$(report_of "$1")" "r['hooks'][$2]['$3']"; }
+n_hooks() { json_get "$(report_of "$1")" "len(r.get('hooks', []))"; }
+env_is() { grep -qxF -- "$2" "$TMP/$1.env"; }
+line_of() { grep -n -- "$1" "$TMP/log" | head -n 1 | cut -d: -f1; }
+
+# The environment, before and after.
+a=$(HOG_BIN=$weird spawn envy 100)
+check "envy: the victim is killed" wait_for 20 dead "$a"
+check "envy: a report" wait_for 20 has_report_of envy
+check "envy: the report records two hooks" wait_for 10 test "$(n_hooks envy)" = 2
+rep=$(report_of envy)
+check "envy: before_kill ran" test -s "$TMP/before.env"
+check "envy: OOMKIT_HOOK" env_is before "OOMKIT_HOOK=before_kill"
+check "envy: OOMKIT_JOB" env_is before "OOMKIT_JOB=envy"
+check "envy: OOMKIT_PID" env_is before "OOMKIT_PID=$a"
+check "envy: OOMKIT_CGROUP" env_is before "OOMKIT_CGROUP=$R/envy"
+check "envy: OOMKIT_COMM, escaped" env_is before 'OOMKIT_COMM=v\x1b]0;x\x07'
+check "envy: no raw escape byte reached the hook" test -z "$(grep -l "$(printf '\033')" "$TMP/before.env")"
+rss=$(sed -n 's/^OOMKIT_RSS_BYTES=//p' "$TMP/before.env")
+check "envy: OOMKIT_RSS_BYTES ($rss) is the victim's, most of 64 MiB" test "${rss:-0}" -ge $((32 << 20))
+check "envy: OOMKIT_REASON" grep -q "^OOMKIT_REASON=.*largest" "$TMP/before.env"
+check "envy: OOMKIT_REPORT is the report" env_is before "OOMKIT_REPORT=$rep"
+check "envy: before_kill saw the victim alive" test "$(cat "$TMP/before.victim")" = alive
+check "envy: after_kill saw it gone" test "$(cat "$TMP/after.victim")" = gone
+check "envy: after_kill has the same details" env_is after "OOMKIT_PID=$a"
+check "envy: each hook in a memcg of its own, below $M-hooks" grep -q "^/$M-hooks/[0-9]\$" "$TMP/before.memcg"
+check "envy: the report: before_kill exited 0" test "$(hook_field envy 0 hook) $(hook_field envy 0 ended) $(hook_field envy 0 exit_status)" = "before_kill exited 0"
+check "envy: the report: after_kill exited 0" test "$(hook_field envy 1 hook) $(hook_field envy 1 ended) $(hook_field envy 1 exit_status)" = "after_kill exited 0"
+check "envy: the hook's output is logged" grep -q "hook before_kill [0-9]*: hook before says hello" "$TMP/log"
+ended=$(line_of "hook before_kill [0-9]*: exited 0")
+killed=$(line_of "envy: killed $a")
+check "envy: the kill waited for before_kill" test -n "$ended" -a -n "$killed" -a "${ended:-0}" -lt "${killed:-0}"
+check "envy: the kernel killed nothing" grep -q "^oom_kill 0" "$R/envy/memory.oom_control"
+
+# A hook that sleeps forever: killed at its timeout, and the kill goes on.
+b=$(spawn sleepy 100)
+check "sleepy: the victim is killed" wait_for 20 dead "$b"
+check "sleepy: a report" wait_for 20 has_report_of sleepy
+check "sleepy: the report says the hook timed out" wait_for 10 test "$(hook_field sleepy 0 ended 2>/dev/null)" = timeout
+check "sleepy: at its timeout" test "$(hook_field sleepy 0 timeout_ms)" = 300
+check "sleepy: the hook is gone" wait_for 10 sh -c '! pgrep -f "^/bin/sleep 1001" >/dev/null'
+check "sleepy: logged" grep -q "hook before_kill [0-9]*: timed out after 300ms" "$TMP/log"
+check "sleepy: the kernel killed nothing" grep -q "^oom_kill 0" "$R/sleepy/memory.oom_control"
+
+# A missing hook: logged, the kill goes on.
+c=$(spawn missing 100)
+check "missing: the victim is killed" wait_for 20 dead "$c"
+check "missing: a report" wait_for 20 has_report_of missing
+check "missing: the report says not run" wait_for 10 test "$(hook_field missing 0 ended 2>/dev/null)" = "not run"
+check "missing: and why" test "$(hook_field missing 0 error)" = "No such file or directory"
+check "missing: logged" grep -q "hook before_kill [0-9]*: not run: No such file or directory" "$TMP/log"
+
+# A hook that crashes: its signal is logged and reported.
+d=$(spawn crash 100)
+check "crash: the victim is killed" wait_for 20 dead "$d"
+check "crash: the report says SIGSEGV" wait_for 20 test "$(hook_field crash 0 signal 2>/dev/null)" = SIGSEGV
+check "crash: logged" grep -q "hook after_kill [0-9]*: killed by SIGSEGV" "$TMP/log"
+
+# A hook that runs out of its memcg (16M, the hog wants 200M) while another
+# job's OOM comes: the daemon handles that one, and the hook's memcg's own
+# OOM killer ends the hook.
+slot_kills() { cat "$R-hooks"/*/memory.oom_control 2>/dev/null | awk '/^oom_kill / { n += $2 } END { print n + 0 }'; }
+before_kills=$(slot_kills)
+e=$(spawn greedy 100)
+f=$(spawn next 100)
+check "next: handled while greedy's hook runs out" wait_for 20 dead "$f"
+check "next: by the daemon" wait_for 20 has_report_of next
+check "next: the kernel killed nothing in it" grep -q "^oom_kill 0" "$R/next/memory.oom_control"
+check "greedy: the victim is killed" wait_for 20 dead "$e"
+check "greedy: the hook was killed in its memcg" wait_for 20 test "$(hook_field greedy 0 signal 2>/dev/null)" = SIGKILL
+check "greedy: by its memcg's OOM killer" test "$(slot_kills)" -gt "$before_kills"
+check "the daemon is alive" kill -0 "$DPID"
+runner=$(pgrep -P "$DPID" -x oomkit-hook-run)
+check "the hook runner is alive" test -n "$runner"
+stop_daemon
+check "the hook runner exits with the daemon" wait_for 10 sh -c "! kill -0 $runner 2>/dev/null"
+check "the hooks' memcgs are removed" wait_for 10 test ! -d "$R-hooks"
+echo "$T_PASSED passed, $T_FAILED failed"
