@@ -10,7 +10,7 @@ DEB_BUILD ?= build-deb
 DEB_DEPS := meson ninja-build pkg-config gcc clang clang-format libclang-rt-14-dev libcmocka-dev libinih-dev libcap-ng-dev libseccomp-dev \
 	python3 qemu-system-x86 busybox-static cpio gzip mmdebstrap e2fsprogs gnuplot-nox earlyoom valgrind \
 	debhelper dpkg-dev lintian man-db git python3-yaml python3-prometheus-client nodejs \
-	libglib2.0-dev xvfb dbus-daemon dbus-bin dunst imagemagick fonts-dejavu-core
+	libglib2.0-dev xvfb dbus-daemon dbus-bin dunst imagemagick fonts-dejavu-core redis-server redis-tools
 
 .PHONY: all bootstrap build asan fuzz-build check demo demo-library bench install clean fuzz soak deb
 
