@@ -888,6 +888,10 @@ static void finish_job(struct parse_state *st)
 			  "makers' (systemd's)");
 	finish_kill(st);
 	finish_shed(st);
+	if (given(st, "hook_timeout", st->seen) && !given(st, "before_kill", st->seen) &&
+	    !given(st, "after_kill", st->seen) && !given(st, "shed_command", st->seen))
+		add_error(st, line_of(st, "hook_timeout"), "hook_timeout",
+			  "needs a hook: before_kill, after_kill or shed_command");
 	if (!given(st, "limit_max", st->seen))
 		job->limit_max_bytes = job->limit_bytes;
 	if (given(st, "limit", st->bad) || given(st, "limit_max", st->bad))

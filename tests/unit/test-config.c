@@ -874,6 +874,38 @@ static void test_commands(void **state)
 	}
 }
 
+/* The words a hook runs with: what value_parse_command() counted, quotes
+ * and escapes undone, nothing else touched. */
+static void test_command_words(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *s;
+		const char *words[6];
+	} cases[] = {
+	    {"/usr/bin/redis-cli -n 1 FLUSHDB", {"/usr/bin/redis-cli", "-n", "1", "FLUSHDB"}},
+	    {"  /bin/true  ", {"/bin/true"}},
+	    {"/bin/sh -c \"echo $OOMKIT_PID; rm *\"", {"/bin/sh", "-c", "echo $OOMKIT_PID; rm *"}},
+	    {"/usr/bin/x \"a \\\"q\\\" \\\\ w\" b", {"/usr/bin/x", "a \"q\" \\ w", "b"}},
+	    {"/usr/bin/x a|b;c $(e)", {"/usr/bin/x", "a|b;c", "$(e)"}},
+	    {"/usr/bin/x\targ\"\"", {"/usr/bin/x", "arg"}},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[VALUE_COMMAND_MAX], *argv[VALUE_COMMAND_ARGS + 1];
+		int n = value_split_command(cases[i].s, buf, sizeof(buf), argv, VALUE_COMMAND_ARGS + 1);
+		char why[256];
+		assert_int_equal(n, value_parse_command(cases[i].s, why, sizeof(why)));
+		for (int w = 0; w < n; w++)
+			assert_string_equal(argv[w], cases[i].words[w]);
+		assert_null(argv[n]);
+		assert_null(cases[i].words[n]);
+	}
+	char buf[VALUE_COMMAND_MAX], *argv[3];
+	assert_int_equal(value_split_command("/x a b c", buf, sizeof(buf), argv, 3), -E2BIG);
+	assert_int_equal(value_split_command("   ", buf, sizeof(buf), argv, 3), -EINVAL);
+}
+
 /* The keys of issue 17 land on their job, and config_read() takes them:
  * the daemon acts on every one. */
 static void test_kill_keys(void **state)
@@ -918,6 +950,11 @@ static void test_kill_keys(void **state)
 	assert_int_equal(other.jobs[0].hook_timeout_ms, 1250);
 	assert_int_equal(other.hook_memory_bytes, 64ull << 20);
 	config_free(&other);
+
+	static const char idle[] = "[job web]\nhook_timeout = 100ms\n";
+	assert_int_equal(config_parse_string(idle, "t", &other, errors, sizeof(errors)), -EINVAL);
+	assert_string_equal(errors, "t:2: [job web] hook_timeout: needs a hook: before_kill, after_kill or "
+				    "shed_command\n");
 
 	static const char late[] =
 	    "[oomkitd]\ndelay = 2s\n[job web]\nafter_kill = /bin/true\nhook_timeout = 2s\n";
@@ -1400,6 +1437,7 @@ int main(void)
 	    cmocka_unit_test(test_rules_read),
 	    cmocka_unit_test(test_signals),
 	    cmocka_unit_test(test_commands),
+	    cmocka_unit_test(test_command_words),
 	    cmocka_unit_test(test_kill_keys),
 	    cmocka_unit_test(test_kubernetes_preset),
 	    cmocka_unit_test(test_desktop_preset),
