@@ -63,69 +63,13 @@ static int list_reports(const struct cli *cli)
 	return bad ? conn_malformed(cli) : e ? EXIT_UNREACHABLE : 0;
 }
 
-/* Reads a report's data records into one NUL-terminated text (malloc'd). */
-static int read_report_text(struct reply *r, char **ret, size_t *ret_len)
-{
-	struct protocol_record rec;
-	size_t len = 0, cap = 4096;
-	char *text = malloc(cap);
-	int bad = 0;
-
-	while (text && reply_next(r, &rec, &bad)) {
-		const char *chunk;
-		size_t n;
-		if (protocol_parse_data(&rec, &chunk, &n) < 0)
-			continue;
-		while (len + n + 1 > cap) {
-			char *nt = realloc(text, cap *= 2);
-			if (!nt) {
-				free(text);
-				return -ENOMEM;
-			}
-			text = nt;
-		}
-		memcpy(text + len, chunk, n);
-		len += n;
-	}
-	if (!text || bad) {
-		free(text);
-		return text ? bad : -ENOMEM;
-	}
-	text[len] = '\0';
-	*ret = text;
-	*ret_len = len;
-	return 0;
-}
-
 static int show_report_id(const struct cli *cli, unsigned id)
 {
 	const struct protocol_request req = {.verb = PROTOCOL_REPORT, .id = id};
-	struct conn c;
-	struct reply r;
-	char *text = NULL;
-	size_t len;
-	int e = conn_request(cli, &req, &c, &r);
+	char what[32];
 
-	if (e)
-		return e;
-	int rr = read_report_text(&r, &text, &len);
-	conn_close(&c);
-	if (rr < 0)
-		return conn_malformed(cli);
-	if (cli->json) {
-		report_view_json(text);
-	} else {
-		struct json *root = json_parse(text);
-		if (!root) {
-			cli_err("report %u is not valid JSON", id);
-			e = EXIT_REFUSED;
-		} else {
-			report_view_show(root);
-			json_free(root);
-		}
-	}
-	free(text);
-	return e;
+	snprintf(what, sizeof(what), "report %u", id);
+	return report_view_fetch(cli, &req, report_view_show, what);
 }
 
 int cmd_reports(struct cli *cli, int argc, char **argv)

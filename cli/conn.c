@@ -137,3 +137,36 @@ int conn_malformed(const struct cli *cli)
 	cli_err("oomkitd at %s: a reply not in the protocol's form", cli->socket_path);
 	return EXIT_UNREACHABLE;
 }
+
+int reply_data_text(struct reply *r, char **ret, size_t *ret_len)
+{
+	struct protocol_record rec;
+	size_t len = 0, cap = 4096;
+	char *text = malloc(cap);
+	int bad = 0;
+
+	while (text && reply_next(r, &rec, &bad)) {
+		const char *chunk;
+		size_t n;
+		if (protocol_parse_data(&rec, &chunk, &n) < 0)
+			continue;
+		while (len + n + 1 > cap) {
+			char *nt = realloc(text, cap *= 2);
+			if (!nt) {
+				free(text);
+				return -ENOMEM;
+			}
+			text = nt;
+		}
+		memcpy(text + len, chunk, n);
+		len += n;
+	}
+	if (!text || bad) {
+		free(text);
+		return text ? bad : -ENOMEM;
+	}
+	text[len] = '\0';
+	*ret = text;
+	*ret_len = len;
+	return 0;
+}

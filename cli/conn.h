@@ -47,6 +47,10 @@ void conn_close(struct conn *c);
  * the protocol's form sets *ret_err to -EBADMSG and ends the reply. */
 struct protocol_record *reply_next(struct reply *r, struct protocol_record *rec, int *ret_err);
 
+/* Joins a reply's data records (report ID, explain) into one NUL-terminated
+ * text, malloc'd into *ret: 0, -ENOMEM, or -EBADMSG for a malformed reply. */
+int reply_data_text(struct reply *r, char **ret, size_t *ret_len);
+
 /* Says the daemon's reply was not in the protocol's form; the exit code. */
 int conn_malformed(const struct cli *cli);
 

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cmd-explain.h"
 #include "cmd-prompt.h"
 #include "cmd-reports.h"
 #include "cmd-run.h"
@@ -40,6 +41,7 @@ static const struct verb verbs[] = {
     {"reports", "[show ID]", "list OOM reports, or show one", OPT_JSON, 0, 2, cmd_reports},
     {"top", "[--iterations N] [--interval MS]", "live view", OPT_ITERATIONS | OPT_INTERVAL, 0, 0, cmd_top},
     {"prompt", "[--once]", "answer OOMs whose chain asks a person", OPT_ONCE, 0, 0, cmd_prompt},
+    {"explain", "[JOB]", "what an OOM would do now, and why", OPT_JSON, 0, 1, cmd_explain},
 };
 
 static const struct {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conn.h"
 #include "json.h" /* lib/json.h: the text escaper */
 #include "protocol.h"
 #include "term.h"
@@ -27,9 +28,7 @@ static const char *jsize(const struct json *j, const char *key, char *buf, size_
 	return term_size(strtoull(v->str, NULL, 10), buf, len);
 }
 
-/* "  label:    text", wrapped at word boundaries to fit 80 columns; the text
- * is escaped for the terminal first. */
-static void field_line(const char *label, const char *raw)
+void report_view_field(const char *label, const char *raw)
 {
 	const int indent = 13, width = 80 - indent;
 	char safe[4096];
@@ -72,31 +71,31 @@ static void show_report_head(const struct json *root, const struct json *dec)
 	printf(" at %s%s\n", when,
 	       json_get(root, "dry_run") && json_get(root, "dry_run")->boolean ? " (dry run)" : "");
 	snprintf(buf, sizeof(buf), "%s (limit hit by %s)", jstr(root, "cgroup"), jstr(root, "origin"));
-	field_line("cgroup:", buf);
-	field_line("chain:", jstr(root, "chain"));
+	report_view_field("cgroup:", buf);
+	report_view_field("chain:", jstr(root, "chain"));
 	if (dec) {
 		snprintf(buf, sizeof(buf), "%s%s%s", jstr(dec, "action"),
 			 strcmp(jstr(dec, "policy"), "") ? " by " : "", jstr(dec, "policy"));
-		field_line("decision:", buf);
-		field_line("reason:", jstr(dec, "reason"));
+		report_view_field("decision:", buf);
+		report_view_field("reason:", jstr(dec, "reason"));
 		if (strcmp(jstr(dec, "not_applied"), "") != 0)
-			field_line("skipped:", jstr(dec, "not_applied"));
+			report_view_field("skipped:", jstr(dec, "not_applied"));
 	}
 	const struct json *ans = json_get(root, "prompt_answer"), *fu = json_get(root, "followup");
 	if (ans)
-		field_line("answer:", ans->str && ans->str[0] ? ans->str : "(none)");
+		report_view_field("answer:", ans->str && ans->str[0] ? ans->str : "(none)");
 	if (fu) {
 		snprintf(buf, sizeof(buf), "%s: %s", jstr(fu, "action"), jstr(fu, "reason"));
-		field_line("then:", buf);
+		report_view_field("then:", buf);
 	}
-	field_line("outcome:", jstr(root, "outcome"));
+	report_view_field("outcome:", jstr(root, "outcome"));
 	const struct json *t = json_get(root, "timings_ms");
 	if (t) {
 		const struct json *fr = json_get(t, "freed");
 		snprintf(buf, sizeof(buf), "decided after %s ms, acted after %s ms, memory freed after %s ms",
 			 jstr(t, "decision"), jstr(t, "action"),
 			 fr && fr->type == JSON_NUMBER ? fr->str : "?");
-		field_line("timings:", buf);
+		report_view_field("timings:", buf);
 	}
 }
 
@@ -162,4 +161,35 @@ void report_view_json(const char *text)
 			printf("\\u%04x", k > 1 ? code_point((const unsigned char *)text, k) : c);
 		text += k ? k : 1;
 	}
+}
+
+int report_view_fetch(const struct cli *cli, const struct protocol_request *req,
+		      void (*show)(const struct json *root), const char *what)
+{
+	struct conn c;
+	struct reply r;
+	char *text = NULL;
+	size_t len;
+	int e = conn_request(cli, req, &c, &r);
+
+	if (e)
+		return e;
+	int rr = reply_data_text(&r, &text, &len);
+	conn_close(&c);
+	if (rr < 0)
+		return conn_malformed(cli);
+	if (cli->json) {
+		report_view_json(text);
+	} else {
+		struct json *root = json_parse(text);
+		if (!root) {
+			cli_err("%s is not valid JSON", what);
+			e = EXIT_REFUSED;
+		} else {
+			show(root);
+			json_free(root);
+		}
+	}
+	free(text);
+	return e;
 }

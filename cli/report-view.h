@@ -8,14 +8,27 @@
 #ifndef OOMKIT_CLI_REPORT_VIEW_H
 #define OOMKIT_CLI_REPORT_VIEW_H
 
+#include "cli.h"
 #include "json-reader.h"
+#include "protocol.h"
 
 /* The report (its parsed tree) as tables, on stdout. */
 void report_view_show(const struct json *root);
+
+/* "  label:    text" on stdout, wrapped at word boundaries to fit 80
+ * columns (the label in 11); the text is escaped for the terminal first. */
+void report_view_field(const char *label, const char *raw);
 
 /* The report's text on stdout, as it is but for what a terminal might obey:
  * a control byte, a C1 control, a direction override or a byte that is not
  * UTF-8 goes out as \uXXXX (the same, inside a JSON string). */
 void report_view_json(const char *text);
+
+/* Sends req, whose reply is one JSON document in data records (report ID,
+ * explain), and shows it: with --json as report_view_json() does, else
+ * through show.  what names the document in an error ("report 3").
+ * Returns the exit code. */
+int report_view_fetch(const struct cli *cli, const struct protocol_request *req,
+		      void (*show)(const struct json *root), const char *what);
 
 #endif

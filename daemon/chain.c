@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "chain.h"
+#include "explain.h"
 #include "clock.h"
 #include "inflight.h"
 #include "log.h"
@@ -725,6 +726,54 @@ static void on_kill_due(void *data, struct flight *fl)
 
 /* ------------------------------------------------------------ the chain */
 
+/* What the chain decides on for an OOM of scope now: the snapshot as the
+ * OOM path takes it, from first_step, with whether a person could answer.
+ * chain_run() and chain_explain() both take it here, so explain shows what
+ * an OOM would do. */
+static int take_input(struct chain *c, struct snapshot *snap, const struct scope *scope, unsigned first_step,
+		      struct policy_input *in)
+{
+	int r = snapshot_take(snap, scope, snapshot_capacity(c->ctx, c->scopes, c->cfg->reserve_bytes), in);
+
+	if (r < 0)
+		return r;
+	in->first_step = first_step;
+	in->prompt_available = prompt_available(c->prompt);
+	return 0;
+}
+
+int chain_explain(struct chain *c, const struct scope *scope, char *buf, size_t cap)
+{
+	/* A snapshot of its own, made now and freed after: the OOM path's may
+	 * be in use by an OOM under way (a shed, a prompt), and this path
+	 * allocates, which the OOM path never does. */
+	struct snapshot *s = calloc(1, sizeof(*s));
+	struct policy_input in;
+	struct oomkit__json w;
+	unsigned *order = NULL;
+	int r = s ? snapshot_init(s, c->ctx, c->scopes, c->snap->max_pids) : -ENOMEM;
+
+	if (r == 0) {
+		s->lend = c->snap->lend;
+		snapshot_configure(s, c->snap->cfg);
+		order = calloc(c->snap->max_pids, sizeof(*order));
+		r = order ? take_input(c, s, scope, 0, &in) : -ENOMEM;
+	}
+	if (r == 0) {
+		const struct explain_head h = {.machine = scope->kind == SCOPE_KIND_MACHINE,
+					       .job = scope->kind == SCOPE_KIND_MACHINE ? NULL : scope->label,
+					       .cgroup = scope->rel};
+		oomkit__json_init(&w, -1, buf, cap);
+		explain_write(&w, &h, &in, order);
+		r = oomkit__json_end(&w);
+	}
+	free(order);
+	if (s)
+		snapshot_free(s);
+	free(s);
+	return r;
+}
+
 bool chain_victim_exiting(const struct chain *c, const struct scope *scope)
 {
 	return !c->dry_run && inflight_exiting(c->inflight, scope);
@@ -751,15 +800,13 @@ enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct
 		log_debug("%s: OOM while it sheds: waiting for it", scope->label);
 		return OOMKIT_WAIT;
 	}
-	r = snapshot_take(c->snap, scope, snapshot_capacity(c->ctx, c->scopes, c->cfg->reserve_bytes), &in);
+	r = take_input(c, c->snap, scope, first_step, &in);
 	if (r < 0) {
 		log_err("%s: cannot list processes: %s; the kernel decides", scope->label, strerror(-r));
 		return OOMKIT_KERNEL;
 	}
-	in.first_step = first_step;
 	if (!c->prompt->active)
 		prompt_prepare(c->prompt, scope, &in);
-	in.prompt_available = prompt_available(c->prompt);
 	if (policy_decide(&in, &dec) < 0)
 		return OOMKIT_KERNEL;
 	uint64_t decided = now_ns();

@@ -218,6 +218,7 @@ static void reset_reply(struct client *c)
 {
 	if (c->reply.fd >= 0)
 		close(c->reply.fd);
+	free(c->reply.text);
 	memset(&c->reply, 0, sizeof(c->reply));
 	c->reply.fd = -1;
 }
@@ -701,6 +702,27 @@ static bool fill_report(struct control *ctl, struct client *c)
 	}
 }
 
+/* explain: the document made when asked, in chunks of data records. */
+static bool fill_explain(struct client *c)
+{
+	if (c->reply.stage == 0) {
+		if (!put_ok(c))
+			return false;
+		c->reply.stage = 1;
+	}
+	while (c->reply.next < c->reply.text_len) {
+		size_t n = c->reply.text_len - c->reply.next;
+		struct protocol_buf b = outbuf(c);
+		int took = protocol_put_data(&b, c->reply.text + c->reply.next,
+					     n < PROTOCOL_DATA_CHUNK ? n : PROTOCOL_DATA_CHUNK);
+		if (took == -ENOBUFS)
+			return false;
+		c->out_len = b.len;
+		c->reply.next += took > 0 ? (uint64_t)took : 1;
+	}
+	return put_end(c);
+}
+
 static bool fill_reply(struct control *ctl, struct client *c)
 {
 	bool done;
@@ -717,6 +739,9 @@ static bool fill_reply(struct control *ctl, struct client *c)
 		break;
 	case PROTOCOL_REPORT:
 		done = fill_report(ctl, c);
+		break;
+	case PROTOCOL_EXPLAIN:
+		done = fill_explain(c);
 		break;
 	default:
 		done = true;
@@ -1169,6 +1194,49 @@ static void refused(struct client *c, const char *line, size_t len, int r)
 		put_error(c, "malformed request");
 }
 
+static bool explaining(const struct control *ctl)
+{
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		if (ctl->clients[i].fd >= 0 && ctl->clients[i].reply.text)
+			return true;
+	return false;
+}
+
+/* explain [JOB]: the document is made now, whole (a snapshot that stays
+ * one), and sent as the client reads.  One at a time for the whole daemon,
+ * so clients cannot make it hold more than one. */
+static void cmd_explain(struct control *ctl, struct client *c, const char *job)
+{
+	const struct scope *s = job[0] ? scope_by_name(ctl->scopes, job) : &ctl->scopes->machine;
+	char *text;
+	int n;
+
+	if (!s) {
+		put_error(c, "no job %s", job);
+		return;
+	}
+	if (explaining(ctl)) {
+		put_error(c, "busy: another explain is being sent; ask again");
+		return;
+	}
+	if (!(text = malloc(CONTROL_EXPLAIN_MAX))) {
+		put_error(c, "out of memory");
+		return;
+	}
+	n = chain_explain(ctl->chain, s, text, CONTROL_EXPLAIN_MAX);
+	if (n < 0) {
+		free(text);
+		put_error(c, "cannot explain %s: %s", s->label, strerror(-n));
+		return;
+	}
+	/* Only what was written stays held while it is sent. */
+	char *fit = realloc(text, (size_t)n + 1);
+	c->reply.verb = PROTOCOL_EXPLAIN;
+	c->reply.text = fit ? fit : text;
+	c->reply.text_len = (size_t)n;
+	c->reply.next = 0;
+}
+
 /* Starts a reply; the long ones go on in fill_reply(). */
 static void request(struct control *ctl, struct client *c, const char *line, size_t len)
 {
@@ -1209,6 +1277,12 @@ static void request(struct control *ctl, struct client *c, const char *line, siz
 		return;
 	case PROTOCOL_ANSWER:
 		cmd_answer(ctl, c, &req.answer);
+		return;
+	case PROTOCOL_EXPLAIN:
+		if (!may_read(ctl, c))
+			put_error(c, "permission denied: only root may explain (see readonly_status)");
+		else
+			cmd_explain(ctl, c, req.job);
 		return;
 	default:
 		break;

@@ -38,6 +38,8 @@
 /* A client that neither completes a request nor reads for this long is
  * dropped (a prompt client waiting for a question is not idle). */
 #define CONTROL_IDLE_MS 5000
+/* The largest explain document; one is made at a time, for one client. */
+#define CONTROL_EXPLAIN_MAX (1024 * 1024)
 
 /* What was done about an OOM, kept for one client until it reads it. */
 struct control_outcome {
@@ -74,6 +76,8 @@ struct client {
 		int fd;	       /* report: the file */
 		bool own;      /* reports: only those that concern the client's uid */
 		char job[PROTOCOL_NAME_MAX];
+		char *text; /* explain: the document (malloc'd), sent from next */
+		size_t text_len;
 	} reply;
 	struct { /* the question being sent, or due */
 		unsigned id;

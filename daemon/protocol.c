@@ -264,12 +264,12 @@ static int parse_bool(const char *s, bool *ret)
 static const char *const verb_names[PROTOCOL__VERBS] = {
     [PROTOCOL_STATUS] = "status", [PROTOCOL_PS] = "ps",		[PROTOCOL_REPORTS] = "reports",
     [PROTOCOL_REPORT] = "report", [PROTOCOL_RUN] = "run",	[PROTOCOL_PROMPT] = "prompt",
-    [PROTOCOL_ANSWER] = "answer", [PROTOCOL_RELOAD] = "reload",
+    [PROTOCOL_ANSWER] = "answer", [PROTOCOL_RELOAD] = "reload", [PROTOCOL_EXPLAIN] = "explain",
 };
 
 static const char *const verb_usage[PROTOCOL__VERBS] = {
     [PROTOCOL_UNKNOWN] =
-	"status | ps [JOB] | reports | report ID | run JOB | prompt | answer ID ... | reload",
+	"status | ps [JOB] | reports | report ID | run JOB | prompt | answer ID ... | reload | explain [JOB]",
     [PROTOCOL_STATUS] = "status",
     [PROTOCOL_PS] = "ps [JOB]",
     [PROTOCOL_REPORTS] = "reports",
@@ -278,6 +278,7 @@ static const char *const verb_usage[PROTOCOL__VERBS] = {
     [PROTOCOL_PROMPT] = "prompt",
     [PROTOCOL_ANSWER] = "answer ID kill PID | answer ID grow | answer ID kernel | answer ID chain",
     [PROTOCOL_RELOAD] = "reload",
+    [PROTOCOL_EXPLAIN] = "explain [JOB]",
 };
 
 enum protocol_verb protocol_verb_of(const char *line, size_t len)
@@ -361,6 +362,7 @@ static int parse_args(char **w, int n, struct protocol_request *req)
 {
 	switch (req->verb) {
 	case PROTOCOL_PS:
+	case PROTOCOL_EXPLAIN:
 		if (n == 1)
 			return 0;
 		/* fallthrough */
@@ -429,7 +431,8 @@ int protocol_format_request(const struct protocol_request *req, char *buf, size_
 
 	if (!name)
 		return -EINVAL;
-	if (req->verb == PROTOCOL_RUN || (req->verb == PROTOCOL_PS && req->job[0])) {
+	if (req->verb == PROTOCOL_RUN ||
+	    ((req->verb == PROTOCOL_PS || req->verb == PROTOCOL_EXPLAIN) && req->job[0])) {
 		if (!memchr(req->job, '\0', sizeof(req->job)) || !valid_job(req->job))
 			return -EINVAL;
 		snprintf(arg, sizeof(arg), " %s", req->job);

@@ -66,6 +66,7 @@ enum protocol_verb {
 	PROTOCOL_PROMPT,  /* prompt: send this connection the questions for a person */
 	PROTOCOL_ANSWER,  /* answer ID kill PID | answer ID grow | answer ID kernel | answer ID chain */
 	PROTOCOL_RELOAD,  /* reload */
+	PROTOCOL_EXPLAIN, /* explain [JOB]: what the chain would do now, as JSON in data records */
 	PROTOCOL__VERBS,
 };
 
@@ -84,7 +85,7 @@ struct protocol_answer {
 
 struct protocol_request {
 	enum protocol_verb verb;
-	char job[PROTOCOL_NAME_MAX]; /* ps (empty: the machine), run */
+	char job[PROTOCOL_NAME_MAX]; /* ps, explain (empty: the machine), run */
 	unsigned id;		     /* report */
 	struct protocol_answer answer;
 };

@@ -18,7 +18,7 @@ static void write_readers(struct oomkit__json *w, const struct report_readers *r
 	oomkit__json_close(w, ']');
 }
 
-static void write_decision(struct oomkit__json *w, const char *key, const struct policy_input *in,
+void report_write_decision(struct oomkit__json *w, const char *key, const struct policy_input *in,
 			   const struct policy_decision *dec)
 {
 	oomkit__json_open(w, key, '{');
@@ -62,30 +62,34 @@ static void write_groups(struct oomkit__json *w, const struct policy_input *in)
 	oomkit__json_close(w, ']');
 }
 
+void report_write_proc(struct oomkit__json *w, const struct policy_input *in, const struct policy_proc *p)
+{
+	const struct policy_group *g = &in->groups[p->group];
+	char why[POLICY_RULE_MAX + 32];
+
+	oomkit__json_i64(w, "pid", p->pid);
+	oomkit__json_str(w, "job", g->name);
+	oomkit__json_u64(w, "priority", g->priority);
+	oomkit__json_u64(w, "rss_bytes", p->rss_bytes);
+	oomkit__json_i64(w, "oom_score_adj", p->oom_score_adj);
+	oomkit__json_u64(w, "start_time", p->start_time);
+	oomkit__json_str(w, "comm", p->comm);
+	oomkit__json_bool(w, "protected", policy_protected(in, p));
+	if (policy_excluded(in, p, why, sizeof(why)))
+		oomkit__json_str(w, "excluded", why);
+	oomkit__json_str(w, "place", policy_place_name(p->place));
+	if (p->rule) {
+		policy_format_rule(p, why, sizeof(why));
+		oomkit__json_str(w, "rule", why);
+	}
+}
+
 static void write_candidates(struct oomkit__json *w, const struct policy_input *in)
 {
 	oomkit__json_open(w, "candidates", '[');
 	for (unsigned i = 0; i < in->n_procs; i++) {
-		const struct policy_proc *p = &in->procs[i];
-		const struct policy_group *g = &in->groups[p->group];
 		oomkit__json_open(w, NULL, '{');
-		oomkit__json_i64(w, "pid", p->pid);
-		oomkit__json_str(w, "job", g->name);
-		oomkit__json_u64(w, "priority", g->priority);
-		oomkit__json_u64(w, "rss_bytes", p->rss_bytes);
-		oomkit__json_i64(w, "oom_score_adj", p->oom_score_adj);
-		oomkit__json_u64(w, "start_time", p->start_time);
-		oomkit__json_str(w, "comm", p->comm);
-		oomkit__json_bool(w, "protected", policy_protected(in, p));
-		char why[POLICY_RULE_MAX + 32];
-		if (policy_excluded(in, p, why, sizeof(why)))
-			oomkit__json_str(w, "excluded", why);
-		oomkit__json_str(w, "place", policy_place_name(p->place));
-		if (p->rule) {
-			char rule[POLICY_RULE_MAX];
-			policy_format_rule(p, rule, sizeof(rule));
-			oomkit__json_str(w, "rule", rule);
-		}
+		report_write_proc(w, in, &in->procs[i]);
 		oomkit__json_close(w, '}');
 	}
 	oomkit__json_close(w, ']');
@@ -112,7 +116,7 @@ void report_write_head(struct oomkit__json *w, oomkit_ctx *ctx, const struct rep
 	/* Before the snapshot, like the decision: the index reads them from the head. */
 	write_readers(w, h->readers);
 	/* The decision before the snapshot: the index reads it from the head. */
-	write_decision(w, "decision", in, dec);
+	report_write_decision(w, "decision", in, dec);
 	if (!h->jobs_later)
 		write_groups(w, in);
 	write_candidates(w, in);
@@ -160,7 +164,7 @@ void report_write_answer(struct oomkit__json *w, const char *answer, uid_t uid, 
 		oomkit__json_close(w, '}');
 	}
 	if (dec)
-		write_decision(w, "followup", in, dec);
+		report_write_decision(w, "followup", in, dec);
 }
 
 /* Milliseconds from `from` to `to`, with three decimals. */

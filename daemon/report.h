@@ -36,6 +36,18 @@ struct report_head {
 void report_write_head(struct oomkit__json *w, oomkit_ctx *ctx, const struct report_head *h,
 		       const struct policy_input *in, const struct policy_decision *dec);
 
+/* The decision as a report has it, as member key: action, policy, step,
+ * victim (pid, job, and the rule that placed it), reason, the steps that did
+ * not apply.  explain.c writes the same object. */
+void report_write_decision(struct oomkit__json *w, const char *key, const struct policy_input *in,
+			   const struct policy_decision *dec);
+
+/* The members of one process as a report's candidates list has it (inside
+ * an object the caller opens): pid, job, memory, start, comm, whether it is
+ * protected, why it is no candidate, where the rules put it and by which
+ * rule. */
+void report_write_proc(struct oomkit__json *w, const struct policy_input *in, const struct policy_proc *p);
+
 /* A prompt's answer ("none" when nobody answered), who gave it (user NULL:
  * nobody) and, if the answer was acted on, the decision it made (dec NULL:
  * none). */

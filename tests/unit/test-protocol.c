@@ -90,6 +90,9 @@ static void test_requests(void **state)
 	    {"run web", 0, PROTOCOL_RUN, "web", 0},
 	    {"prompt", 0, PROTOCOL_PROMPT, "", 0},
 	    {"reload", 0, PROTOCOL_RELOAD, "", 0},
+	    {"explain", 0, PROTOCOL_EXPLAIN, "", 0},
+	    {"explain web", 0, PROTOCOL_EXPLAIN, "web", 0},
+	    {"explain web db", -EINVAL, 0, NULL, 0},
 	    {"reload ", -EINVAL, 0, NULL, 0},
 	    {"status now", -EINVAL, 0, NULL, 0},
 	    {"ps web db", -EINVAL, 0, NULL, 0},
@@ -133,6 +136,7 @@ static void test_requests(void **state)
 	assert_int_equal(protocol_parse_request("ps\0x", 4, &req), -EBADMSG);
 	assert_int_equal(protocol_verb_of("answer 1 x", 10), PROTOCOL_ANSWER);
 	assert_string_equal(protocol_usage(PROTOCOL_REPORT), "report ID");
+	assert_string_equal(protocol_usage(PROTOCOL_EXPLAIN), "explain [JOB]");
 	req = (struct protocol_request){.verb = PROTOCOL_RUN, .job = "a b"};
 	assert_int_equal(protocol_format_request(&req, (char[64]){0}, 64), -EINVAL);
 	req = (struct protocol_request){.verb = PROTOCOL_RUN};

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cmd-explain.c - see cmd-explain.h. */
+#include "cmd-explain.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "json-reader.h"
+#include "report-view.h"
+#include "term.h"
+
+static const char *jstr(const struct json *j, const char *key)
+{
+	const struct json *v = json_get(j, key);
+	return v && (v->type == JSON_STRING || v->type == JSON_NUMBER) ? v->str : "-";
+}
+
+static bool jtrue(const struct json *j, const char *key)
+{
+	const struct json *v = json_get(j, key);
+	return v && v->type == JSON_BOOL && v->boolean;
+}
+
+static const char *jsize(const struct json *j, const char *key, char *buf, size_t len)
+{
+	const struct json *v = json_get(j, key);
+	return v && v->type == JSON_NUMBER ? term_size(strtoull(v->str, NULL, 10), buf, len) : "-";
+}
+
+/* A decision object in words: its action and reason, or why it did not
+ * apply (its not_applied, less the policy's name). */
+static void show_verdict(const char *label, const struct json *d)
+{
+	char text[1024];
+	const char *action = jstr(d, "action"), *why = jstr(d, "not_applied");
+
+	if (strcmp(action, "none") != 0)
+		snprintf(text, sizeof(text), "%s: %s", action, jstr(d, "reason"));
+	else if (strchr(why, ':'))
+		snprintf(text, sizeof(text), "does not apply: %s", strchr(why, ':') + 2);
+	else
+		snprintf(text, sizeof(text), "decides nothing");
+	report_view_field(label, text);
+}
+
+/* 6+4+1+7+1+12+1+7+1+5+1+15 = 61 columns; the rule that placed it, if
+ * one did, on a line of its own (cut to fit 80: --json has it whole). */
+static void show_proc(const struct json *p)
+{
+	char size[16];
+	const char *rule = jstr(p, "rule");
+
+	printf("      %4s %7s %s %7s %5s %s\n", TTY(jstr(p, "rank"), 4), TTY(jstr(p, "pid"), 7),
+	       COL(jstr(p, "job"), 12), jsize(p, "rss_bytes", size, sizeof(size)),
+	       TTY(jstr(p, "oom_score_adj"), 5), TTY(jstr(p, "comm"), 15));
+	if (strcmp(rule, "-") != 0)
+		printf("%18s%s\n", "by ", TTY(rule, 62));
+}
+
+static void show_step(const struct json *s)
+{
+	const struct json *ranking = json_get(s, "ranking"), *alone = json_get(s, "alone");
+
+	printf("  step %lu: %s%s\n", strtoul(jstr(s, "step"), NULL, 10) + 1, TTY(jstr(s, "policy"), 24),
+	       !jtrue(s, "reached")  ? " (not reached)"
+	       : jtrue(s, "decides") ? " <- decides"
+				     : "");
+	if (alone)
+		show_verdict(jtrue(s, "decides") ? "does:" : "alone:", alone);
+	if (!ranking || ranking->n == 0)
+		return;
+	printf("      %4s %7s %-12s %7s %5s %s\n", "RANK", "PID", "JOB", "RSS", "ADJ", "COMM");
+	for (size_t i = 0; i < ranking->n; i++)
+		show_proc(ranking->items[i]);
+	unsigned long total = strtoul(jstr(s, "candidates"), NULL, 10);
+	if (total > ranking->n)
+		printf("      ... and %lu more\n", total - ranking->n);
+}
+
+static void show(const struct json *root)
+{
+	const struct json *steps = json_get(root, "steps"), *ex = json_get(root, "excluded");
+	const struct json *dec = json_get(root, "decision");
+	char size[16];
+
+	char line[256];
+	bool machine = strcmp(jstr(root, "scope"), "machine") == 0;
+
+	printf("%s%s: %s processes; if it ran out of memory now:\n", machine ? "the machine" : "job ",
+	       machine ? "" : TTY(jstr(root, "job"), 40), TTY(jstr(root, "processes"), 8));
+	report_view_field("cgroup:", jstr(root, "cgroup"));
+	snprintf(line, sizeof(line), "%s%s", jstr(root, "chain"),
+		 jtrue(root, "prompt_available") ? " (a person is connected to answer)" : "");
+	report_view_field("chain:", line);
+	for (size_t i = 0; steps && i < steps->n; i++)
+		show_step(steps->items[i]);
+	if (ex && ex->n) {
+		printf("  never chosen:\n");
+		for (size_t i = 0; i < ex->n; i++) {
+			printf("      %4s %7s %s %7s %5s %s\n", "", TTY(jstr(ex->items[i], "pid"), 7),
+			       COL(jstr(ex->items[i], "job"), 12),
+			       jsize(ex->items[i], "rss_bytes", size, sizeof(size)),
+			       TTY(jstr(ex->items[i], "oom_score_adj"), 5),
+			       TTY(jstr(ex->items[i], "comm"), 15));
+			printf("%18s%s\n", "", TTY(jstr(ex->items[i], "excluded"), 62));
+		}
+		unsigned long total = strtoul(jstr(root, "excluded_count"), NULL, 10);
+		if (total > ex->n)
+			printf("      ... and %lu more\n", total - ex->n);
+	}
+	if (dec)
+		show_verdict("the chain:", dec);
+}
+
+int cmd_explain(struct cli *cli, int argc, char **argv)
+{
+	struct protocol_request req = {.verb = PROTOCOL_EXPLAIN};
+
+	if (argc == 1) {
+		if (strlen(argv[0]) >= sizeof(req.job)) {
+			cli_err("no job %s", TTY(argv[0], 64));
+			return EXIT_USAGE;
+		}
+		snprintf(req.job, sizeof(req.job), "%s", argv[0]);
+	}
+	return report_view_fetch(cli, &req, show, "the daemon's explanation");
+}

@@ -1,0 +1,137 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# oomkit explain (issue 17): what a chain would do now, then the OOM, on the
+# same candidates: the victim the daemon kills is the one explain put first,
+# and the rules it names are the report's.  The OOM is brought on by a
+# process the machine protects (protect = comm:brake), which is no
+# candidate, so the candidates explain saw are the ones the daemon decides
+# among.
+. "$(dirname "$0")/daemon-lib.sh"
+require_kernel
+setup explain
+chmod 755 "$TMP" # the socket, for another user's refusal
+
+cp "$OOMKIT_HOG" "$TMP/prefhog"
+cp "$OOMKIT_HOG" "$TMP/keephog"
+cp "$OOMKIT_HOG" "$TMP/brake"
+
+write_config 96M "report, kill-lowest, kernel" 4s <<EOF2
+[job ex]
+limit = 64M
+policy = report, kill-newest, kill-largest, kernel
+prefer = comm:prefhog
+protect = comm:keephog
+
+[job lo]
+priority = 100
+
+[job hi]
+priority = 900
+EOF2
+sed -i '1a protect = comm:brake' "$TMP/oomkitd.conf" # into [oomkitd]: the machine's rule
+start_daemon
+
+report_of() { ls "$TMP/reports"/oom-*-"$1".json 2>/dev/null | sort | tail -n 1; }
+has_report_of() { [ -n "$(report_of "$1")" ]; }
+# py FILE EXPR: a python expression on the JSON document "r" in FILE.
+py() { python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+
+# The brake: a hog no policy may choose, which pushes its scope over.
+brake() { HOG_BIN="$TMP/brake" spawn "$1" "$2" 512 2000; }
+
+# --- A job: kill-newest would take the preferred process first, ahead of a
+# newer one; keephog is protected.
+k=$(HOG_BIN="$TMP/keephog" spawn ex 4)
+a=$(spawn ex 24)
+wait_for 10 usage_at_least ex $((28 << 20)) || fail "ex: hogs did not grow"
+b=$(HOG_BIN="$TMP/prefhog" spawn ex 12)
+c=$(spawn ex 2) # the newest
+wait_for 10 usage_at_least ex $((42 << 20)) || fail "ex: hogs did not grow"
+
+"$OOMKIT" explain ex --json > "$TMP/ex.json" || fail "explain ex failed"
+check "explain: valid JSON for the job" py "$TMP/ex.json" "r['oomkitd_explain']"
+check "explain: the chain as configured" \
+	test "$(py "$TMP/ex.json" "r['chain']")" = "report, kill-newest, kill-largest, kernel"
+check "explain: kill-newest ranks the preferred first, then by start" \
+	test "$(py "$TMP/ex.json" "[c['pid'] for c in r['steps'][1]['ranking']]")" = "[$b, $c, $a]"
+check "explain: kill-largest ranks the preferred first, then by size" \
+	test "$(py "$TMP/ex.json" "[c['pid'] for c in r['steps'][2]['ranking']]")" = "[$b, $a, $c]"
+check "explain: the rule that placed it" \
+	test "$(py "$TMP/ex.json" "r['steps'][1]['ranking'][0]['rule']")" = "prefer = comm:prefhog (line 15)"
+check "explain: kill-newest decides, kill-largest is not reached" \
+	test "$(py "$TMP/ex.json" "[(s['decides'], s['reached']) for s in r['steps']]")" \
+	= "[(False, True), (True, True), (False, False), (False, False)]"
+check "explain: the protected process is never chosen, and why" \
+	test "$(py "$TMP/ex.json" "[(c['pid'], c['excluded']) for c in r['excluded']]")" \
+	= "[($k, 'protected by protect = comm:keephog (line 16)')]"
+check "explain: the chain would kill the preferred process" \
+	test "$(py "$TMP/ex.json" "(r['decision']['action'], r['decision']['victim_pid'])")" = "('kill', $b)"
+"$OOMKIT" explain ex > "$TMP/ex.txt" || fail "explain ex (text) failed"
+cat "$TMP/ex.txt" # for whoever reads the log: what a person sees
+check "explain (text): says what the chain would do" grep -q "the chain: kill: process $b started last of the" "$TMP/ex.txt"
+check "explain (text): fits 80 columns" awk 'length > 80 { bad = 1 } END { exit bad }' "$TMP/ex.txt"
+check "explain (text): shows the rule" grep -q "prefer = comm:prefhog (line 15)" "$TMP/ex.txt"
+
+# Now the OOM, on the same candidates: 42M and 30M more in 64M; once the
+# victim's 12M are back, the brake fits.
+x=$(brake ex 30)
+check "OOM: the process explain put first is killed" wait_for 20 dead "$b"
+check "OOM: the others live" alive "$a"
+check "OOM: ... all of them" alive "$c"
+check "OOM: ... and the protected" alive "$k"
+wait_for 10 has_report_of ex || fail "ex: no report"
+rep=$(report_of ex)
+check "OOM: the report's victim is explain's" test "$(json_get "$rep" "r['decision']['victim_pid']")" = "$b"
+check "OOM: the same policy and step decided" \
+	test "$(json_get "$rep" "(r['decision']['policy'], r['decision']['step'])")" \
+	= "$(py "$TMP/ex.json" "(r['decision']['policy'], r['decision']['step'])")"
+check "OOM: the same rule placed it" \
+	test "$(json_get "$rep" "r['decision']['victim_rule']")" = "$(py "$TMP/ex.json" "r['decision']['victim_rule']")"
+rss_at_least() { [ "$(awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0)" -ge "$2" ]; }
+wait_for 20 rss_at_least "$x" $((30 << 10)) || fail "ex: the brake did not reach its size"
+check "OOM: one OOM, one kill" test "$(ls "$TMP"/reports/oom-*-ex.json | wc -l)" = 1
+kill -9 "$a" "$c" "$k" "$x" 2>/dev/null
+for p in "$a" "$c" "$k" "$x"; do wait_for 10 dead "$p" || fail "ex: $p did not end"; done
+
+# --- The machine: kill-lowest takes the lowest-priority job's largest.
+l1=$(spawn lo 10)
+l2=$(spawn lo 20)
+h=$(spawn hi 20)
+# A process whose name is a terminal escape and a newline: shown escaped.
+evil=$'\e]0;pwn\a\nx'
+cp "$OOMKIT_HOG" "$TMP/$evil"
+e=$(HOG_BIN="$TMP/$evil" spawn lo 1)
+wait_for 10 usage_at_least lo $((30 << 20)) || fail "lo: hogs did not grow"
+wait_for 10 usage_at_least hi $((20 << 20)) || fail "hi: hog did not grow"
+"$OOMKIT" explain --json > "$TMP/m.json" || fail "explain (machine) failed"
+check "explain machine: the machine's scope" test "$(py "$TMP/m.json" "(r['scope'], r['job'])")" = "('machine', None)"
+check "explain machine: kill-lowest ranks lo's before hi's, largest first" \
+	test "$(py "$TMP/m.json" "[c['pid'] for c in r['steps'][1]['ranking']]")" = "[$l2, $l1, $e, $h]"
+check "explain machine: the name is exact in JSON" \
+	test "$(py "$TMP/m.json" "[c['comm'] for c in r['steps'][1]['ranking'] if c['pid'] == $e] == ['\\x1b]0;pwn\\x07\\nx']")" = True
+"$OOMKIT" explain > "$TMP/m.txt" || fail "explain (machine, text) failed"
+check "explain machine (text): no control byte reaches the terminal" \
+	python3 -c 'import sys; t = open(sys.argv[1], "rb").read(); sys.exit(any(b < 0x20 and b != 0x0a for b in t))' "$TMP/m.txt"
+cat "$TMP/m.txt"
+check "explain machine (text): the name shown escaped" grep -qF '\x1b]0;pwn\x07' "$TMP/m.txt"
+check "explain machine: the chain would kill lo's largest" \
+	test "$(py "$TMP/m.json" "r['decision']['victim_pid']")" = "$l2"
+# 50M and 50M more in 96M; once lo's 20M are back, the brake fits.
+x=$(brake hi 50)
+check "machine OOM: the process explain put first is killed" wait_for 20 dead "$l2"
+check "machine OOM: the others live" alive "$l1"
+check "machine OOM: ... all of them" alive "$e"
+check "machine OOM: ... and hi's" alive "$h"
+wait_for 10 has_report_of machine || fail "machine: no report"
+check "machine OOM: the report's victim is explain's" \
+	test "$(json_get "$(report_of machine)" "r['decision']['victim_pid']")" = "$l2"
+kill -9 "$x" 2>/dev/null
+
+# Errors: an unknown job, and other users without readonly_status.
+out=$("$OOMKIT" explain nosuchjob 2>&1)
+check "explain: an unknown job is an error" test $? = 1
+check "explain: the error names it" grep -q "no job nosuchjob" <<<"$out"
+cli=$(user_copy "$OOMKIT") || exit
+out=$(as_user "$USER_A" "$cli" explain 2>&1)
+check "explain: refused to another user" test "$out" = "oomkit: permission denied: only root may explain (see readonly_status)"
+finish
