@@ -78,6 +78,9 @@ static void show_report_head(const struct json *root, const struct json *dec)
 			 strcmp(jstr(dec, "policy"), "") ? " by " : "", jstr(dec, "policy"));
 		report_view_field("decision:", buf);
 		report_view_field("reason:", jstr(dec, "reason"));
+		const struct json *rule = json_get(dec, "victim_rule");
+		if (rule && rule->type == JSON_STRING)
+			report_view_field("rule:", rule->str);
 		if (strcmp(jstr(dec, "not_applied"), "") != 0)
 			report_view_field("skipped:", jstr(dec, "not_applied"));
 	}

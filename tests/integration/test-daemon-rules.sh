@@ -112,6 +112,13 @@ wait_for 10 has_report_of sub || fail "sub: no report"
 check "cgroup: the report names the rule" test "$(dec sub "['victim_rule']")" = "prefer = cgroup:$M/sub/build (line 29)"
 kill -9 "$a"
 rmdir "$R/sub/build" 2>/dev/null
+# exe: needs cap_sys_ptrace for other users' /proc/PID/exe: kept with one.
+capeff() { printf '%d' "0x$(awk '/^CapEff/ {print $2}' "/proc/$DPID/status")"; }
+check "exe: rule: the daemon kept cap_sys_ptrace" test $(( $(capeff) >> 19 & 1 )) = 1
+"$OOMKIT" reports show "$(json_get "$(report_of prefer)" "r['id']")" > "$TMP/show.txt" ||
+	fail "reports show failed"
+check "reports show: names the rule that placed the victim" \
+	grep -q "rule: *prefer = comm:prefhog (line 14)" "$TMP/show.txt"
 stop_daemon
 
 # The machine's own rules, on a machine OOM: kill-lowest would take the
@@ -130,6 +137,15 @@ EOF2
 sed -i '/^prefer = comm:machpref$/d' "$TMP/oomkitd.conf"
 sed -i '1a prefer = comm:machpref' "$TMP/oomkitd.conf"
 start_daemon
+check "no exe: rule: the daemon gave up cap_sys_ptrace" test $(( $(capeff) >> 19 & 1 )) = 0
+# A reload that adds the first exe: rule cannot be acted on: refused, and
+# the running configuration stays.
+cp "$TMP/oomkitd.conf" "$TMP/good.conf"
+printf 'avoid = exe:/usr/bin/true\n' >> "$TMP/oomkitd.conf"
+kill -HUP "$DPID"
+check "reload with an exe: rule: refused, naming file:line" \
+	wait_for 10 grep -qF "reload: $TMP/oomkitd.conf:$(wc -l < "$TMP/oomkitd.conf"): an exe: rule needs cap_sys_ptrace" "$TMP/log"
+cp "$TMP/good.conf" "$TMP/oomkitd.conf"
 a=$(spawn lo 30)
 wait_for 10 usage_at_least lo $((30 << 20)) || fail "machine: lo's hog did not grow"
 b=$(HOG_BIN="$TMP/machpref" spawn hi 70 512 2000)
