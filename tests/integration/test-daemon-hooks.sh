@@ -104,6 +104,8 @@ ended=$(line_of "hook before_kill [0-9]*: exited 0")
 killed=$(line_of "envy: killed $a")
 check "envy: the kill waited for before_kill" test -n "$ended" -a -n "$killed" -a "${ended:-0}" -lt "${killed:-0}"
 check "envy: the kernel killed nothing" grep -q "^oom_kill 0" "$R/envy/memory.oom_control"
+echo "figures: envy: before_kill ran $(hook_field envy 0 duration_ms) ms, after_kill $(hook_field envy 1 duration_ms) ms;" \
+	"OOM -> decision $(json_get "$rep" "r['timings_ms']['decision']") ms, -> kill $(json_get "$rep" "r['timings_ms']['action']") ms"
 
 # A hook that sleeps forever: killed at its timeout, and the kill goes on.
 b=$(spawn sleepy 100)

@@ -290,6 +290,7 @@ struct job {
 	uint64_t limit_max_mib; /* 0: not given */
 	const char *policy;	/* NULL: the default chain */
 	unsigned owner;		/* 0: not delegated */
+	const char *extra;	/* more lines of its section, or NULL */
 };
 
 static void write_config(uint64_t machine_limit_mib, const char *delay, const struct job *jobs, size_t n)
@@ -308,7 +309,8 @@ static void write_config(uint64_t machine_limit_mib, const char *delay, const st
 		"reserve = 16M\n"
 		"report_dir = %s\n"
 		"socket = %s\n"
-		"metrics = %s/oomkit.prom\n",
+		"metrics = %s/oomkit.prom\n"
+		"hook_memory = 16M\n",
 		cgroot, machine_limit_mib, delay, reports, sock, dir);
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, "\n[job %s]\npriority = %u\n", jobs[i].name, jobs[i].priority);
@@ -322,6 +324,8 @@ static void write_config(uint64_t machine_limit_mib, const char *delay, const st
 			fprintf(f, "policy = %s\n", jobs[i].policy);
 		if (jobs[i].owner)
 			fprintf(f, "owner = %u\n", jobs[i].owner);
+		if (jobs[i].extra)
+			fprintf(f, "%s", jobs[i].extra);
 	}
 	fclose(f);
 }
@@ -500,6 +504,7 @@ static bool teardown(void)
 	}
 	bool ok = cg_destroy(MACHINE);
 	ok = cg_destroy(MACHINE "-daemon") && ok;
+	ok = cg_destroy(MACHINE "-hooks") && ok;
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
 	return ok;
@@ -604,6 +609,58 @@ static void job_grow(void)
 	json_free(s);
 	kill(hog, SIGKILL);
 	th_wait_exit(hog, 10000);
+}
+
+/* The hooks' lines of job hooked: before_kill says where it runs; after_kill
+ * whether the victim is still there. */
+static const char *hooked_extra(void)
+{
+	static char extra[512];
+	snprintf(
+	    extra, sizeof(extra),
+	    "before_kill = /bin/sh -c \"cat /proc/self/cgroup > %s/hook-cgroup\"\n"
+	    "after_kill = /bin/sh -c \"test -e /proc/$OOMKIT_PID/status || echo gone > %s/hook-after\"\n",
+	    dir, dir);
+	return extra;
+}
+
+/* A job's kill with its hooks, run by the hook runner in a memcg of their
+ * own below MACHINE-hooks, limited to hook_memory (memory.max on v2). */
+static void job_hooks(void)
+{
+	const char *rel = MACHINE "/hooked";
+	char path[256], buf[512] = "", slot_cg[64];
+	uint64_t k0 = vmstat_oom_kill();
+
+	pid_t hog = run_in_job("hooked", 64);
+	th_check(th_wait_exit(hog, 20000) != -1, "hooks: the process in hooked (32 MiB) is killed");
+	struct json *r = wait_report("hooked", 10000);
+	check_report("hooks", r, "hooked", "kill-largest", "hooked", hog);
+	const struct json *hooks = r ? json_get(r, "hooks") : NULL;
+	bool two = hooks && hooks->type == JSON_ARRAY && hooks->n == 2;
+	th_check(two && strcmp(jstr(hooks->items[0], "hook"), "before_kill") == 0 &&
+		     strcmp(jstr(hooks->items[0], "ended"), "exited") == 0 &&
+		     jnum(hooks->items[0], "exit_status") == 0,
+		 "hooks: the report says before_kill exited 0");
+	th_check(two && strcmp(jstr(hooks->items[1], "hook"), "after_kill") == 0 &&
+		     strcmp(jstr(hooks->items[1], "ended"), "exited") == 0,
+		 "hooks: and after_kill exited");
+	json_free(r);
+	snprintf(path, sizeof(path), "%s/hook-cgroup", dir);
+	th_read_file(path, buf, sizeof(buf));
+	char *at = strstr(buf, "/" MACHINE "-hooks/");
+	th_check(at != NULL, "hooks: before_kill ran below " MACHINE "-hooks (%s)", buf);
+	if (at) {
+		snprintf(slot_cg, sizeof(slot_cg), "%.*s", (int)strcspn(at + 1, "\n"), at + 1);
+		th_check(cg_limit(slot_cg) == 16 * MIB,
+			 "hooks: in %s, limited to hook_memory 16 MiB (%" PRIu64 ")", slot_cg,
+			 cg_limit(slot_cg));
+	}
+	snprintf(path, sizeof(path), "%s/hook-after", dir);
+	buf[0] = '\0';
+	th_read_file(path, buf, sizeof(buf));
+	th_check(strncmp(buf, "gone", 4) == 0, "hooks: after_kill saw the victim gone");
+	th_check(cg_oom_kills(rel) == 0 && vmstat_oom_kill() == k0, "hooks: the kernel killed nothing");
 }
 
 /* Does what a delegated job's owner may try: as uid, write value to the
@@ -741,14 +798,16 @@ static void dry_run(void)
 
 static void scenario_memcg(void)
 {
+	char hooks_dir[256];
 	struct job jobs[] = {
-	    {"web", 900, 128, 0, NULL, 0},
-	    {"batch", 100, 64, 0, NULL, 0},
-	    {"player", 500, 96, 0, NULL, 0},
-	    {"build", 300, 32, 80, "grow, kernel", 0},
+	    {"web", 900, 128, 0, NULL, 0, NULL},
+	    {"batch", 100, 64, 0, NULL, 0, NULL},
+	    {"player", 500, 96, 0, NULL, 0, NULL},
+	    {"build", 300, 32, 80, "grow, kernel", 0, NULL},
 	    /* No limit for now: its OOMs are the machine's until a reload gives it one. */
-	    {"spare", 400, 0, 0, "report, kill-newest, kernel", 0},
-	    {"shared", 200, 32, 0, NULL, 1000},
+	    {"spare", 400, 0, 0, "report, kill-newest, kernel", 0, NULL},
+	    {"shared", 200, 32, 0, NULL, 1000, NULL},
+	    {"hooked", 600, 32, 0, "kill-largest, kernel", 0, hooked_extra()},
 	};
 	size_t n_jobs = sizeof(jobs) / sizeof(jobs[0]);
 	write_config(160, "2s", jobs, n_jobs);
@@ -773,6 +832,7 @@ static void scenario_memcg(void)
 		 "memcg: oomkitd took every job with a limit over without an error");
 	machine_oom();
 	job_grow();
+	job_hooks();
 	job_delegated();
 	job_reload(jobs, n_jobs);
 	int st = stop_daemon();
@@ -780,6 +840,8 @@ static void scenario_memcg(void)
 		 "memcg: oomkitd stopped on SIGTERM (status 0x%x)", st);
 	th_check(!cg_held(MACHINE) && !cg_held(MACHINE "/web"),
 		 "memcg: once stopped, the kernel killer is back");
+	snprintf(hooks_dir, sizeof(hooks_dir), "%s/" MACHINE "-hooks", cgroot);
+	th_check(access(hooks_dir, F_OK) != 0, "memcg: once stopped, the hooks' memcgs are gone");
 	dry_run();
 }
 
@@ -811,9 +873,9 @@ static void scenario_system(void)
 	 * guest's own processes and the page tables of the hogs. */
 	uint64_t limit = avail - 48, want = total + 64;
 	const struct job jobs[] = {
-	    {"web", 900, 64, 0, NULL, 0},
+	    {"web", 900, 64, 0, NULL, 0, NULL},
 	    /* A job may be as large as the whole RAM: only the machine stops it. */
-	    {"batch", 100, total, 0, NULL, 0},
+	    {"batch", 100, total, 0, NULL, 0, NULL},
 	};
 	printf("note: system: MemTotal %" PRIu64 " MiB, MemAvailable %" PRIu64 " MiB, machine_limit %" PRIu64
 	       " MiB\n",
