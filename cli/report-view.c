@@ -60,6 +60,28 @@ void report_view_field(const char *label, const char *raw)
 	putchar('\n');
 }
 
+/* "before_kill exited 0 after 47 ms; after_kill signal SIGSEGV after 3 ms". */
+static void show_hooks(const struct json *root)
+{
+	const struct json *hooks = json_get(root, "hooks");
+	char buf[1024];
+	size_t off = 0;
+
+	for (size_t i = 0; hooks && hooks->type == JSON_ARRAY && i < hooks->n && off < sizeof(buf); i++) {
+		const struct json *h = hooks->items[i];
+		const char *ended = jstr(h, "ended");
+		const char *what = strcmp(ended, "exited") == 0	   ? jstr(h, "exit_status")
+				   : strcmp(ended, "signal") == 0  ? jstr(h, "signal")
+				   : strcmp(ended, "not run") == 0 ? jstr(h, "error")
+								   : "";
+		int n = snprintf(buf + off, sizeof(buf) - off, "%s%s %s%s%s after %s ms", i ? "; " : "",
+				 jstr(h, "hook"), ended, what[0] ? " " : "", what, jstr(h, "duration_ms"));
+		off += n > 0 ? (size_t)n : 0;
+	}
+	if (off)
+		report_view_field("hooks:", buf);
+}
+
 static void show_report_head(const struct json *root, const struct json *dec)
 {
 	char when[32], buf[1024];
@@ -92,6 +114,7 @@ static void show_report_head(const struct json *root, const struct json *dec)
 		report_view_field("then:", buf);
 	}
 	report_view_field("outcome:", jstr(root, "outcome"));
+	show_hooks(root);
 	const struct json *t = json_get(root, "timings_ms");
 	if (t) {
 		const struct json *fr = json_get(t, "freed");

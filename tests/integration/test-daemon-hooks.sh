@@ -99,6 +99,8 @@ check "envy: after_kill has the same details" env_is after "OOMKIT_PID=$a"
 check "envy: each hook in a memcg of its own, below $M-hooks" grep -q "^/$M-hooks/[0-9]\$" "$TMP/before.memcg"
 check "envy: the report: before_kill exited 0" test "$(hook_field envy 0 hook) $(hook_field envy 0 ended) $(hook_field envy 0 exit_status)" = "before_kill exited 0"
 check "envy: the report: after_kill exited 0" test "$(hook_field envy 1 hook) $(hook_field envy 1 ended) $(hook_field envy 1 exit_status)" = "after_kill exited 0"
+shown=$("$OOMKIT" reports show "$(json_get "$rep" "r['id']")" 2>&1)
+check "envy: oomkit reports show lists the hooks" grep -q "hooks: *before_kill exited 0 after [0-9]* ms; after_kill exited 0" <<<"$shown"
 check "envy: the hook's output is logged" grep -q "hook before_kill [0-9]*: hook before says hello" "$TMP/log"
 ended=$(line_of "hook before_kill [0-9]*: exited 0")
 killed=$(line_of "envy: killed $a")
