@@ -68,6 +68,11 @@ grep -q 'deb-systemd-helper.*enable.*oomkitd.service\|deb-systemd-helper unmask'
 grep -q 'deb-systemd-invoke.*restart.*oomkitd.service\|_dh_action=restart' "$ctl/oomkit/postinst" ||
 	fail "postinst does not (re)start oomkitd.service after an upgrade"
 grep -q 'rm -rf /var/lib/oomkit' "$ctl/oomkit/postrm" || fail "postrm purge keeps /var/lib/oomkit"
+dpkg-deb -e "$out"/oomkit-agent_*.deb "$ctl/agent"
+grep -q 'deb-systemd-helper --user .*enable.*oomkit-agent.service' "$ctl/agent/postinst" ||
+	fail "oomkit-agent's postinst does not enable its user unit: $(cat "$ctl/agent/postinst" 2>/dev/null)"
+grep -q 'deb-systemd-helper --user purge.*oomkit-agent.service' "$ctl/agent/postrm" ||
+	fail "oomkit-agent's postrm does not forget its user unit on purge"
 depends=$(dpkg-deb -f "$out"/oomkit_*.deb Depends)
 printf '%s\n' "$depends" | grep -q 'liboomkit0 (>= 0\.1\.0)' || fail "oomkit does not depend on liboomkit0: $depends"
 # A server or a Kubernetes node installs oomkit without a desktop stack.
