@@ -10,6 +10,10 @@
 #   - a hook that crashes is logged with its signal;
 #   - a hook whose memcg runs out is the kernel's to kill there, and the next
 #     OOM of another job is handled meanwhile.
+#   - a runner that does not answer (SIGSTOP) holds nothing up: the kill goes
+#     ahead at the hook's timeout and the hook is reported lost; a runner
+#     that dies leaves hooks not run, and kills go on;
+#   - the runner exits with the daemon, and the hooks' memcgs are removed.
 . "$(dirname "$0")/daemon-lib.sh"
 require_kernel
 [ -x "${OOMKIT_HOOK_RUNNER:-}" ] || { echo "FAIL: \$OOMKIT_HOOK_RUNNER is not an executable" >&2; exit 1; }
@@ -149,7 +153,32 @@ check "greedy: by its memcg's OOM killer" test "$(slot_kills)" -gt "$before_kill
 check "the daemon is alive" kill -0 "$DPID"
 runner=$(pgrep -P "$DPID" -x oomkit-hook-run)
 check "the hook runner is alive" test -n "$runner"
+
+# A runner that does not answer (stopped): the daemon's own timer gives up
+# on the hook a second after its timeout, and the kill went ahead at it.
+n_sleepy=$(ls "$TMP/reports"/oom-*-sleepy.json | wc -l)
+kill -STOP "$runner"
+g=$(spawn sleepy 100)
+check "stopped runner: the victim is killed all the same" wait_for 20 dead "$g"
+two_sleepy() { [ "$(ls "$TMP/reports"/oom-*-sleepy.json | wc -l)" -gt "$n_sleepy" ]; }
+check "stopped runner: a report" wait_for 20 two_sleepy
+check "stopped runner: the hook is taken as lost" wait_for 10 test "$(hook_field sleepy 0 ended 2>/dev/null)" = lost
+check "stopped runner: logged" grep -q "hook before_kill 0: no answer from the hook runner" "$TMP/log"
+kill -CONT "$runner"
+check "stopped runner: once it runs again, no hook is left behind" wait_for 10 sh -c '! pgrep -f "^/bin/sleep 1001" >/dev/null'
+
 stop_daemon
 check "the hook runner exits with the daemon" wait_for 10 sh -c "! kill -0 $runner 2>/dev/null"
 check "the hooks' memcgs are removed" wait_for 10 test ! -d "$R-hooks"
+
+# A runner that dies: its hooks are not run, the kills go on.
+start_daemon
+runner=$(pgrep -P "$DPID" -x oomkit-hook-run)
+kill -KILL "$runner"
+check "dead runner: the daemon notices" wait_for 10 grep -q "hooks: the hook runner $runner is gone" "$TMP/log"
+h=$(spawn missing 100)
+check "dead runner: the victim is killed all the same" wait_for 20 dead "$h"
+check "dead runner: the report says the hook was not run" wait_for 20 test "$(hook_field missing 0 ended 2>/dev/null) $(json_get "$(report_of missing)" "r['decision']['victim_pid']")" = "not run $h"
+check "dead runner: the daemon is alive" kill -0 "$DPID"
+stop_daemon
 echo "$T_PASSED passed, $T_FAILED failed"
