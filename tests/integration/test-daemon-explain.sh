@@ -38,15 +38,21 @@ py() { python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(eva
 
 # The brake: a hog no policy may choose, which pushes its scope over.
 brake() { HOG_BIN="$TMP/brake" spawn "$1" "$2" 512 2000; }
+# mib_of REL: the memcg's usage in MiB.
+mib_of() { echo $(($(cat "$R$1/memory.usage_in_bytes") >> 20)); }
+rss_at_least() { [ "$(awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0)" -ge "$2" ]; }
+# Each victim holds 30M: a brake sized to overshoot the limit by half of
+# that brings on one OOM, and fits once the victim is gone, whatever a
+# build's allocator adds to each process (ASan's is several MiB).
 
 # --- A job: kill-newest would take the preferred process first, ahead of a
 # newer one; keephog is protected.
-k=$(HOG_BIN="$TMP/keephog" spawn ex 4)
-a=$(spawn ex 24)
-wait_for 10 usage_at_least ex $((28 << 20)) || fail "ex: hogs did not grow"
-b=$(HOG_BIN="$TMP/prefhog" spawn ex 12)
+k=$(HOG_BIN="$TMP/keephog" spawn ex 2)
+a=$(spawn ex 6)
+b=$(HOG_BIN="$TMP/prefhog" spawn ex 30)
 c=$(spawn ex 2) # the newest
-wait_for 10 usage_at_least ex $((42 << 20)) || fail "ex: hogs did not grow"
+for p in "$k" "$a" "$b" "$c"; do wait_for 10 rss_at_least "$p" 2048 || fail "ex: $p did not grow"; done
+wait_for 10 rss_at_least "$b" $((30 << 10)) || fail "ex: the preferred hog did not grow"
 
 "$OOMKIT" explain ex --json > "$TMP/ex.json" || fail "explain ex failed"
 check "explain: valid JSON for the job" py "$TMP/ex.json" "r['oomkitd_explain']"
@@ -72,9 +78,9 @@ check "explain (text): says what the chain would do" grep -q "the chain: kill: p
 check "explain (text): fits 80 columns" awk 'length > 80 { bad = 1 } END { exit bad }' "$TMP/ex.txt"
 check "explain (text): shows the rule" grep -q "prefer = comm:prefhog (line 15)" "$TMP/ex.txt"
 
-# Now the OOM, on the same candidates: 42M and 30M more in 64M; once the
-# victim's 12M are back, the brake fits.
-x=$(brake ex 30)
+# Now the OOM, on the same candidates.
+size=$((64 + 15 - $(mib_of /ex)))
+x=$(brake ex "$size")
 check "OOM: the process explain put first is killed" wait_for 20 dead "$b"
 check "OOM: the others live" alive "$a"
 check "OOM: ... all of them" alive "$c"
@@ -87,22 +93,22 @@ check "OOM: the same policy and step decided" \
 	= "$(py "$TMP/ex.json" "(r['decision']['policy'], r['decision']['step'])")"
 check "OOM: the same rule placed it" \
 	test "$(json_get "$rep" "r['decision']['victim_rule']")" = "$(py "$TMP/ex.json" "r['decision']['victim_rule']")"
-rss_at_least() { [ "$(awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0)" -ge "$2" ]; }
-wait_for 20 rss_at_least "$x" $((30 << 10)) || fail "ex: the brake did not reach its size"
+wait_for 20 rss_at_least "$x" $((size << 10)) || fail "ex: the brake did not reach its size"
 check "OOM: one OOM, one kill" test "$(ls "$TMP"/reports/oom-*-ex.json | wc -l)" = 1
 kill -9 "$a" "$c" "$k" "$x" 2>/dev/null
 for p in "$a" "$c" "$k" "$x"; do wait_for 10 dead "$p" || fail "ex: $p did not end"; done
 
 # --- The machine: kill-lowest takes the lowest-priority job's largest.
-l1=$(spawn lo 10)
-l2=$(spawn lo 20)
-h=$(spawn hi 20)
+l1=$(spawn lo 4)
+l2=$(spawn lo 30)
+h=$(spawn hi 10)
 # A process whose name is a terminal escape and a newline: shown escaped.
 evil=$'\e]0;pwn\a\nx'
 cp "$OOMKIT_HOG" "$TMP/$evil"
 e=$(HOG_BIN="$TMP/$evil" spawn lo 1)
-wait_for 10 usage_at_least lo $((30 << 20)) || fail "lo: hogs did not grow"
-wait_for 10 usage_at_least hi $((20 << 20)) || fail "hi: hog did not grow"
+for p in "$l1" "$l2" "$h" "$e"; do wait_for 10 rss_at_least "$p" 1024 || fail "$p did not grow"; done
+wait_for 10 rss_at_least "$l2" $((30 << 10)) || fail "lo: the largest hog did not grow"
+wait_for 10 rss_at_least "$h" $((10 << 10)) || fail "hi: the hog did not grow"
 "$OOMKIT" explain --json > "$TMP/m.json" || fail "explain (machine) failed"
 check "explain machine: the machine's scope" test "$(py "$TMP/m.json" "(r['scope'], r['job'])")" = "('machine', None)"
 check "explain machine: kill-lowest ranks lo's before hi's, largest first" \
@@ -116,8 +122,8 @@ cat "$TMP/m.txt"
 check "explain machine (text): the name shown escaped" grep -qF '\x1b]0;pwn\x07' "$TMP/m.txt"
 check "explain machine: the chain would kill lo's largest" \
 	test "$(py "$TMP/m.json" "r['decision']['victim_pid']")" = "$l2"
-# 50M and 50M more in 96M; once lo's 20M are back, the brake fits.
-x=$(brake hi 50)
+size=$((96 + 15 - $(mib_of "")))
+x=$(brake hi "$size")
 check "machine OOM: the process explain put first is killed" wait_for 20 dead "$l2"
 check "machine OOM: the others live" alive "$l1"
 check "machine OOM: ... all of them" alive "$e"
@@ -125,6 +131,8 @@ check "machine OOM: ... and hi's" alive "$h"
 wait_for 10 has_report_of machine || fail "machine: no report"
 check "machine OOM: the report's victim is explain's" \
 	test "$(json_get "$(report_of machine)" "r['decision']['victim_pid']")" = "$l2"
+wait_for 20 rss_at_least "$x" $((size << 10)) || fail "machine: the brake did not reach its size"
+check "machine OOM: one OOM, one kill" test "$(ls "$TMP"/reports/oom-*-machine.json | wc -l)" = 1
 kill -9 "$x" 2>/dev/null
 
 # Errors: an unknown job, and other users without readonly_status.
