@@ -69,6 +69,14 @@ for what, key in (("OOM → decision", "decision"), ("OOM → memory freed", "fr
 for n in DAEMON_N:
     ROWS.append((f"7 oomkitd {n} jobs: last touch → victim gone, usage < limit/2", "ms", "daemon",
                  f"resolved-oomkitd@{n}", "resolved-kernel", "kernel OOM killer", ""))
+ROWS += [
+    ("8 systemd guest: hog start → a unit killed (emulated)", "ms", "anchor", "oomkitd-kill", "oomd-kill",
+     "systemd-oomd", "ratio ≤ 0.1"),
+    ("8 systemd guest: the wrong unit killed, or none (per run)", "", "anchor", "oomkitd-wrong", "oomd-wrong",
+     "systemd-oomd", "0"),
+    ("8 systemd guest: the high-priority unit's resident memory lost", "MiB", "anchor", "oomkitd-lost",
+     "oomd-lost", "systemd-oomd", ""),
+]
 
 
 def load(raw):
@@ -173,6 +181,8 @@ PANELS = [
     ("6 machine: crossing → hog dead (ms)", [("machine/oomkit", "oomkit"), ("machine/earlyoom", "earlyoom")]),
     ("7 oomkitd: OOM → decision, and → memory freed (ms)",
      [(f"daemon/{k}-oomkitd@{n}", f"{k}, {n} jobs") for k in ("decision", "freed") for n in DAEMON_N]),
+    ("8 systemd guest: hog start → a unit killed (ms, emulated)",
+     [("anchor/oomkitd-kill", "oomkitd"), ("anchor/oomd-kill", "systemd-oomd")]),
 ]
 
 

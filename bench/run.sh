@@ -105,6 +105,50 @@ run machine 240 --pairs=10
 run idle 90 --seconds=10
 run daemon 240 --rounds=25
 
+# Benchmark 8, against systemd-oomd: the systemd guest (tests/vm/systemd.sh)
+# boots ROUNDS times, and each boot runs the same workload twice, first
+# under systemd-oomd with Fedora's settings (ManagedOOMMemoryPressure=kill,
+# 50% for 20 s), then under oomkitd with priorities on the same units
+# (check_oomd_baseline, check_oomkitd_anchor).  Their DATA lines become the
+# samples: from the hog's start to the kill, which unit died, and what the
+# high-priority unit lost.  Guest times are emulated: the ratio is what counts.
+run_guest() {
+	local rounds="${OOMKIT_BENCH_GUEST_ROUNDS:-3}" i start rc log
+	local qexit="$BUILD/tests/vm/qexit" hog="$BUILD/tests/vm/oomkit-hog"
+	printf 'bench: %-8s ' anchor >&2
+	if [ ! -x "$qexit" ] || [ ! -x "$hog" ] || [ ! -x "$BUILD/daemon/oomkitd" ]; then
+		echo "not run: the build has no guest tier (tests enabled) or no oomkitd" >&2
+		echo "N anchor: not run, the build has no guest tier" > "$RAW/anchor.txt"
+		return
+	fi
+	start=$(date +%s)
+	: > "$RAW/anchor.txt"
+	for i in $(seq 1 "$rounds"); do
+		log="$RAW/anchor-$i.log"
+		bash "$HERE/../tests/vm/systemd.sh" --build "$BUILD" --qexit "$qexit" --with "$hog" \
+			--libs-of "$BUILD/daemon/oomkitd" --libs-of "$BUILD/cli/oomkit" --only oomd_baseline,oomkitd_anchor \
+			--env SDG_OOMD_LIMIT=50% --env SDG_OOMD_DURATION=20s --log "$log" >"$RAW/anchor.err" 2>&1
+		rc=$?
+		[ $rc = 0 ] || echo "N anchor: boot $i: systemd.sh exited $rc: $(tail -n 1 "$RAW/anchor.err")" >> "$RAW/anchor.txt"
+		[ $rc = 77 ] && break
+		awk -v boot="$i" '
+		/sdguest: DATA (systemd-oomd|oomkitd) / {
+			side = $0 ~ /DATA systemd-oomd / ? "oomd" : "oomkitd"
+			for (f = 1; f <= NF; f++) { split($f, kv, "="); v[kv[1]] = kv[2] }
+			wrong = v["victim"] == "oomd-hog.service" ? 0 : 1
+			print "S anchor " side "-wrong " wrong
+			if (v["victim"] != "none") print "S anchor " side "-kill " v["kill_after_ms"]
+			after = v["keeper_rss_kib_after"] == "" ? 0 : v["keeper_rss_kib_after"]
+			print "S anchor " side "-lost " (v["keeper_rss_kib_before"] - after) / 1024
+			print "N anchor: boot " boot ": " side " killed " v["victim"] " after " v["kill_after_ms"] " ms"
+		}' "$log" >> "$RAW/anchor.txt"
+	done
+	echo "$(($(date +%s) - start)) s ($rounds boots)" >&2
+	grep -q '^S anchor oomd-wrong' "$RAW/anchor.txt" && grep -q '^S anchor oomkitd-wrong' "$RAW/anchor.txt" ||
+		failed="$failed anchor"
+}
+run_guest
+
 cut -d' ' -f1-3 /proc/loadavg > "$RAW/load-end"
 mkdir -p "$RESULTS"
 python3 "$HERE/report.py" "$RAW" "$RESULTS" "$failed" || failed="$failed report"

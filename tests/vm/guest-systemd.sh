@@ -328,9 +328,12 @@ check_no_refused_calls() {
 # ManagedOOMMemoryPressure=kill on a slice holding a unit that keeps data and
 # a unit whose allocations stall at its MemoryHigh=.  Records which unit
 # systemd-oomd killed, after how long, and what the other unit kept, in one
-# DATA line; oomkitd is stopped by now.
+# DATA line; oomkitd is stopped by now.  The limit and duration are quick
+# ones for the test; the benchmark sets Fedora's (SDG_OOMD_LIMIT=50%,
+# SDG_OOMD_DURATION=20s: ManagedOOMMemoryPressureLimit= and
+# DefaultMemoryPressureDurationSec= of its systemd-oomd-defaults).
 check_oomd_baseline() {
-	local slice=oomd-test.slice limit=20% duration=2s keeper_rss0 keeper_rss1 victim line t0 t1
+	local slice=oomd-test.slice limit=${SDG_OOMD_LIMIT:-20%} duration=${SDG_OOMD_DURATION:-2s} keeper_rss0 keeper_rss1 victim line t0 t1
 	# Swap, as on the desktops systemd-oomd is made for: the kernel can push
 	# the keeper's data out, which is what the keeper loses.
 	fallocate -l 256M /swapfile && chmod 600 /swapfile && mkswap -q /swapfile && swapon /swapfile
@@ -349,7 +352,7 @@ check_oomd_baseline() {
 	keeper_rss0=$(kv /proc/"$(prop oomd-keeper.service MainPID)"/status VmRSS:)
 	expect "systemd-oomd watches the slice" wait_for 30 eval 'oomctl | grep -q $slice'
 	systemctl start oomd-hog.service
-	expect "systemd-oomd kills a unit of the slice" wait_for 120 eval \
+	expect "systemd-oomd kills a unit of the slice" wait_for $((${duration%s} + 120)) eval \
 		'[ "$(prop oomd-hog.service ActiveState)" != active ] || [ "$(prop oomd-keeper.service ActiveState)" != active ]'
 	victim=none
 	for u in oomd-hog oomd-keeper; do
@@ -372,6 +375,68 @@ check_oomd_baseline() {
 		"keeper_rss_kib_before=$keeper_rss0 keeper_rss_kib_after=$keeper_rss1"
 	systemctl stop oomd-hog.service oomd-keeper.service 2>/dev/null
 	swapoff /swapfile && rm -f /swapfile
+}
+
+# The other side of the performance issue's comparison: the same units as
+# check_oomd_baseline (a keeper holding 64 MiB, a hog stalling at its
+# MemoryHigh=, in the same slice, with the same swap), this time with
+# systemd-oomd stopped and oomkitd watching the slice as its machine, the two
+# units adopted by pattern as jobs of priority 900 (keeper) and 100 (hog).
+# The slice's budget, machine_limit, is less than the two want together, so
+# the machine runs out while the hog grows: the chain kill-lowest must pick
+# the hog, and the keeper keep its data.  One DATA line, like the baseline's.
+check_oomkitd_anchor() {
+	local slice=oomd-test.slice keeper_rss0 keeper_rss1 keeper_swap1 victim t0 t1 slice_cg k0
+	fallocate -l 256M /swapfile && chmod 600 /swapfile && mkswap -q /swapfile && swapon /swapfile
+	expect "swap is on" [ "$(kv /proc/meminfo SwapTotal:)" -gt 0 ]
+	expect "systemd-oomd stops" timeout 60 systemctl stop systemd-oomd
+	expect "the keeper starts" systemctl start oomd-keeper.service
+	expect "the keeper holds its data" wait_for 30 rss_at_least "$(prop oomd-keeper.service MainPID)" 64
+	keeper_rss0=$(kv /proc/"$(prop oomd-keeper.service MainPID)"/status VmRSS:)
+	slice_cg=$(prop $slice ControlGroup)
+	cat >"$OOMKITD_CONF" <<-EOF
+	[oomkitd]
+	machine = $CG$slice_cg
+	machine_limit = 96M
+	policy = report, kill-lowest, kernel
+	delay = 30s
+	report_dir = $REPORTS
+	socket = $SOCK
+
+	[job keeper]
+	cgroup = ${slice_cg#/}/oomd-keeper.service
+	priority = 900
+
+	[job hog]
+	cgroup = ${slice_cg#/}/oomd-hog.service
+	priority = 100
+	EOF
+	expect "the anchor's configuration checks" oomkitd --check --config "$OOMKITD_CONF" >/dev/null
+	expect "oomkitd starts on it" timeout 120 systemctl start $UNIT
+	expect "it adopted the keeper" wait_journal 30 $UNIT 'keeper \[oomd-keeper.service\]: adopted'
+	k0=$(vmstat_oom_kill)
+	systemctl start oomd-hog.service
+	expect "oomkitd kills a unit of the slice" wait_for 120 eval \
+		'[ "$(prop oomd-hog.service ActiveState)" != active ] || [ "$(prop oomd-keeper.service ActiveState)" != active ]'
+	victim=none
+	for u in oomd-hog oomd-keeper; do
+		[[ $(prop $u.service ActiveState) != active ]] && victim=$u.service
+	done
+	expect "the victim is the hog, the lower priority" [ $victim = oomd-hog.service ]
+	expect "the keeper lives" [ "$(prop oomd-keeper.service ActiveState)" = active ]
+	expect "the kernel OOM killer killed nothing" [ "$(vmstat_oom_kill)" = "$k0" ]
+	t0=$(prop oomd-hog.service ExecMainStartTimestampMonotonic)
+	t1=$(prop "${victim/none/oomd-hog.service}" ExecMainExitTimestampMonotonic)
+	keeper_rss1=$(kv /proc/"$(prop oomd-keeper.service MainPID)"/status VmRSS: || echo 0)
+	keeper_swap1=$(kv /proc/"$(prop oomd-keeper.service MainPID)"/status VmSwap: || echo 0)
+	journal $UNIT | grep -E 'kill|OOM' | tail -n 4 | sed 's/^/sdguest:   journal: /'
+	data "oomkitd workload=pressure machine_limit=96M victim=$victim" \
+		"kill_after_ms=$(((t1 - t0) / 1000))" \
+		"keeper_rss_kib_before=$keeper_rss0 keeper_rss_kib_after=$keeper_rss1 keeper_swap_kib_after=$keeper_swap1"
+	systemctl stop oomd-hog.service oomd-keeper.service 2>/dev/null
+	systemctl stop $UNIT
+	swapoff /swapfile && rm -f /swapfile
+	daemon_config # the shared configuration again, for any check after this one
 }
 
 say "START"

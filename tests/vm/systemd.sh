@@ -25,6 +25,8 @@
 #   --debs DIR       install nothing with meson: the guest gets the .deb files
 #                    of DIR (and of its subdirectories) in $SDG_DEBS, for the
 #                    checks to install with apt as an admin would
+#   --env NAME=VAL   also set NAME=VAL in the checks' environment (the
+#                    benchmark's settings, for instance)
 #   --mem SIZE       guest RAM (default 512M)
 #   --smp N          guest CPUs (default 2)
 #   --timeout S      seconds before qemu is killed (default 780: a boot takes
@@ -60,7 +62,7 @@ base_packages=(systemd systemd-sysv dbus dbus-user-session libpam-systemd system
 build= cache= qexit= only= logfile= debs=
 checks=$here/guest-systemd.sh
 mem=512M smp=2 timeout_s=780
-withs=() libs_of=()
+withs=() libs_of=() envs=()
 
 say() {
 	printf '%s: %s\n' "$prog" "$*" >&2
@@ -96,6 +98,7 @@ parse_args() {
 		--only) only=${2:?}; shift 2 ;;
 		--checks) checks=${2:?}; shift 2 ;;
 		--debs) debs=${2:?}; shift 2 ;;
+		--env) envs+=("${2:?}"); shift 2 ;;
 		--mem) mem=${2:?}; shift 2 ;;
 		--smp) smp=${2:?}; shift 2 ;;
 		--timeout) timeout_s=${2:?}; shift 2 ;;
@@ -107,6 +110,11 @@ parse_args() {
 	[[ -f $build/build.ninja ]] || fail "--build $build: not a meson build directory"
 	[[ $timeout_s =~ ^[0-9]+$ ]] || fail "--timeout takes whole seconds"
 	[[ $only =~ ^[a-z0-9_,]*$ ]] || fail "--only takes check names separated by commas"
+	local e
+	for e in "${envs[@]}"; do
+		[[ $e =~ ^SDG_[A-Z0-9_]+=[A-Za-z0-9_.%,/:-]*$ ]] ||
+			fail "--env $e: takes SDG_NAME=VALUE, the value of letters, digits and _.%,/:-"
+	done
 	[[ -f $checks ]] || fail "--checks $checks: no such file"
 	[[ -z $debs ]] || compgen -G "$debs/*.deb" >/dev/null || fail "--debs $debs: no .deb file there"
 	cache=${cache:-$build/tests/vm/systemd}
@@ -233,6 +241,7 @@ stage() { # rootfs stage
 				OOMKIT_UNIT=/lib/systemd/system/oomkitd.service "SDG_DEBS=$t/debs"
 		fi
 		echo "SDG_ONLY=$only"
+		printf '%s\n' "${envs[@]}"
 		echo "SDG_QEXIT=$t/bin/$(basename "$qexit")"
 		for f in "${withs[@]}"; do
 			echo "SDG_HELPER_$(basename "$f" | tr 'a-z-' 'A-Z_')=$t/bin/$(basename "$f")"
