@@ -66,6 +66,15 @@ enum oomkit_log_level {
  * handler path too, so it must not allocate if the caller cares about that. */
 typedef void (*oomkit_log_fn)(enum oomkit_log_level level, const char *msg, void *userdata);
 
+/* Told after the library wrote a cgroup v2 memcg's memory.high or memory.max
+ * (a take-over's hold and its release, oomkit_set_limit(), a loan), with the
+ * cgroup relative to the memory root and what both files read now
+ * (OOMKIT_UNLIMITED: "max").  For a caller that must tell the cgroup's owner
+ * (systemd, for the cgroup of a unit) what was changed.  Called on the
+ * handler path: it must not allocate or block if the caller cares. */
+typedef void (*oomkit_limits_fn)(oomkit_ctx *ctx, const char *cgroup, uint64_t high_bytes, uint64_t max_bytes,
+				 void *userdata);
+
 /* ---------------------------------------------------------------- context */
 
 struct oomkit_options {
@@ -87,6 +96,8 @@ struct oomkit_options {
 	 * there): none, the guardian is a fork of this process.  Where the
 	 * program cannot run the guardian is a fork too. */
 	const char *guardian_path;
+	oomkit_limits_fn limits; /* NULL: nobody is told (cgroup v1: never called) */
+	void *limits_userdata;
 };
 
 /* Fills *opts with defaults: autodetected mounts, guardian on, mlock off,

@@ -120,6 +120,24 @@ int oomkit__hold_at(oomkit_ctx *ctx, int dirfd, bool hold)
 						 : oomkit__v1_hold(dirfd, hold);
 }
 
+int oomkit__hold_cgroup(oomkit_ctx *ctx, const char *rel, int dirfd, bool hold)
+{
+	int r = oomkit__hold_at(ctx, dirfd, hold);
+	if (r >= 0)
+		oomkit__limits_changed(ctx, rel, dirfd);
+	return r;
+}
+
+void oomkit__limits_changed(oomkit_ctx *ctx, const char *rel, int dirfd)
+{
+	uint64_t high, max;
+	if (!ctx->limits || ctx->backend != OOMKIT_BACKEND_V2 ||
+	    oomkit__read_u64_at(dirfd, "memory.high", &high) < 0 ||
+	    oomkit__read_u64_at(dirfd, "memory.max", &max) < 0)
+		return;
+	ctx->limits(ctx, rel, high, max, ctx->limits_userdata);
+}
+
 int oomkit__oom_state_at(oomkit_ctx *ctx, const char *rel, struct oomkit__oom_control *ret)
 {
 	if (ctx->backend != OOMKIT_BACKEND_V2)
@@ -300,6 +318,14 @@ static int v2_enable_memory(oomkit_ctx *ctx, char *rel)
 
 /* ----------------------------------------------------------- writers */
 
+/* The limits callback, for a public writer's cgroup argument. */
+static void told(oomkit_ctx *ctx, const char *cgroup, int fd)
+{
+	char rel[OOMKIT__PATH_MAX];
+	if (ctx->limits && relpath(ctx, cgroup, rel, sizeof(rel)) >= 0)
+		oomkit__limits_changed(ctx, rel, fd);
+}
+
 OOMKIT__EXPORT int oomkit_set_limit(oomkit_ctx *ctx, const char *cgroup, uint64_t limit_bytes)
 {
 	int fd = open_arg(ctx, cgroup);
@@ -307,6 +333,8 @@ OOMKIT__EXPORT int oomkit_set_limit(oomkit_ctx *ctx, const char *cgroup, uint64_
 		return fd;
 	int r = ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_set_limit(fd, limit_bytes)
 						  : oomkit__v1_set_limit(fd, limit_bytes);
+	if (r >= 0)
+		told(ctx, cgroup, fd);
 	close(fd);
 	return r;
 }
@@ -317,6 +345,8 @@ OOMKIT__EXPORT int oomkit_set_kernel_killer(oomkit_ctx *ctx, const char *cgroup,
 	if (fd < 0)
 		return fd;
 	int r = oomkit__hold_at(ctx, fd, !enabled);
+	if (r >= 0)
+		told(ctx, cgroup, fd);
 	close(fd);
 	return r;
 }

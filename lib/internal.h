@@ -258,6 +258,8 @@ struct oomkit_ctx {
 	bool protect;
 	oomkit_log_fn log;
 	void *log_userdata;
+	oomkit_limits_fn limits; /* options' limits: told after memory.high/max writes */
+	void *limits_userdata;
 
 	int epfd;
 	int timerfd;		      /* armed only while an OOM is pending */
@@ -326,6 +328,12 @@ int oomkit__oom_state(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__oo
 
 /* Holds the kernel OOM killer off (hold) or gives it back, for the cgroup at dirfd. */
 int oomkit__hold_at(oomkit_ctx *ctx, int dirfd, bool hold);
+/* oomkit__hold_at() for a handler's cgroup rel (relative), telling the
+ * context's limits callback what it wrote. */
+int oomkit__hold_cgroup(oomkit_ctx *ctx, const char *rel, int dirfd, bool hold);
+/* Tells the context's limits callback what rel's memory.high and .max read
+ * now (v2 only; nothing without a callback). */
+void oomkit__limits_changed(oomkit_ctx *ctx, const char *rel, int dirfd);
 
 /* oomkit__oom_state for a cgroup that is not watched. */
 int oomkit__oom_state_at(oomkit_ctx *ctx, const char *rel, struct oomkit__oom_control *ret);

@@ -238,6 +238,8 @@ OOMKIT__EXPORT int oomkit_new(const struct oomkit_options *caller_opts, oomkit_c
 	ctx->protect = opts->protect;
 	ctx->log = opts->log;
 	ctx->log_userdata = opts->log_userdata;
+	ctx->limits = opts->limits;
+	ctx->limits_userdata = opts->limits_userdata;
 	if (opts->guardian_path && !(ctx->guardian_path = strdup(opts->guardian_path))) {
 		free(ctx);
 		return -ENOMEM;
@@ -534,7 +536,7 @@ OOMKIT__EXPORT int oomkit_take_over(oomkit_ctx *ctx, oomkit_watch *watch, uint64
 	if (r < 0)
 		oomkit__log(ctx, OOMKIT_LOG_WARNING, "guardian does not hold %s: %s", watch->cgroup,
 			    strerror(-r));
-	r = oomkit__hold_at(ctx, watch->dirfd, true);
+	r = oomkit__hold_cgroup(ctx, watch->cgroup, watch->dirfd, true);
 	if (r < 0) {
 		watch->taken_over = was_taken_over;
 		if (!was_taken_over)
@@ -559,7 +561,7 @@ OOMKIT__EXPORT int oomkit_release(oomkit_ctx *ctx, oomkit_watch *watch)
 	watch->taken_over = false;
 	set_state(ctx, watch, OOM_IDLE);
 	(void)oomkit__guardian_hold(ctx, watch, 0);
-	int r = oomkit__hold_at(ctx, watch->dirfd, false);
+	int r = oomkit__hold_cgroup(ctx, watch->cgroup, watch->dirfd, false);
 	/* A removed cgroup needs no killer. */
 	return r == -ENOENT ? 0 : r;
 }
@@ -568,7 +570,7 @@ OOMKIT__EXPORT int oomkit_release(oomkit_ctx *ctx, oomkit_watch *watch)
 static void to_kernel(oomkit_ctx *ctx, struct oomkit_watch *w, const char *why)
 {
 	oomkit__log(ctx, OOMKIT_LOG_NOTICE, "%s: kernel OOM killer re-enabled (%s)", w->cgroup, why);
-	(void)oomkit__hold_at(ctx, w->dirfd, false);
+	(void)oomkit__hold_cgroup(ctx, w->cgroup, w->dirfd, false);
 	set_state(ctx, w, OOM_KERNEL);
 }
 
@@ -592,7 +594,7 @@ static void check_pending(oomkit_ctx *ctx, struct oomkit_watch *w, uint64_t now)
 		 * the guardian, whose clock may have run out first -- hold it off
 		 * again for the next OOM. */
 		if (w->taken_over && (r < 0 || !oc.oom_kill_disable))
-			(void)oomkit__hold_at(ctx, w->dirfd, true);
+			(void)oomkit__hold_cgroup(ctx, w->cgroup, w->dirfd, true);
 		set_state(ctx, w, OOM_IDLE);
 		return;
 	}
