@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* adopt.c - see adopt.h. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 #include "adopt.h"
@@ -32,11 +34,17 @@ static void on_tracker(void *data, uint32_t index, uint32_t events)
 		log_warning("following the jobs' cgroups: %s", strerror(-r));
 }
 
+static void on_limit(void *data, uint32_t index, uint32_t events);
+
 int adopt_init(struct adopt *a, struct loop *loop)
 {
 	a->loop = loop;
+	a->limit_fd = -1;
 	a->source = loop_add_source(loop, on_tracker, a);
-	return a->source < 0 ? a->source : 0;
+	if (a->source < 0)
+		return a->source;
+	a->limit_source = loop_add_source(loop, on_limit, a);
+	return a->limit_source < 0 ? a->limit_source : 0;
 }
 
 int adopt_check_self(struct adopt *a, const struct config *cfg)
@@ -71,10 +79,93 @@ static void set_limit(struct adopt *a, struct scope *s)
 		log_warning("%s: cannot set the limit: %s", s->label, strerror(-r));
 }
 
+/* ------------------------------------------------------------ limits */
+
+/* Whether the instance's OOM is taken over (held) now. */
+static bool held(struct adopt *a, const struct scope *s)
+{
+	struct oomkit_cgroup_memory m;
+	return oomkit_cgroup_memory(a->ctx, s->rel, &m) >= 0 && m.oom_kill_disable;
+}
+
+static void stop_waiting(struct adopt *a, struct scope *s)
+{
+	unsigned i = scope_index(a->scopes, s);
+	if (!a->limit_wd || a->limit_wd[i] <= 0)
+		return;
+	(void)inotify_rm_watch(a->limit_fd, a->limit_wd[i]);
+	a->limit_wd[i] = 0;
+}
+
+/* A cgroup v2 cgroup without a limit cannot be held: on a systemd machine
+ * that is a unit's cgroup between its mkdir and the write of its
+ * MemoryMax=, when the tracker reports it.  Each write to a control file
+ * is an inotify IN_MODIFY on its directory: memory.max's takes it over
+ * then, with no polling.  (A directory watch, like the tracker's: no
+ * control file is opened here.) */
+static void wait_for_limit(struct adopt *a, struct scope *s)
+{
+	char path[PATH_MAX];
+	unsigned i = scope_index(a->scopes, s);
+
+	if (a->dry_run || held(a, s))
+		return;
+	if (!a->limit_wd && !(a->limit_wd = calloc(a->scopes->max_jobs, sizeof(*a->limit_wd))))
+		return;
+	if (a->limit_fd < 0) {
+		a->limit_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (a->limit_fd < 0 || loop_add_fd(a->loop, a->limit_fd, a->limit_source, 0, EPOLLIN) < 0) {
+			log_warning("cannot follow limits written after adoption: %s", strerror(errno));
+			if (a->limit_fd >= 0)
+				close(a->limit_fd);
+			a->limit_fd = -1;
+			return;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/%s", oomkit_memory_root(a->ctx), s->rel);
+	int wd = inotify_add_watch(a->limit_fd, path, IN_MODIFY | IN_ONLYDIR);
+	if (wd < 0)
+		return;
+	a->limit_wd[i] = wd;
+	/* Written before the watch was there. */
+	handler_hold_after_limit(a->handler, s, a->cfg->delay_ms);
+	if (held(a, s))
+		stop_waiting(a, s);
+}
+
+static void on_limit(void *data, uint32_t index, uint32_t events)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	struct adopt *a = data;
+	ssize_t n;
+
+	(void)index;
+	(void)events;
+	while ((n = read(a->limit_fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ie = (const struct inotify_event *)p;
+			p += sizeof(*ie) + ie->len;
+			if (!ie->len || strcmp(ie->name, "memory.max") != 0 || !a->limit_wd)
+				continue;
+			for (unsigned i = 0; i < a->scopes->max_jobs; i++) {
+				struct scope *s = &a->scopes->jobs[i];
+				if (a->limit_wd[i] != ie->wd || !s->in_use || s->kind != SCOPE_KIND_INSTANCE)
+					continue;
+				handler_hold_after_limit(a->handler, s, a->cfg->delay_ms);
+				if (held(a, s)) {
+					log_info("%s: has a limit now; taken over", s->label);
+					stop_waiting(a, s);
+				}
+			}
+		}
+	}
+}
+
 static void drop(struct adopt *a, struct scope *s, const char *why)
 {
 	char buf[SHOWN_MAX];
 
+	stop_waiting(a, s);
 	log_info("%s: %s %s; no longer an instance", s->label, shown(s->rel, buf), why);
 	handler_unwatch(a->handler, s);
 	scope_remove(a->scopes, s);
@@ -138,6 +229,7 @@ static void setup(struct adopt *a, struct scope *s)
 		return;
 	}
 	handler_note_oom_count(a->handler, s);
+	wait_for_limit(a, s);
 	(void)oomkit_cgroup_memory(a->ctx, s->rel, &m);
 	int n = oomkit_cgroup_pids(a->ctx, s->rel, true, a->pids, a->max_pids);
 	value_format_size(m.limit_bytes, lim, sizeof(lim));
@@ -287,4 +379,11 @@ void adopt_reload(struct adopt *a, const struct config *cfg)
 void adopt_stop(struct adopt *a)
 {
 	stop_tracker(a);
+	if (a->loop && a->limit_fd >= 0) {
+		loop_del_fd(a->loop, a->limit_fd);
+		close(a->limit_fd);
+		a->limit_fd = -1;
+	}
+	free(a->limit_wd);
+	a->limit_wd = NULL;
 }

@@ -38,13 +38,18 @@ struct adopt {
 	size_t max_pids;
 	int source; /* the loop's id for the tracker's descriptor */
 	struct tracker *tracker;
+	/* Instances adopted before they had a limit (systemd makes a unit's
+	 * cgroup, then writes its MemoryMax=): inotify on their directories
+	 * until memory.max is written.  limit_wd per scope slot, 0: none. */
+	int limit_fd, limit_source;
+	int *limit_wd;
 	bool *seen;		   /* per scope slot, during a reload */
 	uint64_t old_delay_ms;	   /* during a reload: the running configuration's */
 	char self[SCOPE_REL_MAX];  /* the daemon's own memcg */
 	unsigned adopted, dropped; /* so far, for the log */
 };
 
-/* a's pointers are set by the caller; registers the loop source. */
+/* a's pointers are set by the caller (limit_fd -1); registers the loop sources. */
 int adopt_init(struct adopt *a, struct loop *loop);
 
 /* Refuses cfg if one of its patterns takes in the daemon's own memcg (or an
