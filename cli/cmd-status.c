@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -13,6 +14,26 @@
 #include "term.h"
 
 /* ------------------------------------------------------------ status */
+
+/* An instance's cgroup, "-" for none, in JSON. */
+static void json_instance(struct oomkit__json *jw, const char *instance)
+{
+	if (strcmp(instance, "-") == 0)
+		oomkit__json_null(jw, "instance");
+	else
+		oomkit__json_str(jw, "instance", instance);
+}
+
+/* "batch [batch-17.service]" for an instance (its cgroup's last name), the
+ * job's name otherwise; escaped for the terminal by the caller. */
+static const char *label(const char *job, const char *instance, char *buf, size_t len)
+{
+	if (strcmp(instance, "-") == 0)
+		return job;
+	const char *leaf = strrchr(instance, '/');
+	snprintf(buf, len, "%s [%s]", job, leaf ? leaf + 1 : instance);
+	return buf;
+}
 
 static void machine_row(const struct cli *cli, const struct protocol_machine *m)
 {
@@ -67,15 +88,23 @@ static void job_row(const struct cli *cli, const struct protocol_job *j)
 			oomkit__json_null(jw, "owner");
 		oomkit__json_str(jw, "policy", j->chain);
 		oomkit__json_str(jw, "last_action", j->last_action);
+		json_instance(jw, j->instance);
 		oomkit__json_close(jw, '}');
 		return;
 	}
+	char name[256];
+	const char *shown = label(j->name, j->instance, name, sizeof(name));
+	/* An instance's label is shown whole, on a line of its own when it
+	 * does not fit the column. */
+	if (shown != j->name && strlen(shown) > 12)
+		printf("%s\n%12s", TTY(shown, 78), "");
+	else
+		printf("%s", COL(shown, 12));
 	term_bar(j->usage_bytes, j->limit_bytes, br, 12);
 	snprintf(ul, sizeof(ul), "%s/%s", HUMAN(j->usage_bytes), HUMAN(j->limit_bytes));
 	/* 12+1+4+1+13+1+14+1+4+1+5+1+5+1 = 64 columns, 16 left for the last action. */
-	printf("%s %4u %13s %-14s %4" PRIu64 " %5" PRIu64 " %5u %s%s\n", COL(j->name, 12), j->priority, ul,
-	       br, j->ooms, j->kills, j->processes, j->last_action[0] ? TTY(j->last_action, 16) : "-",
-	       j->under_oom ? "!" : "");
+	printf(" %4u %13s %-14s %4" PRIu64 " %5" PRIu64 " %5u %s%s\n", j->priority, ul, br, j->ooms, j->kills,
+	       j->processes, j->last_action[0] ? TTY(j->last_action, 16) : "-", j->under_oom ? "!" : "");
 }
 
 static int show_status(const struct cli *cli)
@@ -132,11 +161,15 @@ static void proc_row(const struct cli *cli, const struct protocol_proc *p)
 		oomkit__json_u64(jw, "uid", p->uid);
 		oomkit__json_str(jw, "comm", p->comm);
 		oomkit__json_str(jw, "cmdline", p->cmdline);
+		json_instance(jw, p->instance);
 		oomkit__json_close(jw, '}');
 		return;
 	}
+	char name[256];
+	const char *job = label(p->job, p->instance, name, sizeof(name));
 	/* 7+1+10+1+6+1+6+1+5+1+6+1+15+1 = 62 columns, 18 left for the command. */
-	printf("%7d %s %6s %6s %5d %6u %s %s\n", (int)p->pid, COL(p->job, 10), HUMAN(p->rss_bytes),
+	printf("%7d %s %6s %6s %5d %6u %s %s\n", (int)p->pid,
+	       job != p->job && strlen(job) > 10 ? TTY(job, 40) : COL(job, 10), HUMAN(p->rss_bytes),
 	       HUMAN(p->swap_bytes), p->oom_score_adj, (unsigned)p->uid, COL(p->comm, 15),
 	       TTY(p->cmdline, 18));
 }

@@ -90,6 +90,11 @@ static void show_report_head(const struct json *root, const struct json *dec)
 	printf("report %s: %s OOM", TTY(jstr(root, "id"), 0), TTY(jstr(root, "scope"), 0));
 	if (json_get(root, "job") && json_get(root, "job")->type == JSON_STRING)
 		printf(" of job %s", TTY(jstr(root, "job"), 0));
+	/* An instance as status shows it: "batch [batch-17.service]". */
+	if (json_get(root, "instance") && json_get(root, "instance")->type == JSON_STRING) {
+		const char *inst = jstr(root, "instance"), *leaf = strrchr(inst, '/');
+		printf(" [%s]", TTY(leaf ? leaf + 1 : inst, 0));
+	}
 	printf(" at %s%s\n", when,
 	       json_get(root, "dry_run") && json_get(root, "dry_run")->boolean ? " (dry run)" : "");
 	snprintf(buf, sizeof(buf), "%s (limit hit by %s)", jstr(root, "cgroup"), jstr(root, "origin"));

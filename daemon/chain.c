@@ -141,6 +141,7 @@ static int open_report(struct chain *c, struct scope *scope, const struct oomkit
 				.time_ms = time_ms,
 				.machine = scope->kind == SCOPE_KIND_MACHINE,
 				.job = scope->kind == SCOPE_KIND_MACHINE ? NULL : scope->name,
+				.instance = scope->kind == SCOPE_KIND_INSTANCE ? scope->rel : NULL,
 				.dry_run = c->dry_run,
 				.jobs_later = scope->kind != SCOPE_KIND_MACHINE,
 				.event = ev,

@@ -546,7 +546,8 @@ static bool put_job(struct control *ctl, struct client *c, const struct scope *j
 					 .has_owner = j->job->has_owner,
 					 .owner = j->job->owner,
 					 .chain = chain,
-					 .last_action = j->last_action};
+					 .last_action = j->last_action,
+					 .instance = j->kind == SCOPE_KIND_INSTANCE ? j->rel : "-"};
 	return PUT(c, protocol_put_job, &rec);
 }
 
@@ -595,6 +596,7 @@ static bool put_proc(struct control *ctl, struct client *c, pid_t pid, bool *ret
 	const struct scope *s = scope_of_cgroup(ctl->scopes, cg);
 	const struct protocol_proc rec = {.pid = p.pid,
 					  .job = s ? s->name : "-",
+					  .instance = s && s->kind == SCOPE_KIND_INSTANCE ? s->rel : "-",
 					  .rss_bytes =
 					      (p.rss_anon_kib + p.rss_file_kib + p.rss_shmem_kib) * 1024,
 					  .swap_bytes = p.swap_kib * 1024,
@@ -606,19 +608,39 @@ static bool put_proc(struct control *ctl, struct client *c, pid_t pid, bool *ret
 	return *ret_fit;
 }
 
+/* The processes of every instance of job name, as many as fit; an
+ * instance that went meanwhile has none. */
+static int instance_pids(struct control *ctl, const char *name)
+{
+	int n = 0;
+	for (const struct scope *s = scope_next_instance(ctl->scopes, name, NULL); s;
+	     s = scope_next_instance(ctl->scopes, name, s)) {
+		int k = oomkit_cgroup_pids(ctl->ctx, s->rel, true, ctl->pids + n, ctl->max_pids - (size_t)n);
+		if (k == -ENOBUFS)
+			return (int)ctl->max_pids;
+		if (k > 0)
+			n += k;
+	}
+	return n;
+}
+
 /* ps: the scope's processes by pid.  Listed again at each piece, going on
  * after the last pid sent, so nothing but the cursor is kept between pieces. */
 static bool fill_ps(struct control *ctl, struct client *c)
 {
 	const char *rel = ctl->scopes->machine.rel;
 
-	if (c->reply.job[0]) {
+	int n;
+	if (c->reply.job[0] && scope_next_instance(ctl->scopes, c->reply.job, NULL)) {
+		n = instance_pids(ctl, c->reply.job);
+	} else if (c->reply.job[0]) {
 		const struct scope *s = scope_by_name(ctl->scopes, c->reply.job);
 		if (!s) /* removed by a reload meanwhile */
 			return c->reply.stage == 0 ? put_error(c, "no job %s", c->reply.job) : put_end(c);
-		rel = s->rel;
+		n = oomkit_cgroup_pids(ctl->ctx, s->rel, true, ctl->pids, ctl->max_pids);
+	} else {
+		n = oomkit_cgroup_pids(ctl->ctx, rel, true, ctl->pids, ctl->max_pids);
 	}
-	int n = oomkit_cgroup_pids(ctl->ctx, rel, true, ctl->pids, ctl->max_pids);
 	if (n < 0)
 		return c->reply.stage == 0 ? put_error(c, "cannot list processes: %s", strerror(-n))
 					   : put_end(c);

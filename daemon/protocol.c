@@ -631,6 +631,7 @@ int protocol_put_job(struct protocol_buf *b, const struct protocol_job *j)
 		l_str(&l, "-", 1);
 	l_str(&l, j->chain, CUT_TEXT);
 	l_str(&l, j->last_action, CUT_TEXT);
+	l_str(&l, j->instance ? j->instance : "-", CUT_TEXT);
 	return put(b, &l);
 }
 
@@ -647,6 +648,7 @@ int protocol_put_proc(struct protocol_buf *b, const struct protocol_proc *p)
 	l_u64(&l, p->uid);
 	l_str(&l, p->comm, CUT_COMM);
 	l_str(&l, p->cmdline, CUT_CMDLINE);
+	l_str(&l, p->instance ? p->instance : "-", CUT_TEXT);
 	return put(b, &l);
 }
 
@@ -905,6 +907,8 @@ int protocol_parse_job(const struct protocol_record *r, struct protocol_job *ret
 	j.name = r->field[1];
 	j.chain = r->field[12];
 	j.last_action = r->field[13];
+	/* A daemon before instances sends none. */
+	j.instance = r->n > 14 ? r->field[14] : "-";
 	*ret = j;
 	return 0;
 }
@@ -922,6 +926,7 @@ int protocol_parse_proc(const struct protocol_record *r, struct protocol_proc *r
 	p.job = r->field[2];
 	p.comm = r->field[7];
 	p.cmdline = r->field[8];
+	p.instance = r->n > 9 ? r->field[9] : "-";
 	*ret = p;
 	return 0;
 }

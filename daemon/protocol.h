@@ -164,6 +164,7 @@ struct protocol_job {
 	uid_t owner;
 	const char *chain; /* "grow, kill-lowest, kernel" */
 	const char *last_action;
+	const char *instance; /* an instance's cgroup (relative to the root); "-": the job's own */
 };
 
 struct protocol_proc {
@@ -173,6 +174,7 @@ struct protocol_proc {
 	int oom_score_adj;
 	uid_t uid;
 	const char *comm, *cmdline;
+	const char *instance; /* the instance of job it is in (its cgroup); "-": none */
 };
 
 struct protocol_report {

@@ -107,6 +107,10 @@ void report_write_head(struct oomkit__json *w, oomkit_ctx *ctx, const struct rep
 	oomkit__json_fixed(w, "time", h->time_ms, 3);
 	oomkit__json_str(w, "scope", h->machine ? "machine" : "job");
 	oomkit__json_str(w, "job", h->job);
+	if (h->instance)
+		oomkit__json_str(w, "instance", h->instance);
+	else
+		oomkit__json_null(w, "instance");
 	oomkit__json_str(w, "cgroup", ev->cgroup);
 	oomkit__json_str(w, "origin", ev->origin ? ev->origin : ev->cgroup);
 	oomkit__json_bool(w, "dry_run", h->dry_run);

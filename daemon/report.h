@@ -23,9 +23,10 @@
 
 struct report_head {
 	unsigned id;
-	uint64_t time_ms; /* wall clock (realtime_ms()), as the index has it */
-	bool machine;	  /* the machine's OOM, else a job's */
-	const char *job;  /* the job's name; NULL for the machine */
+	uint64_t time_ms;     /* wall clock (realtime_ms()), as the index has it */
+	bool machine;	      /* the machine's OOM, else a job's */
+	const char *job;      /* the job's name; NULL for the machine */
+	const char *instance; /* an instance's cgroup (relative); NULL for a job or the machine */
 	bool dry_run;
 	bool jobs_later; /* a job's OOM: the jobs are written after the action */
 	const struct oomkit_event *event;

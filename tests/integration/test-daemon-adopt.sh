@@ -60,6 +60,25 @@ new=$(spawn ext/svc-2 64 1024 1000)
 check "the newest process of the instance is killed" wait_for 20 dead "$new"
 check "the older one lives" alive "$old"
 check "the chain ran for the instance" logged "batch [svc-2]: OOM: kill: "
+
+# Instances under their job, everywhere a person or a program reads them.
+"$OOMKIT" status >"$TMP/status.txt"
+check "status: a row per instance, named after its job and cgroup" grep -q '^batch \[svc-2\]$' "$TMP/status.txt"
+check "status: and the plain job as before" grep -Eq '^plain +500 ' "$TMP/status.txt"
+"$OOMKIT" --json status >"$TMP/status.json"
+check "status --json: the instance's cgroup" python3 -c '
+import json, sys
+jobs = json.load(open(sys.argv[1]))["jobs"]
+inst = {j["instance"] for j in jobs if j["name"] == "batch"}
+plain = [j["instance"] for j in jobs if j["name"] == "plain"]
+sys.exit(not (sys.argv[2] + "/ext/svc-2" in inst and plain == [None]))' "$TMP/status.json" "$M"
+"$OOMKIT" ps batch >"$TMP/ps.txt" 2>&1
+check "ps: the instance's processes under its label" grep -Eq "^ *$old batch \[svc-2\] " "$TMP/ps.txt"
+report=$(grep -l '"instance":"'"$M"'/ext/svc-2"' "$TMP"/reports/*.json 2>/dev/null | head -n 1)
+check "the report names the instance" test -n "$report"
+id=$(grep -o '"id":[0-9]*' "$report" | head -n 1 | cut -d: -f2)
+"$OOMKIT" reports show "$id" >"$TMP/show.txt" 2>&1
+check "reports show: the instance after its job" grep -q 'of job batch \[svc-2\]' "$TMP/show.txt"
 kill -9 "$old" 2>/dev/null
 
 # Going away.
