@@ -43,6 +43,8 @@
 
 #include "clock.h"
 #include "control.h"
+#include "pattern.h"
+#include "sdbus.h"
 #include "log.h"
 #include "protocol.h"
 
@@ -192,7 +194,8 @@ int control_listen(struct control *ctl)
 	if (!ctl->clients)
 		return -ENOMEM;
 	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
-		ctl->clients[i].fd = ctl->clients[i].pidfd = ctl->clients[i].reply.fd = -1;
+		ctl->clients[i].fd = ctl->clients[i].pidfd = ctl->clients[i].reply.fd =
+		    ctl->clients[i].run_pidfd = -1;
 	ctl->ready = true;
 	ctl->no_peer_pidfd = getenv("OOMKIT_TEST_NO_PEERPIDFD") != NULL;
 	if ((fd = make_socket(ctl)) < 0)
@@ -248,9 +251,11 @@ static void drop(struct control *ctl, int i)
 	}
 	if (c->pidfd >= 0)
 		close(c->pidfd);
+	if (c->run_pidfd >= 0)
+		close(c->run_pidfd);
 	reset_reply(c);
 	memset(c, 0, offsetof(struct client, in));
-	c->fd = c->pidfd = c->reply.fd = -1;
+	c->fd = c->pidfd = c->reply.fd = c->run_pidfd = -1;
 }
 
 void control_close_all(struct control *ctl)
@@ -365,7 +370,7 @@ static void admit(struct control *ctl, int fd)
 	c->uid = cred.uid;
 	c->pid = cred.pid;
 	c->pidfd = peer_pidfd(ctl, fd);
-	c->reply.fd = -1;
+	c->reply.fd = c->run_pidfd = -1;
 	c->seq = ++ctl->next_seq;
 	c->deadline_ns = now_ns() + CONTROL_IDLE_MS * 1000000ull;
 	c->events = EPOLLIN;
@@ -416,7 +421,8 @@ static void on_timer(void *data, uint64_t now)
 
 static bool busy(const struct client *c)
 {
-	return c->out_len || c->reply.verb != PROTOCOL_UNKNOWN || c->question.due || c->outcome.due;
+	return c->out_len || c->reply.verb != PROTOCOL_UNKNOWN || c->question.due || c->outcome.due ||
+	       c->run_pending;
 }
 
 /* After each turn: a prompt client with nothing owed and nothing half
@@ -424,7 +430,8 @@ static bool busy(const struct client *c)
  * which only progress (a request completed, bytes read by it) pushes back. */
 static void arm_deadline(struct client *c, uint64_t now)
 {
-	if (c->prompt && !busy(c) && c->in_len == 0 && !c->discarding)
+	/* A run waits for systemd, which answers within its own timeout. */
+	if ((c->prompt && !busy(c) && c->in_len == 0 && !c->discarding) || c->run_pending)
 		c->deadline_ns = 0;
 	else if (!c->deadline_ns)
 		c->deadline_ns = now + CONTROL_IDLE_MS * 1000000ull;
@@ -1072,22 +1079,99 @@ static void run_failed(struct client *c, const char *job, int r)
 		put_error(c, "cannot move the process into %s: %s", job, strerror(-r));
 }
 
+/* The transient scope for pid in job j, in a place one of its patterns
+ * matches: "system.slice/batch-*.scope" gives batch-oomkit-run-PID.scope in
+ * system.slice.  A pattern whose parents are not all slices, or whose last
+ * component cannot name a scope, gives none. */
+static bool run_scope_name(const struct config_job *j, pid_t pid, char *unit, size_t unit_len, char *slice,
+			   size_t slice_len)
+{
+	char tag[32], path[PATTERN_MAX + 64], check[SDBUS_UNIT_MAX];
+	snprintf(tag, sizeof(tag), "oomkit-run-%d", (int)pid);
+	for (unsigned i = 0; i < j->n_cgroups; i++) {
+		const char *pat = j->cgroups[i].pattern, *last = strrchr(pat, '/');
+		last = last ? last + 1 : pat;
+		size_t n = 0, len = strlen(last);
+		bool scope = len > 6 && strcmp(last + len - 6, ".scope") == 0;
+		if ((!scope && last[len - 1] != '*') || memchr(pat, '*', (size_t)(last - pat)))
+			continue;
+		for (const char *p = last; *p && n + sizeof(tag) + 8 < unit_len; p++) {
+			if (*p != '*') {
+				unit[n++] = *p;
+				continue;
+			}
+			n += (size_t)snprintf(unit + n, unit_len - n, "%s%s", tag,
+					      !scope && !p[1] ? ".scope" : "");
+		}
+		unit[n] = '\0';
+		/* The slice: the last parent, or the root slice. */
+		const char *dir_end = last > pat ? last - 1 : pat, *dir = dir_end;
+		while (dir > pat && dir[-1] != '/')
+			dir--;
+		int k = dir_end > dir ? snprintf(slice, slice_len, "%.*s", (int)(dir_end - dir), dir)
+				      : snprintf(slice, slice_len, "-.slice");
+		snprintf(path, sizeof(path), "%.*s%s", (int)(last - pat), pat, unit);
+		if (k > 0 && (size_t)k < slice_len && sdbus_unit_of(path, check, sizeof(check)) &&
+		    pattern_match(pat, path))
+			return true;
+	}
+	return false;
+}
+
+/* run in a job of patterns on a systemd machine: systemd moves the process,
+ * into a scope of its own (as systemd-run --scope), which the job adopts. */
+static void run_in_scope(struct control *ctl, struct client *c, const struct config_job *cj, int pidfd,
+			 pid_t pid)
+{
+	char unit[SDBUS_UNIT_MAX], slice[SDBUS_UNIT_MAX];
+	int r;
+
+	if (!run_scope_name(cj, pid, unit, sizeof(unit), slice, sizeof(slice))) {
+		put_error(c,
+			  "job %s has no cgroup pattern that a systemd scope can match (e.g. "
+			  "system.slice/%s-*.scope)",
+			  cj->name, cj->name);
+	} else if ((r = sdbus_scope(ctl->sdbus, c->seq, pid, unit, slice)) < 0) {
+		put_error(c, "cannot ask systemd for a scope: %s", strerror(-r));
+	} else {
+		log_info("%s: asking systemd to start %s in %s for process %d (uid %u)", cj->name, unit,
+			 slice, (int)pid, (unsigned)c->uid);
+		c->run_pending = true;
+		c->run_pidfd = pidfd;
+		snprintf(c->reply.job, sizeof(c->reply.job), "%s", cj->name);
+		return;
+	}
+	close(pidfd);
+	put_end(c);
+}
+
 static void cmd_run(struct control *ctl, struct client *c, const char *job_name)
 {
 	const struct scope *s = scope_by_name(ctl->scopes, job_name);
+	const struct config_job *cj = s ? s->job : config_find_job(ctl->cfg, job_name);
 	pid_t pid = 0;
 
-	if (!s) {
+	if (!cj || (!s && !cj->n_cgroups)) {
 		put_error(c, "no job %s", job_name);
 		return;
 	}
-	const struct config_job *cj = s->job;
 	if (c->uid != 0 && !(cj->has_owner && cj->owner == c->uid)) {
 		put_error(c, "permission denied: only root or the job's owner may run in job %s", job_name);
 		return;
 	}
+	/* A job of patterns has no cgroup of its own to move a process into:
+	 * on a systemd machine systemd makes one (a scope), elsewhere none. */
+	if (cj->n_cgroups && (!ctl->sdbus || ctl->sdbus->sock < 0)) {
+		put_error(c, "job %s adopts cgroups by pattern; run needs systemd for a scope in them",
+			  job_name);
+		return;
+	}
 	int pidfd = run_target(c, &pid);
 	int r = pidfd < 0 ? pidfd : check_target(pidfd, pid, c->uid);
+	if (r == 0 && cj->n_cgroups) {
+		run_in_scope(ctl, c, cj, pidfd, pid);
+		return;
+	}
 	if (r == 0)
 		r = oomkit_cgroup_attach(ctl->ctx, s->rel, pid);
 	/* Still alive once moved: the pid written was its own.  If it died in
@@ -1105,6 +1189,34 @@ static void cmd_run(struct control *ctl, struct client *c, const char *job_name)
 	log_info("%s: process %d (uid %u) moved in", job_name, (int)pid, (unsigned)c->uid);
 	put_ok(c);
 	put_end(c);
+}
+
+void control_run_done(struct control *ctl, uint64_t id, int result, const char *error)
+{
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		struct client *c = client_at(ctl, i);
+		/* id 0: the helper is gone, and with it every answer. */
+		if (c->fd < 0 || !c->run_pending || (id && c->seq != id))
+			continue;
+		c->run_pending = false;
+		if (result == 0 && exited(c->run_pidfd)) {
+			log_warning("%s: the process to run exited while systemd moved it", c->reply.job);
+			result = -ESRCH;
+		}
+		close(c->run_pidfd);
+		c->run_pidfd = -1;
+		if (result < 0 && result != -ESRCH)
+			put_error(c, "systemd did not start the scope for job %s: %s", c->reply.job,
+				  error && error[0] ? error : strerror(-result));
+		else if (result < 0)
+			run_failed(c, c->reply.job, result);
+		else
+			put_ok(c);
+		put_end(c);
+		c->reply.job[0] = '\0';
+		progress(c);
+		pump(ctl, i);
+	}
 }
 
 /* ------------------------------------------------------------ requests */
@@ -1359,6 +1471,8 @@ static void pump(struct control *ctl, int i)
 			done = fill_question(ctl, c);
 		else if (c->outcome.due)
 			done = fill_outcome(c);
+		else if (c->run_pending)
+			done = false;
 		else
 			done = next_request(ctl, c);
 		if (done)

@@ -61,12 +61,14 @@ struct client {
 	uid_t sender_uid;
 	pid_t req_sender; /* the same, of the request being handled */
 	uid_t req_sender_uid;
-	bool prompt;	 /* listens for prompts */
-	bool asked;	 /* was sent the open question and has not declined it */
-	bool discarding; /* dropping the rest of an overlong request line */
-	bool pumping;	 /* pump() is on this client: a nested one leaves it to it */
-	char user[32];	 /* its uid's name, looked up when it first listens or answers */
-	uint64_t seq;	 /* accept order */
+	bool prompt;	  /* listens for prompts */
+	bool asked;	  /* was sent the open question and has not declined it */
+	bool discarding;  /* dropping the rest of an overlong request line */
+	bool pumping;	  /* pump() is on this client: a nested one leaves it to it */
+	bool run_pending; /* run: waiting for systemd to start the scope (seq names it) */
+	int run_pidfd;	  /* the process it moves, checked alive once it is moved */
+	char user[32];	  /* its uid's name, looked up when it first listens or answers */
+	uint64_t seq;	  /* accept order */
 	uint64_t deadline_ns;
 	uint32_t events; /* what the loop watches for it now */
 	struct {	 /* the reply in progress; verb PROTOCOL_UNKNOWN: none */
@@ -100,7 +102,8 @@ struct control {
 	struct reports *reports;
 	struct prompt *prompt;
 	struct chain *chain;
-	pid_t *pids; /* a buffer of max_pids for status and ps */
+	struct sdbus *sdbus; /* transient scopes for run on a systemd machine */
+	pid_t *pids;	     /* a buffer of max_pids for status and ps */
 	size_t max_pids;
 	/* Its own, set up by control_listen(). */
 	bool ready;
@@ -118,6 +121,9 @@ struct control {
  * and listens for prompt clients.  0 or -errno. */
 int control_listen(struct control *ctl);
 void control_configure(struct control *ctl, const struct config *cfg);
+/* systemd's answer to run's scope request id (sdbus.h's on_done): the
+ * client told; id 0 answers every one waiting. */
+void control_run_done(struct control *ctl, uint64_t id, int result, const char *error);
 /* Drops every client and removes the socket. */
 void control_close_all(struct control *ctl);
 

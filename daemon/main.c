@@ -38,6 +38,7 @@
 #include "release.h"
 #include "reports.h"
 #include "scope.h"
+#include "sdbus.h"
 #include "shed.h"
 #include "snapshot.h"
 #include "stats.h"
@@ -69,6 +70,7 @@ struct daemon {
 	struct jobs jobs;
 	struct adopt adopt;
 	struct control control;
+	struct sdbus sdbus; /* sock -1: no systemd helper */
 	pid_t *control_pids;
 	struct notifier notifier; /* $NOTIFY_SOCKET; fd -1: not under a service manager */
 	uint64_t watchdog_usec;	  /* 0: no watchdog */
@@ -324,6 +326,30 @@ static unsigned room(const struct config *cfg)
 	return scopes_room(cfg->n_jobs + (cfg->n_cgroups ? INSTANCE_ROOM : 0));
 }
 
+/* The library's limits callback: systemd hears of each change in a unit's
+ * cgroup (sdbus.c sends without waiting or allocating). */
+static void on_limits(oomkit_ctx *ctx, const char *cgroup, uint64_t high_bytes, uint64_t max_bytes,
+		      void *data)
+{
+	struct daemon *d = data;
+	(void)ctx;
+	sdbus_limits(&d->sdbus, cgroup, high_bytes, max_bytes);
+}
+
+/* On a systemd machine, the helper that tells systemd what the daemon
+ * changes in its units (sdbus.h).  Started before the daemon cuts its
+ * capabilities and system calls: the helper has a bus to talk to, the
+ * daemon only a socket pair. */
+static void start_systemd_helper(struct daemon *d)
+{
+	char state[CONFIG_SOCKET_MAX + 32];
+
+	if (d->dry_run || !sdbus_systemd_machine("/sys/fs/cgroup") ||
+	    sdbus_state_path(d->cfg->socket, state, sizeof(state)) < 0)
+		return;
+	(void)sdbus_start(&d->sdbus, state);
+}
+
 static int start_library(struct daemon *d)
 {
 	struct oomkit_options opts;
@@ -337,6 +363,10 @@ static int start_library(struct daemon *d)
 	opts.protect = !d->dry_run && geteuid() == 0;
 	opts.mlock = !d->dry_run && geteuid() == 0 && !sanitized();
 	opts.log = log_liboomkit;
+	if (d->sdbus.sock >= 0) {
+		opts.limits = on_limits;
+		opts.limits_userdata = d;
+	}
 	if ((r = oomkit_new(&opts, &d->ctx)) < 0)
 		log_err("cannot start liboomkit: %s", strerror(-r));
 	return r;
@@ -414,8 +444,15 @@ static int setup_modules(struct daemon *d)
 	if ((source = loop_add_source(&d->loop, on_library, d)) < 0)
 		return source;
 	loop_on_reload(&d->loop, reload, d);
+	if ((r = sdbus_attach(&d->sdbus, &d->loop)) < 0)
+		return r;
 	configure(d);
 	return loop_add_fd(&d->loop, oomkit_fd(d->ctx), source, 0, EPOLLIN);
+}
+
+static void on_scope_done(void *data, uint64_t id, int result, const char *error)
+{
+	control_run_done(data, id, result, error);
 }
 
 static int start_control(struct daemon *d)
@@ -432,9 +469,12 @@ static int start_control(struct daemon *d)
 				      .reports = &d->reports,
 				      .prompt = &d->prompt,
 				      .chain = &d->chain,
+				      .sdbus = &d->sdbus,
 				      .pids = d->control_pids,
 				      .max_pids = MAX_PIDS,
 				      .listen_fd = -1};
+	d->sdbus.on_done = on_scope_done;
+	d->sdbus.data = &d->control;
 	if ((r = control_listen(&d->control)) < 0)
 		log_err("control socket %s: %s", d->cfg->socket, strerror(-r));
 	return r;
@@ -476,8 +516,10 @@ static void stop(struct daemon *d, bool clean)
 	adopt_stop(&d->adopt);
 	if (clean && d->ctx)
 		jobs_leave_reserve(&d->jobs);
-	/* Every taken-over memcg gets the kernel OOM killer back. */
+	/* Every taken-over memcg gets the kernel OOM killer back, and then
+	 * every systemd unit its own MemoryHigh= and MemoryMax=. */
 	oomkit_free(d->ctx);
+	sdbus_stop(&d->sdbus);
 	log_notice("oomkitd stopped");
 	loop_close(&d->loop);
 	notify_close(&d->notifier);
@@ -525,6 +567,7 @@ int main(int argc, char **argv)
 	d->loop.epfd = d->loop.timerfd = d->loop.sigfd = -1;
 	d->reports.dirfd = -1;
 	d->hooks.sock = -1;
+	d->sdbus.sock = -1;
 	while ((opt = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
@@ -559,7 +602,10 @@ int main(int argc, char **argv)
 	if (load_config(d->config_path, NULL, &d->cfg) < 0)
 		return 1;
 	if (release) {
+		char state[CONFIG_SOCKET_MAX + 32];
 		r = release_run(d->cfg);
+		if (sdbus_state_path(d->cfg->socket, state, sizeof(state)) == 0 && sdbus_release(state) < 0)
+			r = -EIO;
 		drop_config(d->cfg);
 		return r < 0 ? 1 : 0;
 	}
@@ -567,6 +613,7 @@ int main(int argc, char **argv)
 	 * daemon was started, not under its allow-list (hooks.h). */
 	if (!d->dry_run)
 		hooks_start(&d->hooks, NULL);
+	start_systemd_helper(d);
 	/* Capabilities and system calls are cut before liboomkit forks its guardian. */
 	d->kept_ptrace = config_exe_rule_line(d->cfg) != 0;
 	r = privs_restrict(seccomp, d->kept_ptrace);

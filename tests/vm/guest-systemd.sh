@@ -29,8 +29,8 @@ SOCK=/run/oomkit/oomkitd.sock
 # its own (systemd creates the slice, with the memory controller, and leaves
 # what is below it alone), two jobs with limits and one without.  The delay is
 # long so that a prompt waits (half of it) longer than any check takes to look.
-daemon_config() {
-	cat >"$OOMKITD_CONF" <<-EOF
+daemon_section() {
+	cat <<-EOF
 	[oomkitd]
 	machine = $CG/$MACHINE
 	machine_limit = 256M
@@ -39,6 +39,11 @@ daemon_config() {
 	report_dir = $REPORTS
 	socket = $SOCK
 	metrics = /var/lib/oomkit/oomkit.prom
+	EOF
+}
+
+daemon_config() {
+	{ daemon_section; cat; } >"$OOMKITD_CONF" <<-EOF
 
 	[job web]
 	priority = 900
@@ -314,6 +319,207 @@ check_stop_releases() {
 	expect "and exited 0" grep -q 'code=exited ; status=0 ' <<<"$(prop $UNIT ExecStopPost)"
 	expect "nothing is held: $(held_below $MACHINE | tr '\n' ' ')" [ -z "$(held_below $MACHINE)" ]
 	expect "no daemon or guardian is left" wait_for 30 eval '! pgrep -x "oomkitd|oomkit-guardian" >/dev/null'
+}
+
+# ------------------------------------------------------------ with systemd (issue 12)
+
+# The jobs of the systemd checks adopt units by pattern: sdbatch's and
+# sdheld's are services the checks start with their own MemoryMax=, sdrun's
+# the scopes `oomkit run` asks systemd for.  The daemon runs as its unit with
+# this configuration; each check restarts it, so that it runs alone (--only).
+SD_STATE=/run/oomkit/systemd-units
+
+sd_config() {
+	{ daemon_section; cat; } >"$OOMKITD_CONF" <<-EOF
+
+	[job sdbatch]
+	priority = 100
+	cgroup = system.slice/sdbatch-*.service
+	policy = report, kill-newest, kernel
+
+	[job sdheld]
+	priority = 500
+	cgroup = system.slice/sdheld-*.service
+	policy = prompt, kill-largest, kernel
+
+	[job sdrun]
+	priority = 300
+	cgroup = sdrun.slice/sdrun-*.scope
+	limit = 64M
+	policy = report, kill-largest, kernel
+	EOF
+}
+
+sd_daemon() {
+	mkdir -p /run/systemd/system
+	printf '[Slice]\nMemoryAccounting=yes\n' >/run/systemd/system/$SLICE
+	sd_config
+	systemctl daemon-reload
+	systemctl start $SLICE
+	expect "the daemon (re)starts with the systemd jobs" timeout 120 systemctl restart $UNIT
+	expect "its systemd helper runs" wait_for 30 pgrep -x oomkitd-systemd
+}
+
+# A service of a pattern's: a small keeper at once, and a hog of HOG_MIB
+# once /run/sdd/NAME.go is written to (a fifo); pids in /run/sdd/NAME.*.
+# OOMPolicy=continue: a kernel OOM kill (when oomkitd gives an OOM back)
+# kills the hog, not the whole unit, as oomkitd's own kills do.
+sd_unit() { # name memory_max hog_mib
+	mkdir -p /run/sdd
+	rm -f /run/sdd/"$1".* && mkfifo /run/sdd/"$1".go
+	systemd-run --quiet --unit="$1" -p MemoryMax="$2" -p MemoryAccounting=yes -p OOMPolicy=continue /bin/sh -c \
+		"$HOG 4 & echo \$! >/run/sdd/$1.keeper; read x </run/sdd/$1.go; $HOG $3 1024 2000 & echo \$! >/run/sdd/$1.hog; wait"
+}
+
+# After a failed check: what the daemon and its helper said, and what the
+# unit's cgroup and systemd hold.
+sd_diag() { # unit
+	((check_failed)) || return 0
+	journal $UNIT | tail -n 40 | sed 's/^/sdguest:   oomkitd: /'
+	note "$1: memory.high $(cat $CG/system.slice/"$1"/memory.high 2>&1) memory.max" \
+		"$(cat $CG/system.slice/"$1"/memory.max 2>&1); MemoryHigh=$(prop "$1" MemoryHigh)" \
+		"MemoryMax=$(prop "$1" MemoryMax) ActiveState=$(prop "$1" ActiveState)"
+	return 0
+}
+
+# What systemd says of a unit's MemoryHigh=, as the kernel file spells it.
+sd_high() { # unit
+	local v
+	v=$(prop "$1" MemoryHigh)
+	[[ $v == infinity ]] && echo max || echo "$v"
+}
+
+# systemd says what the kernel has: MemoryHigh= is the cgroup's memory.high.
+sd_truthful() { # unit
+	[ "$(sd_high "$1")" = "$(cat "$CG/system.slice/$1/memory.high")" ]
+}
+
+# (issue 12, test 2) An adopted unit with its own MemoryMax= reaches it: the
+# job's chain (kill-newest) runs inside the unit, the keeper lives, systemd
+# says the unit is active, and what it says of MemoryHigh= is the hold.
+check_sd_unit_limit() {
+	local u=sdbatch-1.service k0 r0 keeper hog report
+	sd_daemon
+	k0=$(vmstat_oom_kill) r0=$(report_count)
+	sd_unit ${u%.service} 64M 128
+	expect "the unit's keeper runs" wait_for 30 eval "[ -s /run/sdd/sdbatch-1.keeper ]"
+	keeper=$(cat /run/sdd/sdbatch-1.keeper)
+	expect "the unit is adopted and held" wait_for 30 held system.slice/$u
+	expect "systemctl show tells the hold (MemoryHigh=$(prop $u MemoryHigh))" sd_truthful $u
+	expect "and MemoryMax= is the unit's own" [ "$(prop $u MemoryMax)" = $((64 << 20)) ]
+	expect "oomkit status shows the instance under its job" eval \
+		"oomkit --socket $SOCK status | grep -q 'sdbatch \[$u\]'"
+	echo go >/run/sdd/sdbatch-1.go
+	expect "the hog starts" wait_for 30 eval "[ -s /run/sdd/sdbatch-1.hog ]"
+	hog=$(cat /run/sdd/sdbatch-1.hog)
+	expect "the hog (the newest) dies" wait_for 60 dead "$hog"
+	expect "the keeper lives" alive "$keeper"
+	expect "systemd says the unit is still active" [ "$(prop $u ActiveState)" = active ]
+	expect "the kernel OOM killer killed nothing" [ "$(vmstat_oom_kill)" = "$k0" ]
+	expect "a report was written" wait_for 10 eval '(($(report_count) > r0))'
+	report=$(newest_report)
+	expect "it names the hog, kill-newest" grep -q "\"victim_pid\":$hog,.*kill-newest\|kill-newest.*\"victim_pid\":$hog," "$report"
+	expect "the unit is held again, and systemd says so" eval "held system.slice/$u && sd_truthful $u"
+	sd_diag $u
+	systemctl stop $u
+}
+
+# (issue 12, test 4) An OOM is held (the chain asks a prompt that never
+# answers) through a systemctl daemon-reload - systemd writes the unit's
+# limits again, and the hold is among them - and then a systemctl restart of
+# oomkitd: resolved, nothing left held, systemctl show consistent.
+check_sd_hold_reload() {
+	local u=sdheld-1.service fifo=/run/sdd-prompt out=/run/sdd-prompt.out prompt fd keeper hog high0 k0
+	sd_daemon
+	sd_unit ${u%.service} 48M 96
+	expect "the unit is adopted and held" wait_for 30 held system.slice/$u
+	high0=$(cat $CG/system.slice/$u/memory.high)
+	expect "systemd says MemoryHigh=$high0" sd_truthful $u
+	rm -f $fifo && mkfifo $fifo
+	oomkit --socket $SOCK prompt --once <$fifo >$out 2>&1 &
+	prompt=$!
+	exec {fd}>$fifo
+	expect "a prompt client connects" wait_for 30 grep -q 'waiting for OOMs' $out
+	keeper=$(cat /run/sdd/sdheld-1.keeper)
+	echo go >/run/sdd/sdheld-1.go
+	expect "the hog starts" wait_for 30 eval "[ -s /run/sdd/sdheld-1.hog ]"
+	hog=$(cat /run/sdd/sdheld-1.hog)
+	expect "the daemon asks about the hog" wait_for 60 grep -q "kill $hog " $out
+	expect "systemctl daemon-reload succeeds" timeout 120 systemctl daemon-reload
+	expect "the OOM is still held after it" held system.slice/$u
+	expect "memory.high is the hold still ($(cat $CG/system.slice/$u/memory.high))" \
+		[ "$(cat $CG/system.slice/$u/memory.high)" = "$high0" ]
+	expect "the hog is alive: the kernel did not step in" alive "$hog"
+	k0=$(vmstat_oom_kill)
+	expect "systemctl restart oomkitd succeeds" timeout 120 systemctl restart $UNIT
+	expect "the hog dies" wait_for 60 dead "$hog"
+	note "resolved by $( (($(vmstat_oom_kill) > k0)) && echo "the kernel, given the OOM back" || echo "the new daemon")"
+	expect "the keeper lives" alive "$keeper"
+	expect "the unit is active" [ "$(prop $u ActiveState)" = active ]
+	expect "the new daemon holds the unit again" wait_for 30 held system.slice/$u
+	expect "with nothing pending (usage below the hold)" \
+		[ "$(cat $CG/system.slice/$u/memory.current)" -lt "$(cat $CG/system.slice/$u/memory.high)" ]
+	expect "and systemd says so" sd_truthful $u
+	exec {fd}>&-
+	kill_quietly "$prompt"
+	sd_diag $u
+	systemctl stop $u
+}
+
+# What the daemon changed in systemd is put back however it ends: stopped
+# (the daemon itself), its main process killed (its helper, which outlives
+# it), the whole unit killed (ExecStopPost=oomkitd --release, from the
+# helper's state file).  Each time MemoryHigh= is what it was.
+check_sd_release() {
+	local u=sdbatch-2.service r0
+	sd_daemon
+	sd_unit ${u%.service} 64M 8
+	expect "the unit is adopted and held" wait_for 30 held system.slice/$u
+	expect "MemoryHigh= is the hold" [ "$(sd_high $u)" != max ]
+	expect "the helper's state file names the unit" grep -q "^$u " $SD_STATE
+	expect "systemctl stop oomkitd succeeds" timeout 120 systemctl stop $UNIT
+	expect "MemoryHigh= is infinity again" [ "$(prop $u MemoryHigh)" = infinity ]
+	expect "and memory.high max" [ "$(cat $CG/system.slice/$u/memory.high)" = max ]
+	expect "no state file is left" [ ! -e $SD_STATE ]
+	expect "the daemon starts" timeout 120 systemctl start $UNIT
+	expect "and holds the unit" wait_for 30 eval "held system.slice/$u && [ \"\$(sd_high $u)\" != max ]"
+	r0=$(prop $UNIT NRestarts)
+	expect "the daemon's main process is SIGKILLed" systemctl kill --kill-whom=main --signal=SIGKILL $UNIT
+	expect "its helper puts MemoryHigh= back" wait_for 60 eval "[ \"\$(prop $u MemoryHigh)\" = infinity ]"
+	expect "systemd restarts the daemon" wait_for 60 eval '[ "$(prop $UNIT NRestarts)" -gt "$r0" ] && active'
+	expect "which holds the unit again" wait_for 30 eval "held system.slice/$u && [ \"\$(sd_high $u)\" != max ]"
+	r0=$(prop $UNIT NRestarts)
+	expect "the whole unit is SIGKILLed" systemctl kill --signal=SIGKILL $UNIT
+	expect "ExecStopPost puts MemoryHigh= back" wait_for 60 eval "[ \"\$(prop $u MemoryHigh)\" = infinity ]"
+	expect "systemd restarts the daemon" wait_for 60 eval '[ "$(prop $UNIT NRestarts)" -gt "$r0" ] && active'
+	expect "which holds the unit again" wait_for 30 eval "held system.slice/$u && sd_truthful $u"
+	sd_diag $u
+	systemctl stop $u
+}
+
+# (issue 12, test 5) oomkit run in a job of patterns: systemd starts the
+# process in a transient scope (keeping its pid) in the slice the pattern
+# names, and the job adopts the scope.
+check_sd_run_scope() {
+	local pid scope
+	sd_daemon
+	start_in_job pid sdrun "$HOG" 4
+	scope=sdrun-oomkit-run-$pid.scope
+	expect "the process runs with its pid" wait_for 30 rss_at_least "$pid" 4
+	expect "in the scope systemd made ($(cgroup_of "$pid"))" [ "$(cgroup_of "$pid")" = /sdrun.slice/$scope ]
+	expect "systemd says the scope is active" [ "$(prop $scope ActiveState)" = active ]
+	expect "in sdrun.slice" [ "$(prop $scope Slice)" = sdrun.slice ]
+	expect "systemctl status shows it under the slice" eval "systemctl status sdrun.slice | grep -q '$scope'"
+	expect "the job adopts and holds the scope" wait_for 30 held sdrun.slice/$scope
+	expect "its limit went through systemd (MemoryMax=$(prop $scope MemoryMax))" \
+		[ "$(prop $scope MemoryMax)" = $((64 << 20)) ]
+	expect "and the hold (MemoryHigh=$(prop $scope MemoryHigh))" \
+		[ "$(prop $scope MemoryHigh)" = "$(cat $CG/sdrun.slice/$scope/memory.high)" ]
+	expect "oomkit status shows it" eval "oomkit --socket $SOCK status | grep -q 'sdrun \[$scope\]'"
+	expect "oomkit run in a job without a scope pattern is refused" eval \
+		"! oomkit --socket $SOCK run --job sdheld -- true 2>/dev/null"
+	((check_failed)) && journal $UNIT | tail -n 30 | sed 's/^/sdguest:   oomkitd: /'
+	kill_quietly "$pid"
 }
 
 # Everything the daemon did in this boot - start, kills, reports, reloads, a
