@@ -189,9 +189,9 @@ static void check_record(char *line)
 	/* Exactly the fields a record of its kind has, so the line comes back whole. */
 	if (r.n == 8 && protocol_parse_machine(&r, &m) == 0)
 		put = protocol_put_machine(&b, &m);
-	else if (r.n == 14 && protocol_parse_job(&r, &j) == 0)
+	else if (r.n == 15 && protocol_parse_job(&r, &j) == 0)
 		put = protocol_put_job(&b, &j);
-	else if (r.n == 9 && protocol_parse_proc(&r, &p) == 0)
+	else if (r.n == 10 && protocol_parse_proc(&r, &p) == 0)
 		put = protocol_put_proc(&b, &p);
 	else if (r.n == 8 && protocol_parse_report(&r, &rep) == 0)
 		put = protocol_put_report(&b, &rep);
