@@ -330,7 +330,9 @@ check_stop_releases() {
 SD_STATE=/run/oomkit/systemd-units
 
 sd_config() {
-	{ daemon_section; cat; } >"$OOMKITD_CONF" <<-EOF
+	# A prompt waits half the delay: longer than a daemon-reload takes under
+	# emulation on a loaded machine.
+	{ daemon_section | sed 's/^delay = .*/delay = 120s/'; cat; } >"$OOMKITD_CONF" <<-EOF
 
 	[job sdbatch]
 	priority = 100
