@@ -147,6 +147,7 @@ f=$(spawn next 100)
 check "next: handled while greedy's hook runs out" wait_for 20 dead "$f"
 check "next: by the daemon" wait_for 20 has_report_of next
 check "next: the kernel killed nothing in it" grep -q "^oom_kill 0" "$R/next/memory.oom_control"
+echo "figures: next (no hook): OOM -> kill $(json_get "$(report_of next)" "r['timings_ms']['action']") ms"
 check "greedy: the victim is killed" wait_for 20 dead "$e"
 check "greedy: the hook was killed in its memcg" wait_for 20 test "$(hook_field greedy 0 signal 2>/dev/null)" = SIGKILL
 check "greedy: by its memcg's OOM killer" test "$(slot_kills)" -gt "$before_kills"
