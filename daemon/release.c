@@ -2,15 +2,19 @@
 /* release.c - see release.h. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
 #include "release.h"
 #include "scope.h"
+#include "sdbus.h"
+#include "tracker.h"
 
 struct release {
 	oomkit_ctx *ctx;
 	unsigned released, failed;
+	bool systemd; /* a systemd machine: its units are put back by the helper */
 };
 
 /* Gives the kernel OOM killer back to one memcg the daemon held. */
@@ -27,7 +31,41 @@ static void release_one(struct release *w, const char *rel)
 	}
 }
 
-/* Only what this daemon holds: the machine and its configured jobs.  Any
+static void on_instance(void *data, const char *rel, unsigned pattern, bool added)
+{
+	struct release *w = data;
+	char unit[SDBUS_UNIT_MAX];
+
+	(void)pattern;
+	/* A unit's cgroup is systemd's: the helper's state file puts back what
+	 * oomkitd changed there (sdbus_release), through systemd, and a write
+	 * here would clobber the unit's own MemoryHigh= behind its back. */
+	if (added && !(w->systemd && sdbus_unit_of(rel, unit, sizeof(unit))))
+		release_one(w, rel);
+}
+
+/* The cgroups the jobs' patterns match now: the daemon's instances. */
+static void release_instances(struct release *w, const struct config *cfg)
+{
+	struct tracker *t = NULL;
+	const char **patterns;
+	int r;
+
+	if (!cfg->n_cgroups || !(patterns = calloc(cfg->n_cgroups, sizeof(*patterns))))
+		return;
+	for (unsigned i = 0; i < cfg->n_cgroups; i++)
+		patterns[i] = cfg->cgroups[i].pattern;
+	r = tracker_new(oomkit_memory_root(w->ctx), patterns, cfg->n_cgroups, on_instance, w, &t);
+	free(patterns);
+	if (r >= 0 && (r = tracker_start(t)) < 0)
+		log_err("cannot walk the jobs' cgroup patterns: %s", strerror(-r));
+	if (r < 0)
+		w->failed++;
+	tracker_free(t);
+}
+
+/* Only what this daemon holds: the machine, its configured jobs and the
+ * instances its patterns match.  Any
  * memcg below them held by another handler (a delegated owner's own
  * liboomkit handler, whose guardian answers for it) keeps its hold. */
 int release_run(struct config *cfg)
@@ -53,6 +91,8 @@ int release_run(struct config *cfg)
 			snprintf(rel, sizeof(rel), "%s/%s", cfg->machine_rel, cfg->jobs[i].name);
 			release_one(&w, rel);
 		}
+		w.systemd = sdbus_systemd_machine(oomkit_memory_root(w.ctx));
+		release_instances(&w, cfg);
 	}
 	log_notice("released: the kernel OOM killer is back in %u cgroups%s", w.released,
 		   w.failed ? " (some failed)" : "");

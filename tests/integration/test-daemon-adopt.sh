@@ -106,7 +106,23 @@ sed -i 's/^priority = 100$/priority = 150/' "$TMP/oomkitd.conf"
 kill -HUP "$DPID"
 check "the reload is applied" wait_for 10 logged "reloaded $TMP/oomkitd.conf"
 check "an instance kept across a reload is not adopted again" test "$(count_logged "batch [svc-3]: adopted")" = 1
-stop_daemon
+
+# The daemon and its guardian killed together (a whole-unit SIGKILL): the
+# unit's ExecStopPost, oomkitd --release, gives the kernel killer back to
+# the instances too, and to nothing its patterns do not match.
+held_off() { grep -q "oom_kill_disable 1" "$R/$1/memory.oom_control"; }
+mkdir "$R/ext/other-held" && echo 1 >"$R/ext/other-held/memory.oom_control"
+check "an instance is held before" held_off ext/svc-3
+guardian=$(pgrep -P "$DPID" -x oomkit-guardian)
+kill -9 "$DPID" $guardian
+wait "$DPID" 2>/dev/null
+DPID=
+check "with nobody left to give it back" held_off ext/svc-3
+"$OOMKITD" -c "$TMP/oomkitd.conf" --release >>"$TMP/log" 2>&1
+check "oomkitd --release exits 0" test $? = 0
+check "--release gives the instance its kernel killer back" eval '! held_off ext/svc-3'
+check "and the other instances" eval '! held_off ext/svc-1'
+check "a held cgroup no pattern matches keeps its hold" held_off ext/other-held
 
 # Bad input.  A pattern that takes in the daemon's own memcg (its reserve,
 # $M-daemon) is refused at start, naming file:line.
