@@ -400,7 +400,7 @@ sd_truthful() { # unit
 # job's chain (kill-newest) runs inside the unit, the keeper lives, systemd
 # says the unit is active, and what it says of MemoryHigh= is the hold.
 check_sd_unit_limit() {
-	local u=sdbatch-1.service k0 r0 keeper hog report
+	local u=sdbatch-1.service k0 r0 keeper hog report helper
 	sd_daemon
 	k0=$(vmstat_oom_kill) r0=$(report_count)
 	sd_unit ${u%.service} 64M 128
@@ -411,6 +411,12 @@ check_sd_unit_limit() {
 	expect "and MemoryMax= is the unit's own" [ "$(prop $u MemoryMax)" = $((64 << 20)) ]
 	expect "oomkit status shows the instance under its job" eval \
 		"oomkit --socket $SOCK status | grep -q 'sdbatch \[$u\]'"
+	helper=$(pgrep -x oomkitd-systemd)
+	expect "D-Bus is not in the daemon: no libsystemd in its memory" eval "! grep -q libsystemd /proc/$(main_pid)/maps"
+	expect "the systemd helper holds it, unlocked" eval \
+		"grep -q libsystemd /proc/$helper/maps && [ \"\$(kv /proc/$helper/status VmLck:)\" = 0 ]"
+	data "sdbus helper_rss_kib=$(kv /proc/"$helper"/status VmRSS:) helper_locked_kib=$(kv /proc/"$helper"/status VmLck:)" \
+		"daemon_rss_kib=$(kv /proc/"$(main_pid)"/status VmRSS:) daemon_locked_kib=$(kv /proc/"$(main_pid)"/status VmLck:)"
 	echo go >/run/sdd/sdbatch-1.go
 	expect "the hog starts" wait_for 30 eval "[ -s /run/sdd/sdbatch-1.hog ]"
 	hog=$(cat /run/sdd/sdbatch-1.hog)
