@@ -80,7 +80,7 @@ static void show_step(const struct json *s)
 		printf("      ... and %lu more\n", total - ranking->n);
 }
 
-static void show(const struct json *root)
+static void show_scope(const struct json *root)
 {
 	const struct json *steps = json_get(root, "steps"), *ex = json_get(root, "excluded");
 	const struct json *dec = json_get(root, "decision");
@@ -113,6 +113,24 @@ static void show(const struct json *root)
 	}
 	if (dec)
 		show_verdict("the chain:", dec);
+}
+
+/* One scope's document, or a job's instances, one after the other. */
+static void show(const struct json *root)
+{
+	const struct json *inst = json_get(root, "instances");
+
+	if (!inst) {
+		show_scope(root);
+		return;
+	}
+	if (inst->n == 0)
+		printf("job %s: no instance now\n", TTY(jstr(root, "job"), 40));
+	for (size_t i = 0; i < inst->n; i++) {
+		if (i)
+			putchar('\n');
+		show_scope(inst->items[i]);
+	}
 }
 
 int cmd_explain(struct cli *cli, int argc, char **argv)

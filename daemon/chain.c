@@ -743,13 +743,28 @@ static int take_input(struct chain *c, struct snapshot *snap, const struct scope
 	return 0;
 }
 
-int chain_explain(struct chain *c, const struct scope *scope, char *buf, size_t cap)
+static void explain_scope(struct chain *c, struct snapshot *s, const struct scope *scope, unsigned *order,
+			  struct oomkit__json *w)
+{
+	struct policy_input in;
+	int r = take_input(c, s, scope, 0, &in);
+
+	if (r < 0) {
+		w->err = w->err ? w->err : r;
+		return;
+	}
+	const struct explain_head h = {.machine = scope->kind == SCOPE_KIND_MACHINE,
+				       .job = scope->kind == SCOPE_KIND_MACHINE ? NULL : scope->label,
+				       .cgroup = scope->rel};
+	explain_write(w, &h, &in, order);
+}
+
+int chain_explain(struct chain *c, const struct scope *scope, const char *instances_of, char *buf, size_t cap)
 {
 	/* A snapshot of its own, made now and freed after: the OOM path's may
 	 * be in use by an OOM under way (a shed, a prompt), and this path
 	 * allocates, which the OOM path never does. */
 	struct snapshot *s = calloc(1, sizeof(*s));
-	struct policy_input in;
 	struct oomkit__json w;
 	unsigned *order = NULL;
 	int r = s ? snapshot_init(s, c->ctx, c->scopes, c->snap->max_pids) : -ENOMEM;
@@ -758,14 +773,25 @@ int chain_explain(struct chain *c, const struct scope *scope, char *buf, size_t 
 		s->lend = c->snap->lend;
 		snapshot_configure(s, c->snap->cfg);
 		order = calloc(c->snap->max_pids, sizeof(*order));
-		r = order ? take_input(c, s, scope, 0, &in) : -ENOMEM;
+		r = order ? 0 : -ENOMEM;
 	}
 	if (r == 0) {
-		const struct explain_head h = {.machine = scope->kind == SCOPE_KIND_MACHINE,
-					       .job = scope->kind == SCOPE_KIND_MACHINE ? NULL : scope->label,
-					       .cgroup = scope->rel};
 		oomkit__json_init(&w, -1, buf, cap);
-		explain_write(&w, &h, &in, order);
+		if (!instances_of) {
+			explain_scope(c, s, scope, order, &w);
+		} else {
+			/* Each instance is a scope of its own, with OOMs of its own. */
+			oomkit__json_open(&w, NULL, '{');
+			oomkit__json_u64(&w, "oomkitd_explain", 1);
+			oomkit__json_str(&w, "job", instances_of);
+			oomkit__json_open(&w, "instances", '[');
+			for (const struct scope *i = scope_next_instance(c->scopes, instances_of, NULL); i;
+			     i = scope_next_instance(c->scopes, instances_of, i))
+				explain_scope(c, s, i, order, &w);
+			oomkit__json_close(&w, ']');
+			oomkit__json_close(&w, '}');
+			oomkit__json_newline(&w);
+		}
 		r = oomkit__json_end(&w);
 	}
 	free(order);

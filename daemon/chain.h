@@ -59,10 +59,13 @@ enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct
 			      unsigned first_step);
 
 /* `oomkit explain`: what scope's chain would do if it ran out of memory
- * now, as explain.h's JSON document, into buf (cap bytes).  Returns its
- * length; -EMSGSIZE if it does not fit, -errno if the processes cannot be
- * read.  Allocates (a snapshot of its own): never on the OOM path. */
-int chain_explain(struct chain *c, const struct scope *scope, char *buf, size_t cap);
+ * now, as explain.h's JSON document, into buf (cap bytes); or, with
+ * instances_of a job's name (scope unused), {"oomkitd_explain": 1, "job":
+ * NAME, "instances": [...]}, one document per instance of the job.
+ * Returns its length; -EMSGSIZE if it does not fit, -errno if the processes
+ * cannot be read.  Allocates (a snapshot of its own): never on the OOM path. */
+int chain_explain(struct chain *c, const struct scope *scope, const char *instances_of, char *buf,
+		  size_t cap);
 
 /* Whether scope's victim is still exiting: an OOM event then is the same OOM
  * signalling again, not a new one (the kernel's killer waits likewise). */

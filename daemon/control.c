@@ -1342,10 +1342,13 @@ static bool explaining(const struct control *ctl)
 static void cmd_explain(struct control *ctl, struct client *c, const char *job)
 {
 	const struct scope *s = job[0] ? scope_by_name(ctl->scopes, job) : &ctl->scopes->machine;
+	const struct config_job *cj = job[0] ? config_find_job(ctl->cfg, job) : NULL;
+	/* A job that adopts cgroups is its instances, however many there are now. */
+	bool instances = job[0] && (scope_next_instance(ctl->scopes, job, NULL) || (cj && cj->n_cgroups));
 	char *text;
 	int n;
 
-	if (!s) {
+	if (!s && !instances) {
 		put_error(c, "no job %s", job);
 		return;
 	}
@@ -1357,10 +1360,10 @@ static void cmd_explain(struct control *ctl, struct client *c, const char *job)
 		put_error(c, "out of memory");
 		return;
 	}
-	n = chain_explain(ctl->chain, s, text, CONTROL_EXPLAIN_MAX);
+	n = chain_explain(ctl->chain, s, instances ? job : NULL, text, CONTROL_EXPLAIN_MAX);
 	if (n < 0) {
 		free(text);
-		put_error(c, "cannot explain %s: %s", s->label, strerror(-n));
+		put_error(c, "cannot explain %s: %s", s ? s->label : job, strerror(-n));
 		return;
 	}
 	/* Only what was written stays held while it is sent. */

@@ -27,7 +27,13 @@ priority = 100
 
 [job hi]
 priority = 900
+
+[job inst]
+cgroup = $M/ext/svc-*
+policy = kill-largest, kernel
 EOF2
+# The job's instances: cgroups that exist before the daemon adopts them.
+mkdir -p "$R/ext/svc-1" "$R/ext/svc-2" || fail "cannot make the instances' cgroups"
 sed -i '1a protect = comm:brake' "$TMP/oomkitd.conf" # into [oomkitd]: the machine's rule
 start_daemon
 
@@ -134,6 +140,20 @@ check "machine OOM: the report's victim is explain's" \
 wait_for 20 rss_at_least "$x" $((size << 10)) || fail "machine: the brake did not reach its size"
 check "machine OOM: one OOM, one kill" test "$(ls "$TMP"/reports/oom-*-machine.json | wc -l)" = 1
 kill -9 "$x" 2>/dev/null
+
+# A job that adopts cgroups: each instance explained on its own.
+i1=$(spawn ext/svc-1 8)
+i2=$(spawn ext/svc-2 4)
+"$OOMKIT" explain inst --json > "$TMP/inst.json" || fail "explain inst failed"
+check "explain instances: one document per instance" \
+	test "$(py "$TMP/inst.json" "sorted(i['cgroup'] for i in r['instances'])")" = "['$M/ext/svc-1', '$M/ext/svc-2']"
+check "explain instances: each ranks its own processes" \
+	test "$(py "$TMP/inst.json" "sorted([c['pid'] for c in i['steps'][0]['ranking']] for i in r['instances'])")" \
+	= "$(python3 -c 'import sys; print(sorted([[int(sys.argv[1])], [int(sys.argv[2])]]))' "$i1" "$i2")"
+"$OOMKIT" explain inst > "$TMP/inst.txt" || fail "explain inst (text) failed"
+cat "$TMP/inst.txt"
+check "explain instances (text): both shown" test "$(grep -c '^job inst \[' "$TMP/inst.txt")" = 2
+kill -9 "$i1" "$i2" 2>/dev/null
 
 # Errors: an unknown job, and other users without readonly_status.
 out=$("$OOMKIT" explain nosuchjob 2>&1)
