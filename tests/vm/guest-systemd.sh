@@ -323,6 +323,38 @@ check_stop_releases() {
 
 # ------------------------------------------------------------ with systemd (issue 12)
 
+# Hooks under the unit (oomkitd.conf(5), HOOKS): run by the daemon's hook
+# runner, in a memcg of their own below the machine's -hooks, inside the
+# unit's sandbox: /run/oomkit is writable to them, /var is not.
+check_hooks() {
+	local hog
+	{ daemon_section; cat; } >"$OOMKITD_CONF" <<-EOF
+
+	[job hooked]
+	priority = 500
+	limit = 48M
+	policy = kill-largest, kernel
+	before_kill = /bin/sh -c "cat /proc/self/cgroup >/run/oomkit/hook-cgroup; touch /var/hook || echo ro >/run/oomkit/hook-ro"
+	after_kill = /bin/sh -c "test -e /proc/\$OOMKIT_PID/status || echo gone >/run/oomkit/hook-after"
+	EOF
+	rm -f /run/oomkit/hook-*
+	expect "the daemon restarts with a job that has hooks" timeout 120 systemctl restart $UNIT
+	expect "its hook runner runs" wait_for 30 pgrep -x oomkit-hook-run
+	start_in_job hog hooked "$HOG" 128
+	expect "the hog in hooked (limit 48M) dies" wait_for 60 dead "$hog"
+	wait "$hog" 2>/dev/null
+	expect "before_kill ran below $MACHINE-hooks ($(cat /run/oomkit/hook-cgroup 2>/dev/null))" \
+		wait_for 10 grep -q "^0::/.*$MACHINE-hooks/[0-9]\$" /run/oomkit/hook-cgroup
+	expect "inside the unit's sandbox: /var is read-only to it" [ -s /run/oomkit/hook-ro ]
+	expect "after_kill saw the victim gone" wait_for 10 grep -q gone /run/oomkit/hook-after
+	expect "the report records both hooks" wait_for 10 eval "grep -q '\"hook\":\"after_kill\"' \"\$(newest_report)\""
+	if ((check_failed)); then
+		journal $UNIT | tail -n 30 | sed 's/^/sdguest:   oomkitd: /'
+	fi
+	daemon_config
+	expect "the daemon restarts with the checks' configuration" timeout 120 systemctl restart $UNIT
+}
+
 # The jobs of the systemd checks adopt units by pattern: sdbatch's and
 # sdheld's are services the checks start with their own MemoryMax=, sdrun's
 # the scopes `oomkit run` asks systemd for.  The daemon runs as its unit with
