@@ -14,6 +14,7 @@
 #     ahead at the hook's timeout and the hook is reported lost; a runner
 #     that dies leaves hooks not run, and kills go on;
 #   - the runner exits with the daemon, and the hooks' memcgs are removed.
+#   - a machine OOM runs the victim's job's before_kill, told that job.
 . "$(dirname "$0")/daemon-lib.sh"
 require_kernel
 [ -x "${OOMKIT_HOOK_RUNNER:-}" ] || { echo "FAIL: \$OOMKIT_HOOK_RUNNER is not an executable" >&2; exit 1; }
@@ -181,5 +182,32 @@ h=$(spawn missing 100)
 check "dead runner: the victim is killed all the same" wait_for 20 dead "$h"
 check "dead runner: the report says the hook was not run" wait_for 20 test "$(hook_field missing 0 ended 2>/dev/null) $(json_get "$(report_of missing)" "r['decision']['victim_pid']")" = "not run $h"
 check "dead runner: the daemon is alive" kill -0 "$DPID"
+stop_daemon
+
+# A machine OOM: the victim's job's hooks run, told the victim's job.
+rm_tree "$R-hooks"
+write_config 96M "report, kill-lowest, kernel" 4s <<EOF2
+[job low]
+priority = 100
+policy = report, kernel
+before_kill = $TMP/hook machine
+
+[job high]
+priority = 900
+policy = report, kernel
+EOF2
+start_daemon
+keep=$(spawn high 32)
+check "machine: high's process holds 32 MiB" wait_for 20 usage_at_least high $((30 << 20))
+v=$(spawn low 100)
+check "machine: the victim in low dies" wait_for 20 dead "$v"
+check "machine: high's process lives" alive "$keep"
+mrep() { ls "$TMP/reports"/oom-*-machine.json 2>/dev/null | sort | tail -n 1; }
+check "machine: a machine report" wait_for 20 test -n "$(mrep)"
+check "machine: by kill-lowest" test "$(json_get "$(mrep)" "r['decision']['policy']")" = kill-lowest
+check "machine: its before_kill ran, told the victim's job" env_is machine "OOMKIT_JOB=low"
+check "machine: and the victim" env_is machine "OOMKIT_PID=$v"
+check "machine: the report records it" test "$(json_get "$(mrep)" "r['hooks'][0]['hook']") $(json_get "$(mrep)" "r['hooks'][0]['ended']")" = "before_kill exited"
+kill "$keep"
 stop_daemon
 echo "$T_PASSED passed, $T_FAILED failed"
