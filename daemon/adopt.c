@@ -81,11 +81,16 @@ static void set_limit(struct adopt *a, struct scope *s)
 
 /* ------------------------------------------------------------ limits */
 
-/* Whether the instance's OOM is taken over (held) now. */
-static bool held(struct adopt *a, const struct scope *s)
+/* Takes the instance over if it has a limit now: true then.  Not by what
+ * memory.high reads: systemd makes a restarted unit's cgroup with the hold
+ * it was told (MemoryHigh=), which looks held and is nobody's until the
+ * daemon takes it over; a take-over of a held cgroup is harmless. */
+static bool take_over_if_limited(struct adopt *a, struct scope *s)
 {
 	struct oomkit_cgroup_memory m;
-	return oomkit_cgroup_memory(a->ctx, s->rel, &m) >= 0 && m.oom_kill_disable;
+	if (oomkit_cgroup_memory(a->ctx, s->rel, &m) < 0 || m.limit_bytes == OOMKIT_UNLIMITED)
+		return false;
+	return handler_watch(a->handler, s, a->cfg->delay_ms) == 0;
 }
 
 static void stop_waiting(struct adopt *a, struct scope *s)
@@ -108,7 +113,7 @@ static void wait_for_limit(struct adopt *a, struct scope *s)
 	char path[PATH_MAX];
 	unsigned i = scope_index(a->scopes, s);
 
-	if (a->dry_run || held(a, s))
+	if (a->dry_run || take_over_if_limited(a, s))
 		return;
 	if (!a->limit_wd && !(a->limit_wd = calloc(a->scopes->max_jobs, sizeof(*a->limit_wd))))
 		return;
@@ -127,9 +132,9 @@ static void wait_for_limit(struct adopt *a, struct scope *s)
 	if (wd < 0)
 		return;
 	a->limit_wd[i] = wd;
-	/* Written before the watch was there. */
-	handler_hold_after_limit(a->handler, s, a->cfg->delay_ms);
-	if (held(a, s))
+	/* Written before the watch was there (or before the take-over that
+	 * setup() tried). */
+	if (take_over_if_limited(a, s))
 		stop_waiting(a, s);
 }
 
@@ -151,8 +156,7 @@ static void on_limit(void *data, uint32_t index, uint32_t events)
 				struct scope *s = &a->scopes->jobs[i];
 				if (a->limit_wd[i] != ie->wd || !s->in_use || s->kind != SCOPE_KIND_INSTANCE)
 					continue;
-				handler_hold_after_limit(a->handler, s, a->cfg->delay_ms);
-				if (held(a, s)) {
+				if (take_over_if_limited(a, s)) {
 					log_info("%s: has a limit now; taken over", s->label);
 					stop_waiting(a, s);
 				}

@@ -506,6 +506,44 @@ check_sd_hold_reload() {
 	systemctl stop $u
 }
 
+# A restart of an adopted unit (a new cgroup at the same path): systemd
+# makes the new cgroup with the hold already in it (the runtime MemoryHigh=
+# it was told), the daemon adopts it again and its chain runs in it.
+check_sd_unit_restart() {
+	local u=sdbatch-3.service pid0 keeper hog k0
+	sd_daemon
+	mkdir -p /run/sdd
+	rm -f /run/sdd/sdbatch-3.* && mkfifo /run/sdd/sdbatch-3.go
+	# systemd reads "$$" as a "$".
+	cat >/run/systemd/system/$u <<-EOF
+	[Service]
+	MemoryMax=64M
+	OOMPolicy=continue
+	ExecStartPre=/bin/rm -f /run/sdd/sdbatch-3.keeper /run/sdd/sdbatch-3.hog
+	ExecStart=/bin/sh -c '$HOG 4 & echo \$\$! >/run/sdd/sdbatch-3.keeper; read x </run/sdd/sdbatch-3.go; $HOG 128 1024 2000 & echo \$\$! >/run/sdd/sdbatch-3.hog; wait'
+	EOF
+	systemctl daemon-reload
+	expect "the unit starts" timeout 60 systemctl start $u
+	expect "it is adopted and held" wait_for 30 eval "held system.slice/$u && sd_truthful $u"
+	pid0=$(prop $u MainPID)
+	expect "systemctl restart of the unit succeeds" timeout 60 systemctl restart $u
+	expect "a new main process" [ "$(prop $u MainPID)" != "$pid0" ]
+	expect "the new cgroup is held: systemd kept the hold ($(prop $u MemoryHigh))" \
+		wait_for 30 eval "held system.slice/$u && sd_truthful $u"
+	expect "the daemon adopted it again" wait_journal 30 $UNIT "sdbatch \[$u\]: adopted" 1
+	expect "the new keeper runs" wait_for 30 eval "[ -s /run/sdd/sdbatch-3.keeper ]"
+	keeper=$(cat /run/sdd/sdbatch-3.keeper) k0=$(vmstat_oom_kill)
+	echo go >/run/sdd/sdbatch-3.go
+	expect "the hog starts" wait_for 30 eval "[ -s /run/sdd/sdbatch-3.hog ]"
+	hog=$(cat /run/sdd/sdbatch-3.hog)
+	expect "the job's chain kills the hog in the restarted unit" wait_for 60 dead "$hog"
+	expect "the keeper lives" alive "$keeper"
+	expect "the kernel OOM killer killed nothing" [ "$(vmstat_oom_kill)" = "$k0" ]
+	sd_diag $u
+	systemctl stop $u
+	rm -f /run/systemd/system/$u
+}
+
 # What the daemon changed in systemd is put back however it ends: stopped
 # (the daemon itself), its main process killed (its helper, which outlives
 # it), the whole unit killed (ExecStopPost=oomkitd --release, from the
