@@ -15,6 +15,7 @@
 #     that dies leaves hooks not run, and kills go on;
 #   - the runner exits with the daemon, and the hooks' memcgs are removed.
 #   - a machine OOM runs the victim's job's before_kill, told that job.
+#   - nine hooks at once in eight slots: the ninth is not run, its kill goes on.
 . "$(dirname "$0")/daemon-lib.sh"
 require_kernel
 [ -x "${OOMKIT_HOOK_RUNNER:-}" ] || { echo "FAIL: \$OOMKIT_HOOK_RUNNER is not an executable" >&2; exit 1; }
@@ -209,5 +210,23 @@ check "machine: its before_kill ran, told the victim's job" env_is machine "OOMK
 check "machine: and the victim" env_is machine "OOMKIT_PID=$v"
 check "machine: the report records it" test "$(json_get "$(mrep)" "r['hooks'][0]['hook']") $(json_get "$(mrep)" "r['hooks'][0]['ended']")" = "before_kill exited"
 kill "$keep"
+stop_daemon
+
+# Nine hooks at once, eight slots: the ninth is not run, its kill goes on.
+rm_tree "$R-hooks"
+for i in 1 2 3 4 5 6 7 8 9; do
+	printf '[job busy%s]\nlimit = 32M\npolicy = kill-largest, kernel\nbefore_kill = /bin/sleep 1003\nhook_timeout = 6s\n\n' "$i"
+done | write_config 1G "report, kill-lowest, kernel" 8s
+start_daemon
+pids=
+for i in 1 2 3 4 5 6 7 8 9; do pids="$pids $(spawn busy$i 64)"; done
+all_dead() { for p in $pids; do alive "$p" && return 1; done; return 0; }
+check "busy: all nine victims are killed" wait_for 30 all_dead
+busy_runs() { cat "$TMP/reports"/oom-*-busy*.json 2>/dev/null | grep -o '"ended":"[a-z ]*"' | sort | uniq -c | tr -s ' ' | tr '\n' ';'; }
+nine_reports() { [ "$(ls "$TMP/reports"/oom-*-busy*.json 2>/dev/null | wc -l)" = 9 ] && ! grep -L '"timings_ms"' "$TMP/reports"/oom-*-busy*.json | grep -q .; }
+check "busy: nine complete reports" wait_for 30 nine_reports
+check "busy: eight hooks timed out, one was not run ($(busy_runs))" test "$(busy_runs)" = " 1 \"ended\":\"not run\"; 8 \"ended\":\"timeout\";"
+check "busy: the one not run says why" grep -q '"error":"Device or resource busy"' "$TMP/reports"/oom-*-busy*.json
+check "busy: logged" grep -q "before_kill not run: 8 hooks run already" "$TMP/log"
 stop_daemon
 echo "$T_PASSED passed, $T_FAILED failed"
