@@ -72,6 +72,9 @@ export OOMKIT_BENCH_PARENT="$TOP"
 # Handlers exec the guardian program of this build, as an installed one would.
 OOMKIT_GUARDIAN="$(cd "$BUILD" && pwd)/lib/oomkit-guardian"
 export OOMKIT_GUARDIAN
+# oomkitd execs this build's hook runner likewise.
+OOMKIT_HOOK_RUNNER="$(cd "$BUILD" && pwd)/daemon/oomkit-hook-runner"
+export OOMKIT_HOOK_RUNNER
 
 # The machine's load average at the start and at the end of the run goes
 # with the figures: on a shared machine it says what they were measured under.

@@ -58,7 +58,7 @@ static int wait_ready(int sock)
 	return n == (ssize_t)sizeof(m) && m.op == HOOKPROTO_READY ? 0 : -ECHILD;
 }
 
-void hooks_start(struct hooks *h, const char *program)
+void hooks_start(struct hooks *h, const char *program, bool needed)
 {
 	const char *prog = runner_program(program);
 	char *argv[] = {"oomkit-hook-runner", NULL}, *envp[] = {NULL};
@@ -81,8 +81,8 @@ void hooks_start(struct hooks *h, const char *program)
 	close(sv[1]);
 	if (pid < 0 || (r = wait_ready(sv[0])) < 0) {
 		r = pid < 0 ? -errno : r;
-		log_err("hooks: the hook runner %s did not start: %s; hooks will not run", prog,
-			strerror(-r));
+		log_at(needed ? LOG_LEVEL_ERR : LOG_LEVEL_NOTICE,
+		       "hooks: the hook runner %s did not start: %s; hooks will not run", prog, strerror(-r));
 		if (pid > 0) {
 			(void)kill(pid, SIGKILL);
 			(void)waitpid(pid, NULL, 0);

@@ -79,8 +79,9 @@ struct hooks {
 
 /* Before privileges are cut: the runner exec'd from program (NULL: the
  * installed one, or $OOMKIT_HOOK_RUNNER), its READY awaited.  A runner that
- * does not start is logged, and every hook is then "not run". */
-void hooks_start(struct hooks *h, const char *program);
+ * does not start is logged (an error if the configuration has hooks:
+ * needed), and every hook is then "not run". */
+void hooks_start(struct hooks *h, const char *program, bool needed);
 
 /* Once liboomkit runs: the slots' memcgs below machine_rel-hooks are made
  * and handed to the runner, and its socket joins the loop.  0 or -errno

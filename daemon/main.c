@@ -612,7 +612,7 @@ int main(int argc, char **argv)
 	/* The hook runner is started before anything is cut: hooks run as the
 	 * daemon was started, not under its allow-list (hooks.h). */
 	if (!d->dry_run)
-		hooks_start(&d->hooks, NULL);
+		hooks_start(&d->hooks, NULL, d->cfg->n_commands > 0);
 	start_systemd_helper(d);
 	/* Capabilities and system calls are cut before liboomkit forks its guardian. */
 	d->kept_ptrace = config_exe_rule_line(d->cfg) != 0;

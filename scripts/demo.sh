@@ -15,6 +15,8 @@ set -u
 
 BUILD=${1:-build}
 OOMKITD=$BUILD/daemon/oomkitd
+# The hook runner of this build, not an installed one.
+export OOMKIT_HOOK_RUNNER="$(cd "$BUILD" && pwd)/daemon/oomkit-hook-runner"
 OOMKIT=$BUILD/cli/oomkit
 HOG=$BUILD/tests/helpers/oomkit-hog
 MEMROOT=/sys/fs/cgroup/memory
