@@ -33,11 +33,11 @@ cleanup() {
 	local rc=$? cg p i
 	trap - EXIT INT TERM
 	[ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-	for cg in "$MACHINE"/*/ "$MACHINE" "$MACHINE-daemon"; do
+	for cg in "$MACHINE"/*/ "$MACHINE" "$MACHINE-daemon" "$MACHINE-hooks"/*/ "$MACHINE-hooks"; do
 		[ -d "$cg" ] || continue
 		for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
 	done
-	for cg in "$MACHINE"/*/ "$MACHINE" "$MACHINE-daemon"; do
+	for cg in "$MACHINE"/*/ "$MACHINE" "$MACHINE-daemon" "$MACHINE-hooks"/*/ "$MACHINE-hooks"; do
 		for i in $(seq 1 50); do
 			[ -d "$cg" ] || break
 			rmdir "$cg" 2>/dev/null && break
