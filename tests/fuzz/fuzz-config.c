@@ -125,7 +125,13 @@ static void check_accepted(struct config *cfg)
 	FUZZ_CHECK(normal_path(cfg->machine) && strcmp(cfg->machine, "/") != 0);
 	FUZZ_CHECK(normal_path(cfg->report_dir) && normal_path(cfg->socket));
 	FUZZ_CHECK(cfg->metrics[0] == '\0' || normal_path(cfg->metrics));
-	unsigned n_cgroups = 0, n_rules = 0;
+	/* The machine's rules ([oomkitd]'s protect, prefer, avoid) are in
+	 * cfg->rules too, beside every job's. */
+	unsigned n_cgroups = 0, n_rules = cfg->n_machine_rules;
+	FUZZ_CHECK(cfg->n_machine_rules <= CONFIG_MAX_RULES);
+	FUZZ_CHECK(cfg->n_machine_rules == 0 ||
+		   (cfg->machine_rules >= cfg->rules &&
+		    cfg->machine_rules + cfg->n_machine_rules <= cfg->rules + cfg->n_rules));
 	for (unsigned i = 0; i < cfg->n_jobs; i++) {
 		check_job(&cfg->jobs[i]);
 		check_cgroups(cfg, i);

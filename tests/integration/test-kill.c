@@ -527,17 +527,24 @@ static void kill_tree(bool freezer)
 	st = tl_wait_exit(forker, 5000);
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 	reap_all();
-	/* Which method did the killing.  With the freezer, every task was
-	 * caught frozen, so the sweep after the thaw found nothing. */
+	/* Which method did the killing.  With the freezer, the freezer killed
+	 * what it held; when every task was caught frozen the sweep after the
+	 * thaw found nothing.  A loaded machine may not freeze them all within
+	 * the library's short wait ("held (not all frozen)"): then the sweep
+	 * may have taken a child forked meanwhile, and the two add up. */
 	int in_freezer = -1, rounds = -1, in_rounds = -1;
-	const char *line = strstr(logbuf, " tasks frozen in freezer cgroup ");
+	const char *line = strstr(logbuf, " in freezer cgroup ");
+	bool all_frozen = strstr(logbuf, " tasks frozen in freezer cgroup ") != NULL;
 	if (line)
 		sscanf(strchr(line, ',') + 1, "%d signalled", &in_freezer);
 	if ((line = strstr(logbuf, " signalled in ")))
 		sscanf(strrchr(logbuf, ':') + 1, "%d signalled in %d rounds", &in_rounds, &rounds);
-	if (freezer) {
+	if (freezer && all_frozen) {
 		assert_int_equal(in_freezer, r);
 		assert_int_equal(in_rounds, -1);
+	} else if (freezer) {
+		assert_true(in_freezer > 0);
+		assert_int_equal(in_freezer + (in_rounds > 0 ? in_rounds : 0), r);
 	} else {
 		assert_int_equal(in_freezer, -1);
 		assert_int_equal(in_rounds, r);
