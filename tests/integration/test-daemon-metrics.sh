@@ -50,10 +50,15 @@ check "shed successes have a counter" has_metric 'oomkit_shed_successes_total{na
 check "nothing is held" has_metric 'oomkit_holds_in_progress 0'
 check "the histograms' buckets go from 1 ms to 10 s" \
 	test "$(buckets)" = '0.001 0.002 0.005 0.01 0.02 0.05 0.1 0.2 0.5 1 2 5 10 +Inf '
-GPID=$(cut -d' ' -f1 "/proc/$DPID/task/$DPID/children")
+# The guardian by name: the daemon has other children (the hook runner).
+GPID=$(pgrep -P "$DPID" -x oomkit-guardian)
 check "the guardian is running" test -n "$GPID"
 check "idle: the daemon's timers are disarmed" disarmed "$DPID"
 check "idle: the guardian's timers are disarmed" disarmed "$GPID"
+for child in $(cat "/proc/$DPID/task/$DPID/children"); do
+	[ "$child" = "$GPID" ] && continue
+	check "idle: no timer armed in the daemon's child $(cat "/proc/$child/comm")" eval "! armed $child"
+done
 
 # An OOM in web: the file follows at once, with no timer.
 a=$(spawn web 64)
