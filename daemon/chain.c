@@ -832,8 +832,12 @@ enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct
 		log_err("%s: cannot list processes: %s; the kernel decides", scope->label, strerror(-r));
 		return OOMKIT_KERNEL;
 	}
-	if (!c->prompt->active)
+	/* Whether anyone could answer is a question about this OOM: asked once it
+	 * is prepared (its scope's owner, its candidates), not of the last one. */
+	if (!c->prompt->active) {
 		prompt_prepare(c->prompt, scope, &in);
+		in.prompt_available = prompt_available(c->prompt);
+	}
 	if (policy_decide(&in, &dec) < 0)
 		return OOMKIT_KERNEL;
 	uint64_t decided = now_ns();
