@@ -59,7 +59,7 @@
 
 static bool v2;
 static const char *cgroot; /* the memory hierarchy's mount */
-static const char *hog_path, *oomkitd_path, *oomkit_path;
+static const char *hog_path, *oomkitd_path, *oomkit_path, *victim_path;
 static char dir[64]; /* this run's config, socket, log and reports */
 static char sock[128], conf[128], logpath[128], reports[128];
 static pid_t daemon_pid;
@@ -663,6 +663,96 @@ static void job_hooks(void)
 	th_check(cg_oom_kills(rel) == 0 && vmstat_oom_kill() == k0, "hooks: the kernel killed nothing");
 }
 
+/* The victim helper (tests/helpers/victim.c) in a job's cgroup: MIB in 1 MiB
+ * steps, answering SIGUSR1 and SIGTERM as MODE says, FILE its witness. */
+static pid_t spawn_victim(const char *job, unsigned mib, const char *mode, const char *file)
+{
+	char rel[128], m[16];
+	snprintf(rel, sizeof(rel), MACHINE "/%s", job);
+	snprintf(m, sizeof(m), "%u", mib);
+	struct th_spawn how = {.cgroup = cg_file(rel, "")};
+	char *argv[] = {(char *)victim_path, m, (char *)mode, (char *)file, NULL};
+	return th_spawn(&how, argv);
+}
+
+/* Reads a witness file the victim writes; false while it is not there. */
+static bool witness(const char *name, char *buf, size_t len)
+{
+	char path[300];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	uint64_t end = th_now_ms() + 20000;
+	do {
+		if (th_read_file(path, buf, len) > 0)
+			return true;
+		th_sleep_ms(20);
+	} while (th_now_ms() < end);
+	return false;
+}
+
+/* The shed policy (issue 17) where the hold is memory.high (v2) or the
+ * kernel killer held off (v1): a job at its limit cannot run its SIGUSR1
+ * handler until it is lent headroom; it then gives half back, and the OOM is
+ * resolved with nothing killed and the headroom taken back. */
+static void job_shed(void)
+{
+	const char *rel = MACHINE "/shedder";
+	char path[300], buf[64] = "";
+	uint64_t k0 = vmstat_oom_kill();
+
+	snprintf(path, sizeof(path), "%s/shed-witness", dir);
+	pid_t v = spawn_victim("shedder", 48, "shed", path);
+	th_check(v > 0 && witness("shed-witness", buf, sizeof(buf)) && strncmp(buf, "shed ", 5) == 0,
+		 "shed: the victim at its limit ran its handler and gave memory back (%s)", buf);
+	struct json *r = wait_report("shedder", 20000);
+	const struct json *dec = r ? json_get(r, "decision") : NULL;
+	const struct json *shed = r ? json_get(r, "shed") : NULL;
+	th_check(dec && strcmp(jstr(dec, "action"), "shed") == 0, "shed: the report's decision is shed (%s)",
+		 dec ? jstr(dec, "action") : "no report");
+	th_check(shed && jnum(shed, "lent_bytes") > 0 && jnum(shed, "freed_bytes") > 0,
+		 "shed: it was lent headroom and says what came back (%" PRId64 " bytes)",
+		 shed ? jnum(shed, "freed_bytes") : -1);
+	th_check(r && strstr(jstr(r, "outcome"), "resolved by shedding") != NULL,
+		 "shed: resolved by shedding (%s)", r ? jstr(r, "outcome") : "");
+	json_free(r);
+	th_check(th_alive(v), "shed: nothing was killed");
+	uint64_t end = th_now_ms() + 20000;
+	while (cg_limit(rel) != 32 * MIB && th_now_ms() < end)
+		th_sleep_ms(20);
+	th_check(cg_limit(rel) == 32 * MIB, "shed: the headroom is taken back (%" PRIu64 ")", cg_limit(rel));
+	th_check(cg_oom_kills(rel) == 0 && vmstat_oom_kill() == k0, "shed: the kernel killed nothing");
+	kill(v, SIGKILL);
+	th_wait_exit(v, 10000);
+}
+
+/* A graceful kill: SIGTERM reaches a victim held at its limit (lent the
+ * room to run its handler), which writes its file and exits 0 within
+ * kill_grace; the report says SIGTERM ended it. */
+static void job_graceful(void)
+{
+	const char *rel = MACHINE "/graceful";
+	char path[300], buf[64] = "";
+	uint64_t k0 = vmstat_oom_kill();
+
+	snprintf(path, sizeof(path), "%s/term-witness", dir);
+	pid_t v = spawn_victim("graceful", 48, "term", path);
+	int st = v > 0 ? th_wait_exit(v, 20000) : -1;
+	th_check(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		 "graceful: the victim exited by its own SIGTERM handler (status 0x%x)", st);
+	th_check(witness("term-witness", buf, sizeof(buf)) && strncmp(buf, "term", 4) == 0,
+		 "graceful: and wrote its file first");
+	struct json *r = wait_report("graceful", 20000);
+	check_report("graceful", r, "graceful", "kill-largest", "graceful", v);
+	th_check(r && strcmp(jstr(r, "ended_by"), "SIGTERM") == 0,
+		 "graceful: the report says SIGTERM ended it (%s)", r ? jstr(r, "ended_by") : "");
+	json_free(r);
+	uint64_t end = th_now_ms() + 20000;
+	while (cg_limit(rel) != 32 * MIB && th_now_ms() < end)
+		th_sleep_ms(20);
+	th_check(cg_limit(rel) == 32 * MIB, "graceful: the headroom is taken back (%" PRIu64 ")",
+		 cg_limit(rel));
+	th_check(cg_oom_kills(rel) == 0 && vmstat_oom_kill() == k0, "graceful: the kernel killed nothing");
+}
+
 /* Does what a delegated job's owner may try: as uid, write value to the
  * job's file (or, with value NULL, create a child cgroup named file).
  * Returns 0 or the errno it met. */
@@ -808,6 +898,9 @@ static void scenario_memcg(void)
 	    {"spare", 400, 0, 0, "report, kill-newest, kernel", 0, NULL},
 	    {"shared", 200, 32, 0, NULL, 1000, NULL},
 	    {"hooked", 600, 32, 0, "kill-largest, kernel", 0, hooked_extra()},
+	    {"shedder", 600, 32, 0, "shed, kill-largest, kernel", 0,
+	     "shed_signal = SIGUSR1\nshed_wait = 1s\n"},
+	    {"graceful", 600, 32, 0, "kill-largest, kernel", 0, "kill_signal = SIGTERM\nkill_grace = 1s\n"},
 	};
 	size_t n_jobs = sizeof(jobs) / sizeof(jobs[0]);
 	write_config(160, "2s", jobs, n_jobs);
@@ -833,6 +926,8 @@ static void scenario_memcg(void)
 	machine_oom();
 	job_grow();
 	job_hooks();
+	job_shed();
+	job_graceful();
 	job_delegated();
 	job_reload(jobs, n_jobs);
 	int st = stop_daemon();
@@ -996,9 +1091,12 @@ int main(int argc, char **argv)
 	hog_path = getenv("OOMKIT_HOG");
 	oomkitd_path = getenv("OOMKITD");
 	oomkit_path = getenv("OOMKIT");
-	if (!hog_path || !oomkitd_path || !oomkit_path || access(hog_path, X_OK) ||
-	    access(oomkitd_path, X_OK) || access(oomkit_path, X_OK)) {
-		printf("FAIL: OOMKIT_HOG, OOMKITD and OOMKIT must name the hog, oomkitd and oomkit\n");
+	victim_path = getenv("OOMKIT_VICTIM");
+	if (!hog_path || !oomkitd_path || !oomkit_path || !victim_path || access(hog_path, X_OK) ||
+	    access(oomkitd_path, X_OK) || access(oomkit_path, X_OK) || access(victim_path, X_OK)) {
+		printf(
+		    "FAIL: OOMKIT_HOG, OOMKITD, OOMKIT and OOMKIT_VICTIM must name the hog, oomkitd, oomkit "
+		    "and the victim\n");
 		return 1;
 	}
 	snprintf(dir, sizeof(dir), "/tmp/oomkit-daemon.XXXXXX");
