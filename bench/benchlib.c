@@ -346,13 +346,22 @@ uint64_t bl_proc_wakeups(pid_t pid)
 	return bl_proc_status(pid, "voluntary_ctxt_switches");
 }
 
-pid_t bl_first_child(pid_t pid)
+pid_t bl_child_named(pid_t pid, const char *comm)
 {
-	char file[64], buf[256];
+	char file[64], buf[1024], name[32];
 	snprintf(file, sizeof(file), "task/%d/children", (int)pid);
 	if (read_proc(pid, file, buf, sizeof(buf)) <= 0)
 		return 0;
-	return (pid_t)strtol(buf, NULL, 10);
+	for (char *p = buf, *end; *p; p = end) {
+		pid_t child = (pid_t)strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (read_proc(child, "comm", name, sizeof(name)) > 0 &&
+		    strncmp(name, comm, strlen(comm)) == 0 &&
+		    (name[strlen(comm)] == '\n' || name[strlen(comm)] == '\0'))
+			return child;
+	}
+	return 0;
 }
 
 uint64_t bl_mem_available_kib(void)

@@ -129,8 +129,10 @@ uint64_t bl_proc_cpu_ns(pid_t pid);
  * machine adds to any process that has work to do.) */
 uint64_t bl_proc_wakeups(pid_t pid);
 
-/* The first child of pid (from /proc/PID/task/PID/children), or 0. */
-pid_t bl_first_child(pid_t pid);
+/* The child of pid (from /proc/PID/task/PID/children) whose comm is comm
+ * (at most 15 characters, as the kernel keeps it), or 0: oomkitd's children
+ * are its guardian, its hook runner and, with systemd, its helper. */
+pid_t bl_child_named(pid_t pid, const char *comm);
 
 /* MemAvailable of the machine in KiB, or 0. */
 uint64_t bl_mem_available_kib(void);

@@ -91,6 +91,6 @@ int bench_daemon_start(struct bench_daemon *d, const char *dir, const char *rel,
 		return -1;
 	}
 	d->pid = pid;
-	d->guardian = bl_first_child(pid);
+	d->guardian = bl_child_named(pid, "oomkit-guardian");
 	return 0;
 }
