@@ -125,12 +125,15 @@ run_guest() {
 		echo "N anchor: not run, the build has no guest tier" > "$RAW/anchor.txt"
 		return
 	fi
+	# The D-Bus helper, where the build has one (libsystemd): its libraries too.
+	local helper=
+	[ -x "$BUILD/daemon/oomkitd-systemd" ] && helper="--libs-of $BUILD/daemon/oomkitd-systemd"
 	start=$(date +%s)
 	: > "$RAW/anchor.txt"
 	for i in $(seq 1 "$rounds"); do
 		log="$RAW/anchor-$i.log"
 		bash "$HERE/../tests/vm/systemd.sh" --build "$BUILD" --qexit "$qexit" --with "$hog" \
-			--libs-of "$BUILD/daemon/oomkitd" --libs-of "$BUILD/cli/oomkit" --only oomd_baseline,oomkitd_anchor \
+			--libs-of "$BUILD/daemon/oomkitd" --libs-of "$BUILD/cli/oomkit" $helper --only oomd_baseline,oomkitd_anchor \
 			--env SDG_OOMD_LIMIT=50% --env SDG_OOMD_DURATION=20s --log "$log" >"$RAW/anchor.err" 2>&1
 		rc=$?
 		[ $rc = 0 ] || echo "N anchor: boot $i: systemd.sh exited $rc: $(tail -n 1 "$RAW/anchor.err")" >> "$RAW/anchor.txt"

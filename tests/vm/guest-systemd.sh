@@ -612,7 +612,7 @@ check_no_refused_calls() {
 # ManagedOOMMemoryPressure=kill on a slice holding a unit that keeps data and
 # a unit whose allocations stall at its MemoryHigh=.  Records which unit
 # systemd-oomd killed, after how long, and what the other unit kept, in one
-# DATA line; oomkitd is stopped by now.  The limit and duration are quick
+# DATA line; oomkitd is stopped first.  The limit and duration are quick
 # ones for the test; the benchmark sets Fedora's (SDG_OOMD_LIMIT=50%,
 # SDG_OOMD_DURATION=20s: ManagedOOMMemoryPressureLimit= and
 # DefaultMemoryPressureDurationSec= of its systemd-oomd-defaults).
@@ -620,6 +620,8 @@ check_oomd_baseline() {
 	local slice=oomd-test.slice limit=${SDG_OOMD_LIMIT:-20%} duration=${SDG_OOMD_DURATION:-2s} keeper_rss0 keeper_rss1 victim line t0 t1
 	# Swap, as on the desktops systemd-oomd is made for: the kernel can push
 	# the keeper's data out, which is what the keeper loses.
+	# systemd-oomd alone: a check before may have left oomkitd running.
+	timeout 120 systemctl stop $UNIT
 	fallocate -l 256M /swapfile && chmod 600 /swapfile && mkswap -q /swapfile && swapon /swapfile
 	expect "swap is on" [ "$(kv /proc/meminfo SwapTotal:)" -gt 0 ]
 	mkdir -p /run/systemd/oomd.conf.d
@@ -696,7 +698,8 @@ check_oomkitd_anchor() {
 	priority = 100
 	EOF
 	expect "the anchor's configuration checks" oomkitd --check --config "$OOMKITD_CONF" >/dev/null
-	expect "oomkitd starts on it" timeout 120 systemctl start $UNIT
+	# restart: a check before this one may have left the daemon running.
+	expect "oomkitd (re)starts on it" timeout 120 systemctl restart $UNIT
 	expect "it adopted the keeper" wait_journal 30 $UNIT 'keeper \[oomd-keeper.service\]: adopted'
 	k0=$(vmstat_oom_kill)
 	systemctl start oomd-hog.service
@@ -713,7 +716,13 @@ check_oomkitd_anchor() {
 	t1=$(prop "${victim/none/oomd-hog.service}" ExecMainExitTimestampMonotonic)
 	keeper_rss1=$(kv /proc/"$(prop oomd-keeper.service MainPID)"/status VmRSS: || echo 0)
 	keeper_swap1=$(kv /proc/"$(prop oomd-keeper.service MainPID)"/status VmSwap: || echo 0)
-	journal $UNIT | grep -E 'kill|OOM' | tail -n 4 | sed 's/^/sdguest:   journal: /'
+	if ((check_failed)); then
+		journal $UNIT | tail -n 25 | sed 's/^/sdguest:   journal: /'
+		note "slice: max $(cat "$CG$slice_cg/memory.max") high $(cat "$CG$slice_cg/memory.high")" \
+			"current $(cat "$CG$slice_cg/memory.current"), events $(tr '\n' ' ' <"$CG$slice_cg/memory.events.local")"
+	else
+		journal $UNIT | grep -E 'kill|OOM' | tail -n 4 | sed 's/^/sdguest:   journal: /'
+	fi
 	data "oomkitd workload=pressure machine_limit=96M victim=$victim" \
 		"kill_after_ms=$(((t1 - t0) / 1000))" \
 		"keeper_rss_kib_before=$keeper_rss0 keeper_rss_kib_after=$keeper_rss1 keeper_swap_kib_after=$keeper_swap1"
