@@ -156,6 +156,7 @@ check "greedy: by its memcg's OOM killer" test "$(slot_kills)" -gt "$before_kill
 check "the daemon is alive" kill -0 "$DPID"
 runner=$(pgrep -P "$DPID" -x oomkit-hook-run)
 check "the hook runner is alive" test -n "$runner"
+echo "figures: hook runner $(grep -E '^(VmRSS|RssAnon|RssFile)' "/proc/$runner/status" | tr -s ' \t\n' ' ')"
 
 # A runner that does not answer (stopped): the daemon's own timer gives up
 # on the hook a second after its timeout, and the kill went ahead at it.
