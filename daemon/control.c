@@ -43,7 +43,6 @@
 
 #include "clock.h"
 #include "control.h"
-#include "pattern.h"
 #include "sdbus.h"
 #include "log.h"
 #include "protocol.h"
@@ -1079,42 +1078,14 @@ static void run_failed(struct client *c, const char *job, int r)
 		put_error(c, "cannot move the process into %s: %s", job, strerror(-r));
 }
 
-/* The transient scope for pid in job j, in a place one of its patterns
- * matches: "system.slice/batch-*.scope" gives batch-oomkit-run-PID.scope in
- * system.slice.  A pattern whose parents are not all slices, or whose last
- * component cannot name a scope, gives none. */
+/* The transient scope for pid in job j: the first of its patterns that
+ * can name one (sdbus_scope_for()). */
 static bool run_scope_name(const struct config_job *j, pid_t pid, char *unit, size_t unit_len, char *slice,
 			   size_t slice_len)
 {
-	char tag[32], path[PATTERN_MAX + 64], check[SDBUS_UNIT_MAX];
-	snprintf(tag, sizeof(tag), "oomkit-run-%d", (int)pid);
-	for (unsigned i = 0; i < j->n_cgroups; i++) {
-		const char *pat = j->cgroups[i].pattern, *last = strrchr(pat, '/');
-		last = last ? last + 1 : pat;
-		size_t n = 0, len = strlen(last);
-		bool scope = len > 6 && strcmp(last + len - 6, ".scope") == 0;
-		if ((!scope && last[len - 1] != '*') || memchr(pat, '*', (size_t)(last - pat)))
-			continue;
-		for (const char *p = last; *p && n + sizeof(tag) + 8 < unit_len; p++) {
-			if (*p != '*') {
-				unit[n++] = *p;
-				continue;
-			}
-			n += (size_t)snprintf(unit + n, unit_len - n, "%s%s", tag,
-					      !scope && !p[1] ? ".scope" : "");
-		}
-		unit[n] = '\0';
-		/* The slice: the last parent, or the root slice. */
-		const char *dir_end = last > pat ? last - 1 : pat, *dir = dir_end;
-		while (dir > pat && dir[-1] != '/')
-			dir--;
-		int k = dir_end > dir ? snprintf(slice, slice_len, "%.*s", (int)(dir_end - dir), dir)
-				      : snprintf(slice, slice_len, "-.slice");
-		snprintf(path, sizeof(path), "%.*s%s", (int)(last - pat), pat, unit);
-		if (k > 0 && (size_t)k < slice_len && sdbus_unit_of(path, check, sizeof(check)) &&
-		    pattern_match(pat, path))
+	for (unsigned i = 0; i < j->n_cgroups; i++)
+		if (sdbus_scope_for(j->cgroups[i].pattern, pid, unit, unit_len, slice, slice_len))
 			return true;
-	}
 	return false;
 }
 

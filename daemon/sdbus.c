@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "pattern.h"
 #include "sdbus.h"
 
 #ifndef OOMKITD_SYSTEMD_PROGRAM
@@ -68,6 +69,60 @@ bool sdbus_unit_of(const char *rel, char *unit, size_t len)
 			return true;
 		}
 	return false;
+}
+
+/* Whether dir (n bytes) is where systemd puts the slice named slice:
+ * "a-b.slice" lives at "a.slice/a-b.slice", "-.slice" is the root. */
+static bool slice_path_is(const char *dir, size_t n, const char *slice)
+{
+	char want[PATTERN_MAX];
+	size_t k = 0, len = strlen(slice) - strlen(".slice");
+
+	if (strcmp(slice, "-.slice") == 0)
+		return n == 0;
+	for (size_t i = 0; i <= len; i++) {
+		if (i < len && slice[i] != '-')
+			continue;
+		int w = snprintf(want + k, sizeof(want) - k, "%s%.*s.slice", k ? "/" : "", (int)i, slice);
+		if (w < 0 || (size_t)w >= sizeof(want) - k)
+			return false;
+		k += (size_t)w;
+	}
+	return k == n && memcmp(want, dir, n) == 0;
+}
+
+bool sdbus_scope_for(const char *pattern, pid_t pid, char *unit, size_t unit_len, char *slice,
+		     size_t slice_len)
+{
+	char tag[32], path[PATTERN_MAX + 64], check[SDBUS_UNIT_MAX];
+	const char *last = strrchr(pattern, '/');
+	last = last ? last + 1 : pattern;
+	size_t n = 0, len = strlen(last), dir_len = last > pattern ? (size_t)(last - pattern) - 1 : 0;
+	bool scope = len > 6 && strcmp(last + len - 6, ".scope") == 0;
+
+	snprintf(tag, sizeof(tag), "oomkit-run-%d", (int)pid);
+	/* A "*" to name each run's scope; none above the last component. */
+	if (!strchr(last, '*') || (!scope && last[len - 1] != '*') || memchr(pattern, '*', dir_len))
+		return false;
+	for (const char *p = last; *p; p++) {
+		int w = *p != '*'
+			    ? snprintf(unit + n, unit_len - n, "%c", *p)
+			    : snprintf(unit + n, unit_len - n, "%s%s", tag, !scope && !p[1] ? ".scope" : "");
+		if (w < 0 || (size_t)w >= unit_len - n)
+			return false;
+		n += (size_t)w;
+	}
+	/* The slice: the last parent, or the root's. */
+	const char *dir = pattern + dir_len;
+	while (dir > pattern && dir[-1] != '/')
+		dir--;
+	int k = dir_len ? snprintf(slice, slice_len, "%.*s", (int)(pattern + dir_len - dir), dir)
+			: snprintf(slice, slice_len, "-.slice");
+	if (k <= 0 || (size_t)k >= slice_len)
+		return false;
+	snprintf(path, sizeof(path), "%.*s%s", (int)(last - pattern), pattern, unit);
+	return sdbus_unit_of(path, check, sizeof(check)) && slice_path_is(pattern, dir_len, slice) &&
+	       pattern_match(pattern, path);
 }
 
 int sdbus_state_path(const char *socket, char *buf, size_t len)

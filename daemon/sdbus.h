@@ -40,6 +40,16 @@ bool sdbus_systemd_machine(const char *cgroup_root);
  * delegatee's, not systemd's: false, as for any other path. */
 bool sdbus_unit_of(const char *rel, char *unit, size_t len);
 
+/* A transient scope for pid that pattern matches, as `oomkit run` asks
+ * systemd for: the pattern's "*"s as "oomkit-run-PID"
+ * (system.slice/batch-*.scope gives batch-oomkit-run-PID.scope) and its
+ * parent as the slice, which must be where systemd puts a slice of that name
+ * (a-b.slice is a.slice/a-b.slice; the root's is -.slice).  A pattern whose
+ * last component has no "*" or cannot end in ".scope", or with a "*" above
+ * it, gives none: false. */
+bool sdbus_scope_for(const char *pattern, pid_t pid, char *unit, size_t unit_len, char *slice,
+		     size_t slice_len);
+
 /* The helper's state file beside the control socket (socket's directory). */
 int sdbus_state_path(const char *socket, char *buf, size_t len);
 

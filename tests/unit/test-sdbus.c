@@ -68,6 +68,44 @@ static void test_unit_of_long(void **state)
 	assert_false(sdbus_unit_of("system.slice/batch-17.service", unit, 8));
 }
 
+static void test_scope_for(void **state)
+{
+	static const struct {
+		const char *pattern, *unit, *slice; /* unit NULL: none */
+	} cases[] = {
+	    {"system.slice/batch-*.scope", "batch-oomkit-run-42.scope", "system.slice"},
+	    {"batch.slice/*", "oomkit-run-42.scope", "batch.slice"},
+	    {"batch.slice/*.scope", "oomkit-run-42.scope", "batch.slice"},
+	    {"a.slice/a-b.slice/x-*.scope", "x-oomkit-run-42.scope", "a-b.slice"},
+	    {"run-*.scope", "run-oomkit-run-42.scope", "-.slice"},
+	    /* systemd would put bar.slice at the root, not below foo.slice. */
+	    {"foo.slice/bar.slice/x-*.scope", NULL, NULL},
+	    /* Not a scope, or a "*" above the last component. */
+	    {"system.slice/batch-*.service", NULL, NULL},
+	    {"system.slice/batch-*-x", NULL, NULL},
+	    {"*.slice/x-*.scope", NULL, NULL},
+	    /* Below a unit: a delegated subtree, not systemd's to place. */
+	    {"system.slice/docker.service/x-*.scope", NULL, NULL},
+	    {"user.slice/user-*.slice/user@*.service/app.slice/app-*.scope", NULL, NULL},
+	    /* A fixed name is no place for a new scope of each run. */
+	    {"system.slice/fixed.scope", NULL, NULL},
+	};
+	char unit[SDBUS_UNIT_MAX], slice[SDBUS_UNIT_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool r = sdbus_scope_for(cases[i].pattern, 42, unit, sizeof(unit), slice, sizeof(slice));
+		if (r != (cases[i].unit != NULL))
+			fail_msg("%s: %s", cases[i].pattern, r ? unit : "no scope");
+		if (r) {
+			assert_string_equal(unit, cases[i].unit);
+			assert_string_equal(slice, cases[i].slice);
+		}
+	}
+	/* A name that does not fit is none, never a cut one. */
+	assert_false(sdbus_scope_for("system.slice/batch-*.scope", 42, unit, 12, slice, sizeof(slice)));
+}
+
 static void test_state_path(void **state)
 {
 	char p[64];
@@ -86,6 +124,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_unit_of),
 	    cmocka_unit_test(test_unit_of_long),
+	    cmocka_unit_test(test_scope_for),
 	    cmocka_unit_test(test_state_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
