@@ -394,6 +394,15 @@ sd_daemon() {
 	expect "its systemd helper runs" wait_for 30 pgrep -x oomkitd-systemd
 }
 
+# The end of a systemd check: its unit and the daemon stopped, as the checks
+# after it expect (check_oomd_baseline and check_oomkitd_anchor start from a
+# stopped daemon).
+sd_done() { # unit...
+	(($#)) && systemctl stop "$@" 2>/dev/null
+	timeout 120 systemctl stop $UNIT
+	return 0
+}
+
 # A service of a pattern's: a small keeper at once, and a hog of HOG_MIB
 # once /run/sdd/NAME.go is written to (a fifo); pids in /run/sdd/NAME.*.
 # OOMPolicy=continue: a kernel OOM kill (when oomkitd gives an OOM back)
@@ -461,7 +470,7 @@ check_sd_unit_limit() {
 	expect "it names the hog, kill-newest" grep -q "\"victim_pid\":$hog,.*kill-newest\|kill-newest.*\"victim_pid\":$hog," "$report"
 	expect "the unit is held again, and systemd says so" eval "held system.slice/$u && sd_truthful $u"
 	sd_diag $u
-	systemctl stop $u
+	sd_done $u
 }
 
 # (issue 12, test 4) An OOM is held (the chain asks a prompt that never
@@ -503,7 +512,7 @@ check_sd_hold_reload() {
 	exec {fd}>&-
 	kill_quietly "$prompt"
 	sd_diag $u
-	systemctl stop $u
+	sd_done $u
 }
 
 # A restart of an adopted unit (a new cgroup at the same path): systemd
@@ -540,7 +549,7 @@ check_sd_unit_restart() {
 	expect "the keeper lives" alive "$keeper"
 	expect "the kernel OOM killer killed nothing" [ "$(vmstat_oom_kill)" = "$k0" ]
 	sd_diag $u
-	systemctl stop $u
+	sd_done $u
 	rm -f /run/systemd/system/$u
 }
 
@@ -572,7 +581,7 @@ check_sd_release() {
 	expect "systemd restarts the daemon" wait_for 60 eval '[ "$(prop $UNIT NRestarts)" -gt "$r0" ] && active'
 	expect "which holds the unit again" wait_for 30 eval "held system.slice/$u && sd_truthful $u"
 	sd_diag $u
-	systemctl stop $u
+	sd_done $u
 }
 
 # (issue 12, test 5) oomkit run in a job of patterns: systemd starts the
@@ -598,6 +607,7 @@ check_sd_run_scope() {
 		"! oomkit --socket $SOCK run --job sdheld -- true 2>/dev/null"
 	((check_failed)) && journal $UNIT | tail -n 30 | sed 's/^/sdguest:   oomkitd: /'
 	kill_quietly "$pid"
+	sd_done
 }
 
 # Everything the daemon did in this boot - start, kills, reports, reloads, a
