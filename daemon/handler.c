@@ -107,12 +107,15 @@ static enum oomkit_verdict leave_to_owner(struct handler *h, struct scope *scope
 
 static enum oomkit_verdict on_oom(oomkit_ctx *ctx, const struct oomkit_event *ev, void *userdata)
 {
-	struct handler *h = userdata;
-	struct scope *scope = scope_by_watch(h->scopes, ev->watch);
+	/* The watch's userdata is its scope (handler_watch): no search of the
+	 * table, whatever the number of jobs.  A slot removed or reused since
+	 * holds another watch, or none. */
+	struct scope *scope = userdata;
 	(void)ctx;
 
-	if (!scope)
+	if (!scope->in_use || scope->watch != ev->watch)
 		return OOMKIT_WAIT;
+	struct handler *h = scope->watcher;
 	if (ev->kind == OOMKIT_EVENT_GONE)
 		return on_gone(h, scope, ev);
 	if (ev->kind != OOMKIT_EVENT_OOM)
@@ -212,7 +215,8 @@ int handler_watch(struct handler *h, struct scope *scope, uint64_t delay_ms)
 	int r;
 
 	if (!scope->watch) {
-		r = oomkit_watch_oom(h->ctx, scope->rel, 0, on_oom, h, &scope->watch);
+		scope->watcher = h;
+		r = oomkit_watch_oom(h->ctx, scope->rel, 0, on_oom, scope, &scope->watch);
 		if (r == -ENOENT && scope->kind == SCOPE_KIND_INSTANCE)
 			return r; /* gone already: adopt.c says so */
 		if (r < 0) {

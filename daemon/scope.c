@@ -59,6 +59,15 @@ static void set_label(struct scope *s)
 	memcpy(s->label + n + k, "]", 2);
 }
 
+/* Keeps each job's count of the other scopes within its memcg (d: +1 for s
+ * added, -1 for s removed): those make a process's job worth a search. */
+static void count_nested(struct scopes *t, const struct scope *s, int d)
+{
+	SCOPE_FOREACH_JOB (j, t)
+		if (j != s && scope_path_under(s->rel, j->rel))
+			j->nested += (unsigned)d;
+}
+
 static struct scope *add(struct scopes *t, enum scope_kind kind, const struct config_job *job,
 			 const char *rel, int *ret_err)
 {
@@ -86,6 +95,11 @@ static struct scope *add(struct scopes *t, enum scope_kind kind, const struct co
 	set_label(s);
 	s->job = job;
 	s->chain = &job->chain;
+	/* The new scope's own count: the others already within it. */
+	SCOPE_FOREACH_JOB (j, t)
+		if (j != s && scope_path_under(j->rel, s->rel))
+			s->nested++;
+	count_nested(t, s, +1);
 	return s;
 }
 
@@ -102,7 +116,8 @@ struct scope *scope_add_instance(struct scopes *t, const struct config_job *job,
 
 void scope_remove(struct scopes *t, struct scope *s)
 {
-	(void)t;
+	if (s->in_use && s != &t->machine)
+		count_nested(t, s, -1);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -174,6 +189,13 @@ struct scope *scope_of_cgroup(struct scopes *t, const char *rel)
 		if (scope_path_under(rel, s->rel) && (!best || strlen(s->rel) > strlen(best->rel)))
 			best = s;
 	return best;
+}
+
+struct scope *scope_of_cgroup_in(struct scopes *t, struct scope *s, const char *rel)
+{
+	if (s->kind != SCOPE_KIND_MACHINE && s->nested == 0 && scope_path_under(rel, s->rel))
+		return s;
+	return scope_of_cgroup(t, rel);
 }
 
 struct scope_ref scope_ref(struct scope *s)

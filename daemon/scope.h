@@ -58,6 +58,12 @@ struct scope {
 	char last_action[SCOPE_LAST_ACTION_MAX];
 	uint64_t delegated_due_ns; /* a delegated job's OOM: when we step in; 0: none */
 	uint64_t last_oom_count;   /* dry run: tells whose limit was hit */
+	/* Who watches it (handler.c): the watch's userdata is the scope itself,
+	 * so an event finds its scope without a search of the table. */
+	void *watcher;
+	/* How many other scopes' memcgs are this one's or below it: with none, a
+	 * process of a job's OOM is the job's without a search (scope_of_cgroup). */
+	unsigned nested;
 };
 
 struct scopes {
@@ -105,6 +111,9 @@ struct scope *scope_by_watch(struct scopes *t, const oomkit_watch *watch);
 /* The job whose memcg is rel or holds it, the innermost if several do (an
  * instance inside another job's); NULL if rel is in no job. */
 struct scope *scope_of_cgroup(struct scopes *t, const char *rel);
+/* scope_of_cgroup() for rel inside job s (or its memcg): s itself, found
+ * without a search, when no other scope's memcg is within s's. */
+struct scope *scope_of_cgroup_in(struct scopes *t, struct scope *s, const char *rel);
 
 /* Walks the jobs in slot order: scope_next(t, NULL) is the first, NULL
  * after the last.  The machine is not among them. */

@@ -24,11 +24,14 @@ int snapshot_init(struct snapshot *s, oomkit_ctx *ctx, struct scopes *scopes, si
 	s->groups = calloc(n + 1, sizeof(*s->groups));
 	s->group_scope = calloc(n + 1, sizeof(*s->group_scope));
 	s->group_of_slot = calloc(n, sizeof(*s->group_of_slot));
+	s->slots_set = calloc(n, sizeof(*s->slots_set));
+	for (unsigned i = 0; s->group_of_slot && i < n; i++)
+		s->group_of_slot[i] = -1;
 	s->per_group = calloc(n + 1, sizeof(*s->per_group));
 	s->cmdline = calloc(1, SNAPSHOT_CMDLINE_MAX);
 	s->exe = calloc(1, SNAPSHOT_EXE_MAX);
-	return s->pids && s->procs && s->groups && s->group_scope && s->group_of_slot && s->per_group &&
-		       s->cmdline && s->exe
+	return s->pids && s->procs && s->groups && s->group_scope && s->group_of_slot && s->slots_set &&
+		       s->per_group && s->cmdline && s->exe
 		   ? 0
 		   : -ENOMEM;
 }
@@ -45,6 +48,7 @@ void snapshot_free(struct snapshot *s)
 	free(s->groups);
 	free(s->group_scope);
 	free(s->group_of_slot);
+	free(s->slots_set);
 	free(s->per_group);
 	free(s->cmdline);
 	free(s->exe);
@@ -86,15 +90,20 @@ static unsigned build_groups(struct snapshot *s, const struct scope *scope)
 	uint64_t sum = 0;
 	unsigned n = 0;
 
-	for (unsigned i = 0; i < s->scopes->n_slots; i++)
-		s->group_of_slot[i] = -1;
-	SCOPE_FOREACH_JOB (j, s->scopes) {
-		if (scope->kind != SCOPE_KIND_MACHINE && j != scope)
-			continue;
+	/* Only the slots the last snapshot gave a group are reset: a job's OOM
+	 * touches its own slot, not the table. */
+	for (unsigned i = 0; i < s->n_groups_set; i++)
+		s->group_of_slot[s->slots_set[i]] = -1;
+	s->n_groups_set = 0;
+	bool machine = scope->kind == SCOPE_KIND_MACHINE;
+	for (struct scope *j = machine ? scope_next(s->scopes, NULL) : (struct scope *)scope; j;
+	     j = machine ? scope_next(s->scopes, j) : NULL) {
+		unsigned slot = scope_index(s->scopes, j);
 		fill_group(s, &s->groups[n], j);
 		sum += s->groups[n].usage_bytes;
 		s->group_scope[n] = j;
-		s->group_of_slot[scope_index(s->scopes, j)] = (int)n++;
+		s->slots_set[s->n_groups_set++] = slot;
+		s->group_of_slot[slot] = (int)n++;
 	}
 	struct policy_group *o = &s->groups[n];
 	memset(o, 0, sizeof(*o));
@@ -206,7 +215,7 @@ static int on_pid(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userd
 	/* In a job's OOM the other jobs have no group: a process of another
 	 * job's instance nested inside this job is in "(other)", as it is no
 	 * candidate of this job's. */
-	struct scope *j = scope_of_cgroup(s->scopes, e->cgroup);
+	struct scope *j = scope_of_cgroup_in(s->scopes, (struct scope *)w->scope, e->cgroup);
 	int g = j ? s->group_of_slot[scope_index(s->scopes, j)] : -1;
 	pp = (struct policy_proc){.pid = p.pid,
 				  .start_time = p.start_time,

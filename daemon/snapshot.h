@@ -41,6 +41,8 @@ struct snapshot {
 	struct policy_group *groups; /* max_jobs + 1: the jobs, then "(other)" */
 	struct scope **group_scope;  /* the scope of each group; NULL for "(other)" */
 	int *group_of_slot;	     /* max_jobs: a job slot's group, or -1 */
+	unsigned *slots_set;	     /* max_jobs: the slots group_of_slot gives a group now */
+	unsigned n_groups_set;	     /* how many */
 	unsigned *per_group;	     /* max_jobs + 1: candidates kept per group, while walking */
 	pid_t protected_pids[2];     /* the daemon and its guardian */
 	const struct lend *lend;     /* a job lent headroom is shown at its own limit */
