@@ -203,6 +203,15 @@ int oomkit_watch_pressure(oomkit_ctx *ctx, const char *cgroup, enum oomkit_press
 			  unsigned flags, oomkit_handler_fn handler, void *userdata,
 			  oomkit_watch **ret_watch);
 
+/* Watches the first sign of memory running short, a PSI trigger: an event
+ * (PRESSURE, level LOW) when tasks of cgroup ("" : the whole machine,
+ * /proc/pressure/memory) stalled on memory for stall_us within window_us
+ * ("some"), at most once a window.  window_us is 500000..10000000 and, for a
+ * process without CAP_SYS_RESOURCE, a multiple of 2 s; stall_us is
+ * 1..window_us.  -EINVAL on other values; -EOPNOTSUPP: no PSI here. */
+int oomkit_watch_stall(oomkit_ctx *ctx, const char *cgroup, uint32_t stall_us, uint32_t window_us,
+		       unsigned flags, oomkit_handler_fn handler, void *userdata, oomkit_watch **ret_watch);
+
 /* Stops a watch and frees it.  If it was the last watch holding a take-over
  * of its cgroup, the kernel OOM killer is given back first. */
 int oomkit_unwatch(oomkit_ctx *ctx, oomkit_watch *watch);
@@ -430,6 +439,19 @@ struct oomkit_system_memory {
 
 /* Reads the machine's memory from /proc/meminfo under the proc root. */
 int oomkit_system_memory(oomkit_ctx *ctx, struct oomkit_system_memory *ret_mem);
+
+/* Memory stall time so far, from a PSI file. */
+struct oomkit_pressure {
+	uint64_t some_total_us;	  /* some task stalled on memory */
+	uint64_t full_total_us;	  /* every non-idle task stalled at once */
+	uint64_t some_avg10_x100; /* "some" over the last 10 s, percent times 100 */
+	uint64_t full_avg10_x100;
+	uint64_t reserved[4]; /* for later fields; 0 */
+};
+
+/* Reads cgroup's memory stall ("" : the machine's, /proc/pressure/memory;
+ * else its cgroup v2 memory.pressure).  -EOPNOTSUPP: no PSI here. */
+int oomkit_pressure_read(oomkit_ctx *ctx, const char *cgroup, struct oomkit_pressure *ret_pressure);
 
 /* ------------------------------------------------------------- reports */
 

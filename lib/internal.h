@@ -211,6 +211,7 @@ struct oomkit_watch {
 	int oomfd, usagefd, limitfd, parentfd;
 	uint64_t threshold_bytes;
 	enum oomkit_pressure_level level;
+	uint32_t stall_us, window_us; /* PRESSURE: oomkit_watch_stall()'s trigger; 0: the level's */
 	oomkit_handler_fn handler;
 	void *userdata;
 	/* take-over state (OOM watches only) */

@@ -462,6 +462,23 @@ OOMKIT__EXPORT int oomkit_watch_pressure(oomkit_ctx *ctx, const char *cgroup,
 	return add_watch(ctx, &t, cgroup, flags, ret_watch);
 }
 
+OOMKIT__EXPORT int oomkit_watch_stall(oomkit_ctx *ctx, const char *cgroup, uint32_t stall_us,
+				      uint32_t window_us, unsigned flags, oomkit_handler_fn handler,
+				      void *userdata, oomkit_watch **ret_watch)
+{
+	/* The kernel's own bounds (psi_trigger_create()). */
+	if (window_us < 500000 || window_us > 10000000 || stall_us == 0 || stall_us > window_us)
+		return -EINVAL;
+	struct oomkit_watch t = {.kind = OOMKIT_EVENT_PRESSURE,
+				 .level = OOMKIT_PRESSURE_LOW,
+				 .stall_us = stall_us,
+				 .window_us = window_us,
+				 .handler = handler,
+				 .userdata = userdata,
+				 .dirfd = -1};
+	return add_watch(ctx, &t, cgroup, flags | OOMKIT_WATCH_PSI, ret_watch);
+}
+
 OOMKIT__EXPORT const char *oomkit_watch_cgroup(const oomkit_watch *watch)
 {
 	return watch->cgroup;

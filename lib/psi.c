@@ -43,7 +43,12 @@ int oomkit__psi_register(oomkit_ctx *ctx, struct oomkit_watch *w)
 	}
 	if (fd < 0)
 		return errno == ENOENT ? -EOPNOTSUPP : -errno;
+	char own[48];
 	const char *t = triggers[w->level];
+	if (w->stall_us) {
+		snprintf(own, sizeof(own), "some %u %u", (unsigned)w->stall_us, (unsigned)w->window_us);
+		t = own;
+	}
 	/* The trigger string must be written with its terminating NUL. */
 	if (write(fd, t, strlen(t) + 1) < 0) {
 		int r = -errno;
@@ -52,5 +57,39 @@ int oomkit__psi_register(oomkit_ctx *ctx, struct oomkit_watch *w)
 	}
 	w->efd = fd;
 	w->epoll_events = EPOLLPRI | EPOLLERR;
+	return 0;
+}
+
+OOMKIT__EXPORT int oomkit_pressure_read(oomkit_ctx *ctx, const char *cgroup,
+					struct oomkit_pressure *ret_pressure)
+{
+	struct oomkit__psi_line some, full = {0};
+	struct oomkit_pressure p = {0};
+	int n, dir = -1;
+
+	if (!ctx || !cgroup || !ret_pressure)
+		return -EINVAL;
+	if (!cgroup[0]) {
+		n = oomkit__read_file_at(ctx->proc_fd, "pressure/memory", ctx->iobuf2, OOMKIT__IOBUF_SIZE);
+	} else {
+		if ((dir = oomkit__pressure_dir(ctx, cgroup)) < 0)
+			return dir;
+		n = oomkit__read_file_at(dir, "memory.pressure", ctx->iobuf2, OOMKIT__IOBUF_SIZE);
+		close(dir);
+	}
+	if (n < 0)
+		return n == -ENOENT ? -EOPNOTSUPP : n;
+	int r = oomkit__parse_psi_line(ctx->iobuf2, (size_t)n, "some", &some);
+	if (r < 0)
+		return r;
+	/* A file without a "full" line is taken as no full stall. */
+	r = oomkit__parse_psi_line(ctx->iobuf2, (size_t)n, "full", &full);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	p.some_total_us = some.total_us;
+	p.full_total_us = full.total_us;
+	p.some_avg10_x100 = some.avg10_x100;
+	p.full_avg10_x100 = full.avg10_x100;
+	*ret_pressure = p;
 	return 0;
 }

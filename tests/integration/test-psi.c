@@ -27,14 +27,13 @@
 
 #define UNIFIED "/sys/fs/cgroup/unified"
 
-static int pressure_events;
+static int pressure_events, stall_events;
 
 static enum oomkit_verdict handler(oomkit_ctx *ctx, const struct oomkit_event *ev, void *userdata)
 {
 	(void)ctx;
-	(void)userdata;
 	if (ev->kind == OOMKIT_EVENT_PRESSURE)
-		pressure_events++;
+		(*(userdata ? (int *)userdata : &pressure_events))++;
 	return OOMKIT_RESOLVED;
 }
 
@@ -50,6 +49,17 @@ static void test_system_psi(void **state)
 	assert_int_equal(
 	    oomkit_watch_pressure(ctx, "", OOMKIT_PRESSURE_CRITICAL, OOMKIT_WATCH_PSI, handler, NULL, &w), 0);
 	assert_int_equal(oomkit_dispatch(ctx, 0), 0);
+	assert_int_equal(oomkit_unwatch(ctx, w), 0);
+	/* The stall trigger takes the kernel's bounds only, and reads the machine's totals. */
+	assert_int_equal(oomkit_watch_stall(ctx, "", 10000, 100000, 0, handler, NULL, &w), -EINVAL);
+	assert_int_equal(oomkit_watch_stall(ctx, "", 0, 2000000, 0, handler, NULL, &w), -EINVAL);
+	assert_int_equal(oomkit_watch_stall(ctx, "", 3000000, 2000000, 0, handler, NULL, &w), -EINVAL);
+	assert_int_equal(oomkit_watch_stall(ctx, "", 10000, 2000000, 0, handler, &stall_events, &w), 0);
+	struct oomkit_pressure p0, p1;
+	assert_int_equal(oomkit_pressure_read(ctx, "", &p0), 0);
+	assert_int_equal(oomkit_pressure_read(ctx, "", &p1), 0);
+	assert_true(p1.some_total_us >= p0.some_total_us && p1.full_total_us >= p0.full_total_us);
+	assert_true(p0.some_total_us >= p0.full_total_us);
 	assert_int_equal(oomkit_unwatch(ctx, w), 0);
 	oomkit_free(ctx);
 }
@@ -80,6 +90,11 @@ static void test_job_psi_on_unified(void **state)
 	assert_int_equal(oomkit_new(NULL, &ctx), 0);
 	assert_int_equal(
 	    oomkit_watch_pressure(ctx, cg, OOMKIT_PRESSURE_LOW, OOMKIT_WATCH_PSI, handler, NULL, &w), 0);
+	/* The first stall, 10 ms in 2 s: what oomkitd wakes on for a machine at the v2 root. */
+	oomkit_watch *ws;
+	struct oomkit_pressure before, after;
+	assert_int_equal(oomkit_watch_stall(ctx, cg, 10000, 2000000, 0, handler, &stall_events, &ws), 0);
+	assert_int_equal(oomkit_pressure_read(ctx, cg, &before), 0);
 	char file[] = "/var/tmp/oomkit-psi-XXXXXX";
 	int fd = mkstemp(file);
 	assert_true(fd >= 0);
@@ -101,10 +116,15 @@ static void test_job_psi_on_unified(void **state)
 		execl("/bin/sh", "sh", "-c", script, (char *)NULL);
 		_exit(127);
 	}
-	for (int i = 0; i < 1500 && pressure_events == 0; i++)
+	for (int i = 0; i < 1500 && (pressure_events == 0 || stall_events == 0); i++)
 		assert_true(oomkit_dispatch(ctx, 20) >= 0);
-	printf("pressure events from the job's memory.pressure: %d\n", pressure_events);
+	assert_int_equal(oomkit_pressure_read(ctx, cg, &after), 0);
+	printf("pressure events from the job's memory.pressure: %d, stall events %d, stalled %llu us\n",
+	       pressure_events, stall_events,
+	       (unsigned long long)(after.some_total_us - before.some_total_us));
 	assert_true(pressure_events > 0);
+	assert_true(stall_events > 0);
+	assert_true(after.some_total_us >= before.some_total_us + 10000);
 	tl_cleanup(); /* kills the job: it is in our memcgs */
 	waitpid(pid, NULL, 0);
 	oomkit_free(ctx);
