@@ -690,6 +690,8 @@ static const struct key keys[] = {
     /* Limits below these leave no room to run anything: a typo ("1" for
      * "1G") is an error rather than a machine or job that OOMs at once. */
     DAEMON("machine_limit", parse_size, machine_limit_bytes, 16 * MiB, UNBOUNDED, KEY_MAX, "max"),
+    /* A machine at the cgroup v2 root runs out when MemAvailable is below this. */
+    DAEMON("machine_available", parse_size, machine_available_bytes, 1 * MiB, UNBOUNDED, 0, "64M"),
     DAEMON("policy", parse_chain, chain, 0, 0, KEY_NO_GROW, "report, kill-lowest, kernel"),
     DAEMON("delay", parse_duration, delay_ms, 10, 600000, 0, "2s"),
     DAEMON("reserve", parse_size, reserve_bytes, 0, UNBOUNDED, 0, "16M"),
@@ -734,6 +736,7 @@ static const struct key keys[] = {
     JOB_WHOLE("shed_command", parse_shed_command, 0),
     /* Issue 12: the job's instances are the cgroups these patterns match. */
     JOB_WHOLE("cgroup", parse_cgroups, KEY_REPEAT),
+    JOB("managed_oom_preference", parse_bool, managed_oom_preference, 0, 0, 0, "yes"),
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
@@ -911,8 +914,10 @@ static void end_section(struct parse_state *st)
 {
 	if (st->kind == SECTION_JOB)
 		finish_job(st);
-	if (st->kind == SECTION_DAEMON)
+	if (st->kind == SECTION_DAEMON) {
 		st->cfg->machine_line = line_of(st, "machine");
+		st->cfg->machine_limit_line = line_of(st, "machine_limit");
+	}
 	st->kind = SECTION_BAD;
 	st->job = NULL;
 	st->seen = st->bad = 0;
@@ -1388,17 +1393,53 @@ static int read_file(const char *path, char **ret_text, char *errors, size_t err
 	return r;
 }
 
-int config_resolve_machine(struct config *cfg, const char *memory_root, char *errors, size_t errors_len)
+/* The machine at the cgroup v2 root: it has no limit of its own and nothing
+ * of oomkitd's is made beside systemd's cgroups there, so every job adopts
+ * cgroups.  Only an explicit "machine =" names it: the default never does. */
+static void check_root_machine(struct parse_state *st, const struct config_mount *mount, const char *root)
 {
-	struct parse_state st = {
-	    .source = cfg->source, .errors = errors, .errors_len = errors_len, .section = "oomkitd"};
+	struct config *cfg = st->cfg;
+
+	if (!mount->v2 || !cfg->machine_line) {
+		add_error(st, cfg->machine_line, "machine",
+			  "'%s' is the memory cgroup mount itself; the machine must be a cgroup below it%s",
+			  root,
+			  mount->v2 ? " (or, named with machine =, the cgroup v2 root)"
+				    : " (only a cgroup v2 root can be the machine)");
+		return;
+	}
+	if (cfg->machine_limit_bytes != UINT64_MAX)
+		add_error(st, cfg->machine_limit_line, "machine_limit",
+			  "the cgroup v2 root has no limit; with machine = %s it is the machine's RAM "
+			  "(see machine_available)",
+			  root);
+	for (unsigned i = 0; i < cfg->n_jobs; i++) {
+		if (cfg->jobs[i].n_cgroups)
+			continue;
+		snprintf(st->section, sizeof(st->section), "job %s", cfg->jobs[i].name);
+		add_error(st, cfg->jobs[i].line, NULL,
+			  "with the machine at the cgroup v2 root a job adopts cgroups (cgroup =): "
+			  "oomkitd makes none of its own beside systemd's");
+	}
+	snprintf(st->section, sizeof(st->section), "oomkitd");
+	cfg->machine_is_root = st->n_errors == 0;
+}
+
+int config_resolve_machine(struct config *cfg, const struct config_mount *mount, char *errors,
+			   size_t errors_len)
+{
+	struct parse_state st = {.cfg = cfg,
+				 .source = cfg->source,
+				 .errors = errors,
+				 .errors_len = errors_len,
+				 .section = "oomkitd"};
 	char root[CONFIG_PATH_MAX], why[CONFIG_PATH_MAX + 64];
 	const char *rel;
 	size_t n;
 
 	if (errors && errors_len)
 		errors[0] = '\0';
-	if (value_normalize_path(memory_root, root, sizeof(root), why, sizeof(why)) < 0) {
+	if (value_normalize_path(mount->root, root, sizeof(root), why, sizeof(why)) < 0) {
 		st.section[0] = '\0';
 		add_error(&st, 0, NULL, "the memory cgroup mount: %s", why);
 		return -EINVAL;
@@ -1406,11 +1447,13 @@ int config_resolve_machine(struct config *cfg, const char *memory_root, char *er
 	/* cfg->machine is normalised too, so one comparison of strings is exact. */
 	n = strcmp(root, "/") == 0 ? 0 : strlen(root);
 	rel = cfg->machine + n;
+	cfg->machine_is_root = false;
 	if (strcmp(cfg->machine, root) == 0) {
-		add_error(&st, cfg->machine_line, "machine",
-			  "'%s' is the memory cgroup mount itself; the machine must be a cgroup below it",
-			  root);
-		return -EINVAL;
+		check_root_machine(&st, mount, root);
+		if (st.n_errors)
+			return -EINVAL;
+		cfg->machine_rel[0] = '\0';
+		return 0;
 	}
 	if (strncmp(cfg->machine, root, n) != 0 || rel[0] != '/') {
 		add_error(&st, cfg->machine_line, "machine", "'%s' is not below the memory cgroup mount %s",
@@ -1421,7 +1464,7 @@ int config_resolve_machine(struct config *cfg, const char *memory_root, char *er
 	return 0;
 }
 
-int config_read(const char *path, const char *memory_root, struct config *ret, char *errors,
+int config_read(const char *path, const struct config_mount *mount, struct config *ret, char *errors,
 		size_t errors_len)
 {
 	struct config cfg;
@@ -1435,7 +1478,7 @@ int config_read(const char *path, const char *memory_root, struct config *ret, c
 	free(text);
 	if (r < 0)
 		return r;
-	if (memory_root && (r = config_resolve_machine(&cfg, memory_root, errors, errors_len)) < 0) {
+	if (mount && (r = config_resolve_machine(&cfg, mount, errors, errors_len)) < 0) {
 		config_free(&cfg);
 		return r;
 	}

@@ -89,6 +89,9 @@ struct config_job {
 	 * configuration's cgroups); none: the job is machine/NAME. */
 	const struct config_cgroup *cgroups;
 	unsigned n_cgroups;
+	/* systemd's ManagedOOMPreference= of the job's cgroups is honoured
+	 * (snapshot.c reads it); no: this configuration decides alone. */
+	bool managed_oom_preference;
 	/* Issue 17.  kill_signal is SIGKILL unless set, with a kill_grace
 	 * (before SIGKILL) exactly when it is not; shed_signal 0: none;
 	 * shed_wait_ms: a quarter of the delay when shed is in the chain and it
@@ -104,10 +107,25 @@ struct config_job {
 	unsigned line; /* where its section starts */
 };
 
+/* The memory cgroup mount a configuration is resolved against: where it is,
+ * whether it is cgroup v2 (where the mount itself may be the machine), and
+ * whether systemd runs the machine. */
+struct config_mount {
+	const char *root;
+	bool v2;
+	bool systemd;
+};
+
 struct config {
 	char source[CONFIG_PATH_MAX];  /* file name used in messages */
 	char machine[CONFIG_PATH_MAX]; /* absolute and normalised */
 	unsigned machine_line;	       /* where it was set; 0: the default */
+	unsigned machine_limit_line;
+	/* The machine is the cgroup v2 root (config_resolve_machine()): no
+	 * memory.events, no limit; MemAvailable below machine_available_bytes,
+	 * looked at when a PSI trigger fires, is its OOM. */
+	bool machine_is_root;
+	uint64_t machine_available_bytes;
 	/* machine relative to the memory cgroup mount, as liboomkit takes it;
 	 * "" until the configuration is resolved against the mount
 	 * (config_read() with a memory_root, or config_resolve_machine()). */
@@ -145,22 +163,25 @@ struct config {
  * for --check.  The file must be a regular file of at most 1 MiB; nothing
  * that can block is opened (a FIFO is refused, not waited on).
  *
- * memory_root is the memory cgroup mount (oomkit_memory_root()): the machine
- * is resolved against it into machine_rel.  Pass NULL only when the mount is
- * not known yet (before liboomkit starts) and call config_resolve_machine()
- * as soon as it is.
+ * mount is the memory cgroup mount (oomkit_memory_root(), oomkit_backend()):
+ * the machine is resolved against it into machine_rel.  Pass NULL only when
+ * the mount is not known yet (before liboomkit starts) and call
+ * config_resolve_machine() as soon as it is.
  *
  * Returns 0 and fills *ret, which then owns its jobs (config_free()).  On
  * error leaves *ret untouched and writes one line per error into errors, each
  * "file:line: [section] key: what": -EINVAL for a bad configuration, -errno
  * when the file cannot be read, -ENOMEM. */
-int config_read(const char *path, const char *memory_root, struct config *ret, char *errors,
+int config_read(const char *path, const struct config_mount *mount, struct config *ret, char *errors,
 		size_t errors_len);
 
 /* Checks cfg->machine against the memory cgroup mount and fills machine_rel:
- * the machine must be a cgroup strictly below the mount.  0, or -EINVAL with
- * the error in errors (as above). */
-int config_resolve_machine(struct config *cfg, const char *memory_root, char *errors, size_t errors_len);
+ * the machine must be a cgroup strictly below the mount, or on cgroup v2 the
+ * mount itself, named explicitly (machine_is_root: then it has no limit and
+ * every job adopts cgroups).  0, or -EINVAL with the errors in errors (as
+ * above). */
+int config_resolve_machine(struct config *cfg, const struct config_mount *mount, char *errors,
+			   size_t errors_len);
 
 /* Parses text (named source in messages) into a fresh *ret, as config_read()
  * does with a file's contents but without resolving the machine, and taking

@@ -97,7 +97,10 @@ int jobs_setup(struct jobs *j, const struct config *cfg)
 	/* config_resolve_machine() made machine_rel, against this memory mount. */
 	snprintf(machine->rel, sizeof(machine->rel), "%s", cfg->machine_rel);
 	machine->chain = &cfg->chain;
-	if (!j->dry_run) {
+	/* The v2 root exists, has no limit and no memory.events: lowmem.c watches it. */
+	if (cfg->machine_is_root) {
+		log_info("machine %s: the cgroup v2 root", cfg->machine);
+	} else if (!j->dry_run) {
 		r = oomkit_cgroup_create(j->ctx, machine->rel, cfg->machine_limit_bytes);
 		if (r < 0) {
 			log_err("cannot create the machine %s: %s", cfg->machine, strerror(-r));
@@ -114,8 +117,10 @@ int jobs_setup(struct jobs *j, const struct config *cfg)
 		if (s)
 			setup_job(j, s);
 	}
-	handler_watch(j->handler, machine, cfg->delay_ms);
 	(void)handler_watch_pressure(j->handler);
+	if (cfg->machine_is_root)
+		return 0;
+	handler_watch(j->handler, machine, cfg->delay_ms);
 	handler_note_oom_count(j->handler, machine);
 	return machine->watch ? 0 : -EIO;
 }
@@ -148,6 +153,8 @@ static void reload_machine(struct jobs *j, const struct config *old)
 	int r;
 
 	machine->chain = &n->chain;
+	if (n->machine_is_root)
+		return;
 	if (!j->dry_run && n->machine_limit_bytes != old->machine_limit_bytes &&
 	    n->machine_limit_bytes != OOMKIT_UNLIMITED &&
 	    (r = oomkit_set_limit(j->ctx, machine->rel, n->machine_limit_bytes)) < 0)
@@ -221,6 +228,13 @@ int jobs_enter_reserve(struct jobs *j)
 		return 0;
 	if (reserve_is_unit(j, unit, sizeof(unit))) {
 		log_info("running in %s: the unit's memory protection and limit are the reserve", unit);
+		return 0;
+	}
+	/* Beside the v2 root would be beside systemd's own slices. */
+	if (j->cfg->machine_is_root) {
+		log_warning(
+		    "the machine is the cgroup v2 root and oomkitd is not its systemd unit: no reserve "
+		    "memcg (run it as oomkitd.service, whose MemoryMin= and MemoryMax= are the reserve)");
 		return 0;
 	}
 	snprintf(j->reserve, sizeof(j->reserve), "%s-daemon", j->scopes->machine.rel);

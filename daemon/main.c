@@ -31,6 +31,7 @@
 #include "lend.h"
 #include "log.h"
 #include "loop.h"
+#include "lowmem.h"
 #include "metrics.h"
 #include "notify.h"
 #include "privs.h"
@@ -69,6 +70,7 @@ struct daemon {
 	struct handler handler;
 	struct jobs jobs;
 	struct adopt adopt;
+	struct lowmem lowmem;
 	struct control control;
 	struct sdbus sdbus; /* sock -1: no systemd helper */
 	pid_t *control_pids;
@@ -80,12 +82,20 @@ struct daemon {
 
 /* ------------------------------------------------------------ config */
 
+/* The memory mount as the configuration is resolved against it. */
+static struct config_mount mount_of(const oomkit_ctx *ctx)
+{
+	return (struct config_mount){.root = oomkit_memory_root(ctx),
+				     .v2 = oomkit_backend(ctx) == OOMKIT_BACKEND_V2,
+				     .systemd = access("/run/systemd/system", F_OK) == 0};
+}
+
 /* Every configuration the daemon takes goes through config_read(), so start,
  * reload, --check and --release accept and refuse the same files.  Before
  * liboomkit has started the memory mount is not known (memory_root NULL);
  * resolve_machine() resolves the machine then.  0, or -errno with the
  * errors in errors. */
-static int parse_config(const char *path, const char *memory_root, struct config **ret, char *errors,
+static int parse_config(const char *path, const struct config_mount *mount, struct config **ret, char *errors,
 			size_t len)
 {
 	struct config *cfg = malloc(sizeof(*cfg));
@@ -93,7 +103,7 @@ static int parse_config(const char *path, const char *memory_root, struct config
 
 	if (!cfg)
 		return -ENOMEM;
-	r = config_read(path, memory_root, cfg, errors, len);
+	r = config_read(path, mount, cfg, errors, len);
 	if (r < 0) {
 		free(cfg);
 		return r;
@@ -102,10 +112,10 @@ static int parse_config(const char *path, const char *memory_root, struct config
 	return 0;
 }
 
-static int load_config(const char *path, const char *memory_root, struct config **ret)
+static int load_config(const char *path, const struct config_mount *mount, struct config **ret)
 {
 	char errors[CONFIG_ERRORS_MAX];
-	int r = parse_config(path, memory_root, ret, errors, sizeof(errors));
+	int r = parse_config(path, mount, ret, errors, sizeof(errors));
 
 	if (r < 0)
 		log_lines(LOG_LEVEL_ERR, errors);
@@ -116,7 +126,8 @@ static int load_config(const char *path, const char *memory_root, struct config 
 static int resolve_machine(struct config *cfg, oomkit_ctx *ctx)
 {
 	char errors[CONFIG_ERRORS_MAX];
-	int r = config_resolve_machine(cfg, oomkit_memory_root(ctx), errors, sizeof(errors));
+	struct config_mount mount = mount_of(ctx);
+	int r = config_resolve_machine(cfg, &mount, errors, sizeof(errors));
 
 	if (r < 0)
 		log_lines(LOG_LEVEL_ERR, errors);
@@ -146,7 +157,8 @@ static int check_config(const char *path)
 	opts.max_cgroups = 1;
 	if (oomkit_new(&opts, &ctx) < 0)
 		ctx = NULL;
-	int r = parse_config(path, ctx ? oomkit_memory_root(ctx) : NULL, &cfg, errors, sizeof(errors));
+	struct config_mount mount = ctx ? mount_of(ctx) : (struct config_mount){0};
+	int r = parse_config(path, ctx ? &mount : NULL, &cfg, errors, sizeof(errors));
 	oomkit_free(ctx);
 	if (r < 0) {
 		fputs(errors, stderr);
@@ -171,6 +183,7 @@ static void configure(struct daemon *d)
 	lend_configure(&d->lend, d->cfg->reserve_bytes);
 	hooks_configure(&d->hooks, d->cfg->hook_memory_bytes);
 	handler_configure(&d->handler, d->cfg);
+	lowmem_configure(&d->lowmem, d->cfg);
 	metrics_configure(&d->metrics, d->cfg);
 	control_configure(&d->control, d->cfg);
 	if ((r = reports_configure(&d->reports, d->cfg)) < 0)
@@ -237,7 +250,8 @@ static void setup_notify(struct daemon *d)
 static int apply_reload(struct daemon *d)
 {
 	struct config *n, *old = d->cfg;
-	int r = load_config(d->config_path, oomkit_memory_root(d->ctx), &n);
+	struct config_mount mount = mount_of(d->ctx);
+	int r = load_config(d->config_path, &mount, &n);
 
 	if (r < 0) {
 		log_err("reload: %s has errors; the running configuration stays",
@@ -318,6 +332,7 @@ static void on_library(void *data, uint32_t index, uint32_t events)
 	(void)index;
 	(void)events;
 	(void)oomkit_dispatch(d->ctx, 0);
+	lowmem_woken(&d->lowmem, now_ns());
 }
 
 /* Job slots: for the configured jobs, and for instances if there are patterns. */
@@ -430,6 +445,9 @@ static int setup_modules(struct daemon *d)
 				  .metrics = &d->metrics,
 				  .pids = d->snap.pids,
 				  .max_pids = MAX_PIDS};
+	d->lowmem = (struct lowmem){.ctx = d->ctx, .scopes = &d->scopes, .chain = &d->chain};
+	if ((r = lowmem_init(&d->lowmem, &d->loop)) < 0)
+		return r;
 	if ((r = lend_init(&d->lend, &d->loop, d->ctx)) < 0 || (r = shed_init(&d->shed, &d->loop)) < 0 ||
 	    (r = chain_init(&d->chain, &d->loop)) < 0 || (r = handler_init(&d->handler, &d->loop)) < 0 ||
 	    (r = adopt_init(&d->adopt, &d->loop)) < 0)
@@ -487,7 +505,8 @@ static int start(struct daemon *d)
 	if ((r = start_library(d)) < 0 || (r = resolve_machine(d->cfg, d->ctx)) < 0 ||
 	    (r = setup_modules(d)) < 0)
 		return r;
-	if ((r = jobs_setup(&d->jobs, d->cfg)) < 0 || (r = jobs_enter_reserve(&d->jobs)) < 0)
+	if ((r = jobs_setup(&d->jobs, d->cfg)) < 0 || (r = jobs_enter_reserve(&d->jobs)) < 0 ||
+	    (r = lowmem_start(&d->lowmem)) < 0)
 		return r;
 	if (!d->dry_run && (r = hooks_setup(&d->hooks, d->ctx, &d->loop, d->scopes.machine.rel,
 					    d->cfg->hook_memory_bytes)) < 0)
@@ -514,6 +533,8 @@ static void stop(struct daemon *d, bool clean)
 		lend_repay_all(&d->lend);
 	hooks_stop(&d->hooks);
 	adopt_stop(&d->adopt);
+	if (d->lowmem.ctx)
+		lowmem_stop(&d->lowmem);
 	if (clean && d->ctx)
 		jobs_leave_reserve(&d->jobs);
 	/* Every taken-over memcg gets the kernel OOM killer back, and then

@@ -95,12 +95,24 @@ const char *policy_place_name(enum policy_place place)
 	return "?";
 }
 
+enum policy_place policy_systemd_place(enum policy_place ruled, bool omit, bool avoid)
+{
+	if (ruled != PLACE_NONE)
+		return ruled;
+	return omit ? PLACE_PROTECT : avoid ? PLACE_AVOID : PLACE_NONE;
+}
+
 void policy_format_rule(const struct policy_proc *proc, char *buf, size_t len)
 {
 	char expr[MATCH_TEXT_MAX + 16];
 
 	if (!proc->rule) {
-		snprintf(buf, len, "%s", "");
+		/* Placed by no rule of the file: by systemd's ManagedOOMPreference=,
+		 * or (protected) in no job of a machine at the v2 root. */
+		snprintf(buf, len, "%s",
+			 proc->place == PLACE_PROTECT ? "protect (ManagedOOMPreference=omit, or in no job)"
+			 : proc->place == PLACE_AVOID ? "avoid (ManagedOOMPreference=avoid)"
+						      : "");
 		return;
 	}
 	match_format(proc->rule, expr, sizeof(expr));

@@ -75,6 +75,10 @@ struct policy_group {
 	uint64_t expect_bytes; /* 0: unknown */
 	enum kill_scope kill;
 	bool can_shed; /* it says how to ask it for memory (shed_signal, shed_command) */
+	/* systemd's ManagedOOMPreference= of its cgroup (user.oomd_omit,
+	 * user.oomd_avoid), or the rest of a machine at the v2 root (omit):
+	 * snapshot.c places its processes by policy_systemd_place(). */
+	bool omit, avoid;
 };
 
 struct policy_proc {
@@ -167,6 +171,12 @@ unsigned policy_rank(const struct policy_input *in, enum policy_kind kind, unsig
 
 /* "prefer", "avoid", "protect" or "none". */
 const char *policy_place_name(enum policy_place place);
+
+/* Where systemd's ManagedOOMPreference= (omit, avoid) of a process's cgroup
+ * puts it, given where the configuration's rules put it: a rule of the
+ * file wins (the job's configuration says otherwise), else omit protects
+ * and avoid avoids. */
+enum policy_place policy_systemd_place(enum policy_place ruled, bool omit, bool avoid);
 
 /* "prefer = comm:hog (line 12)" or "avoid = uid:0 ([oomkitd], line 3)" for
  * the rule that placed proc; "" if none did. */

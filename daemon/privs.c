@@ -22,7 +22,9 @@
  *                     without it; found by the systemd guest tier;
  *   CAP_SYS_RESOURCE  setup only: oom_score_adj -1000 for the daemon and its
  *                     guardian (a guardian restarted later inherits the
- *                     -1000 floor, so it needs no capability to set it).
+ *                     -1000 floor, so it needs no capability to set it), and
+ *                     a machine at the v2 root's PSI trigger, which kernels
+ *                     before 6.5 let only it open (the fd stays usable).
  *   CAP_SYS_PTRACE    only if the configuration has an exe: rule (issue 17):
  *                     /proc/PID/exe of another user's process, or of one
  *                     holding capabilities the daemon lacks, passes the
@@ -78,6 +80,8 @@ static const int allowed[] = {
 	SCMP_SYS(readlinkat), SCMP_SYS(getdents64), SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(unlink),
 	SCMP_SYS(unlinkat), SCMP_SYS(rmdir), SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2),
 	SCMP_SYS(chmod), SCMP_SYS(fchmod), SCMP_SYS(fchmodat), SCMP_SYS(fchown), SCMP_SYS(fchownat),
+	/* systemd's ManagedOOMPreference= (user.oomd_avoid, user.oomd_omit) */
+	SCMP_SYS(fgetxattr),
 	/* memory: malloc, mlockall */
 	SCMP_SYS(brk), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(mprotect), SCMP_SYS(madvise),
 	SCMP_SYS(mlockall), SCMP_SYS(munlockall), SCMP_SYS(mlock),

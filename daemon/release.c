@@ -82,10 +82,13 @@ int release_run(struct config *cfg)
 		log_err("cannot start liboomkit: %s", strerror(-r));
 		return r;
 	}
-	r = config_resolve_machine(cfg, oomkit_memory_root(w.ctx), errors, sizeof(errors));
+	struct config_mount mount = {.root = oomkit_memory_root(w.ctx),
+				     .v2 = oomkit_backend(w.ctx) == OOMKIT_BACKEND_V2};
+	r = config_resolve_machine(cfg, &mount, errors, sizeof(errors));
 	if (r < 0) {
 		log_lines(LOG_LEVEL_ERR, errors);
-	} else {
+	} else if (!cfg->machine_is_root) {
+		/* The v2 root is never held: there is nothing to give back there. */
 		release_one(&w, cfg->machine_rel);
 		for (unsigned i = 0; i < cfg->n_jobs; i++) {
 			snprintf(rel, sizeof(rel), "%s/%s", cfg->machine_rel, cfg->jobs[i].name);

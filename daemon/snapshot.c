@@ -55,6 +55,25 @@ void snapshot_free(struct snapshot *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* systemd writes ManagedOOMPreference= as the xattrs user.oomd_omit and
+ * user.oomd_avoid on the unit's cgroup.  Only a cgroup owned by root is
+ * believed: a user may write the xattrs of the cgroups it owns (a user
+ * manager's units), and avoid, like a rule, puts a process after every
+ * other candidate, of any job. */
+static void read_preference(struct snapshot *s, struct policy_group *g, const struct scope *j)
+{
+	char v[8];
+	uid_t owner;
+
+	if (j->kind != SCOPE_KIND_INSTANCE || !j->job->managed_oom_preference)
+		return;
+	if (oomkit_cgroup_xattr(s->ctx, j->rel, "user.oomd_omit", v, sizeof(v), &owner) >= 0 && owner == 0)
+		g->omit = true;
+	else if (oomkit_cgroup_xattr(s->ctx, j->rel, "user.oomd_avoid", v, sizeof(v), &owner) >= 0 &&
+		 owner == 0)
+		g->avoid = true;
+}
+
 static void fill_group(struct snapshot *s, struct policy_group *g, const struct scope *j)
 {
 	const struct config_job *c = j->job;
@@ -77,6 +96,7 @@ static void fill_group(struct snapshot *s, struct policy_group *g, const struct 
 	g->expect_bytes = c->expect_bytes;
 	g->kill = c->kill;
 	g->can_shed = c->shed_signal != 0 || c->hooks[HOOK_SHED_COMMAND] != NULL;
+	read_preference(s, g, j);
 }
 
 /* Groups for a machine OOM: the jobs in slot order, then "(other)" for
@@ -109,6 +129,9 @@ static unsigned build_groups(struct snapshot *s, const struct scope *scope)
 	memset(o, 0, sizeof(*o));
 	o->name = other_name;
 	o->limit_bytes = o->limit_max_bytes = OOMKIT_UNLIMITED;
+	/* The rest of a machine at the v2 root is everything no job adopted:
+	 * systemd, the sessions, sshd, journald... never chosen. */
+	o->omit = s->scopes->machine.rel[0] == '\0';
 	s->group_scope[n] = NULL;
 	if (oomkit_cgroup_memory(s->ctx, s->scopes->machine.rel, &m) >= 0)
 		o->usage_bytes = m.usage_bytes > sum ? m.usage_bytes - sum : 0;
@@ -231,6 +254,8 @@ static int on_pid(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userd
 	/* A process of another job's instance nested here is placed by that
 	 * job's rules: they are what its configuration says of it. */
 	place(s, j, &p, e->cgroup, &pp);
+	const struct policy_group *grp = &s->groups[pp.group];
+	pp.place = policy_systemd_place(pp.place, grp->omit, grp->avoid);
 	keep(w, &pp);
 	return 0;
 }

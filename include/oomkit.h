@@ -208,7 +208,11 @@ int oomkit_watch_pressure(oomkit_ctx *ctx, const char *cgroup, enum oomkit_press
  * /proc/pressure/memory) stalled on memory for stall_us within window_us
  * ("some"), at most once a window.  window_us is 500000..10000000 and, for a
  * process without CAP_SYS_RESOURCE, a multiple of 2 s; stall_us is
- * 1..window_us.  -EINVAL on other values; -EOPNOTSUPP: no PSI here. */
+ * 1..window_us.  -EINVAL on other values; -EOPNOTSUPP: no PSI here.
+ * Embedded through oomkit_fd() in another epoll set, such an event can be
+ * lost: the kernel clears a trigger's event when it is polled, and the
+ * outer epoll polls it first.  Look at oomkit_pressure_read() after each
+ * wakeup of oomkit_fd() to tell. */
 int oomkit_watch_stall(oomkit_ctx *ctx, const char *cgroup, uint32_t stall_us, uint32_t window_us,
 		       unsigned flags, oomkit_handler_fn handler, void *userdata, oomkit_watch **ret_watch);
 
@@ -316,6 +320,14 @@ int oomkit_cgroup_children(oomkit_ctx *ctx, const char *cgroup, int (*fn)(const 
 
 /* Whether the cgroup exists: 1 yes, 0 no. */
 int oomkit_cgroup_exists(oomkit_ctx *ctx, const char *cgroup);
+
+/* Reads the extended attribute name of the cgroup's directory into buf (at
+ * most len bytes) and who owns the directory into *ret_owner (the user who
+ * may write its user.* attributes; systemd writes user.oomd_avoid and
+ * user.oomd_omit for ManagedOOMPreference=).  Returns the value's length;
+ * -ENODATA: not set; -EOPNOTSUPP: no such attributes here. */
+int oomkit_cgroup_xattr(oomkit_ctx *ctx, const char *cgroup, const char *name, char *buf, size_t len,
+			uid_t *ret_owner);
 
 /* Sets the memory limit (v1 memory.limit_in_bytes, v2 memory.max). */
 int oomkit_set_limit(oomkit_ctx *ctx, const char *cgroup, uint64_t limit_bytes);

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -266,6 +267,28 @@ OOMKIT__EXPORT int oomkit_cgroup_exists(oomkit_ctx *ctx, const char *cgroup)
 	if (faccessat(ctx->memory_root_fd, oomkit__at(rel), F_OK, 0) == 0)
 		return 1;
 	return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+}
+
+OOMKIT__EXPORT int oomkit_cgroup_xattr(oomkit_ctx *ctx, const char *cgroup, const char *name, char *buf,
+				       size_t len, uid_t *ret_owner)
+{
+	char rel[OOMKIT__PATH_MAX];
+	struct stat st;
+	int r = relpath(ctx, cgroup, rel, sizeof(rel));
+	if (r < 0)
+		return r;
+	if (!name || !buf || !ret_owner)
+		return -EINVAL;
+	int fd = openat(ctx->memory_root_fd, oomkit__at(rel), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = fgetxattr(fd, name, buf, len);
+	r = n < 0 ? -errno : fstat(fd, &st) < 0 ? -errno : 0;
+	close(fd);
+	if (r < 0)
+		return r == -ENOTSUP ? -EOPNOTSUPP : r;
+	*ret_owner = st.st_uid;
+	return (int)n;
 }
 
 /* --------------------------------------------------------- children */

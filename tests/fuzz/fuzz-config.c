@@ -143,7 +143,8 @@ static void check_accepted(struct config *cfg)
 	FUZZ_CHECK(n_cgroups == cfg->n_cgroups && n_rules == cfg->n_rules);
 
 	/* Resolved against a mount, the machine is strictly below it. */
-	int r = config_resolve_machine(cfg, MEMORY_ROOT, errors, sizeof(errors));
+	struct config_mount mount = {.root = MEMORY_ROOT};
+	int r = config_resolve_machine(cfg, &mount, errors, sizeof(errors));
 	if (r == 0) {
 		FUZZ_CHECK(strncmp(cfg->machine, MEMORY_ROOT "/", strlen(MEMORY_ROOT) + 1) == 0);
 		FUZZ_CHECK(cfg->machine_rel[0] != '\0' && cfg->machine_rel[0] != '/');

@@ -577,11 +577,16 @@ static void test_read_refused(void **state)
 }
 
 struct machine_case {
-	const char *memory_root;
-	const char *text; /* the [oomkitd] section's keys; "" keeps the default machine */
-	const char *rel;  /* NULL: refused with errors */
+	const char *memory_root; /* "v2:/path": a cgroup v2 mount */
+	const char *text;	 /* the [oomkitd] section's keys; "" keeps the default machine */
+	const char *rel;	 /* NULL: refused with errors; "": the root, machine_is_root */
 	const char *errors;
 };
+
+#define V1_ROOT_REFUSED(line, root)                                                                          \
+	E line ": [oomkitd] machine: '" root "' is the memory cgroup mount itself; the machine must be a "   \
+	       "cgroup below it (only a cgroup v2 root can be the machine)\n"
+#define JOBS_V2 "[job apps]\ncgroup = user.slice/user-*.slice/user@*.service/app.slice/*\n"
 
 /* The machine must be a cgroup strictly below the memory mount; the checks
  * on its form are made while parsing, the one against the mount when it is
@@ -599,17 +604,13 @@ static void test_machine_paths(void **state)
 	    {"/sys/fs/cgroup", "machine = /sys/fs/cgroup/memory/oomkit\n", "memory/oomkit", NULL},
 	    {"/", "machine = /x\n", "x", NULL},
 	    {"/sys/fs/cgroup/memory", "machine = /sys/fs/cgroup/memory\n", NULL,
-	     E "3: [oomkitd] machine: '/sys/fs/cgroup/memory' is the memory cgroup mount itself; the machine "
-	       "must be a cgroup below it\n"},
+	     V1_ROOT_REFUSED("3", "/sys/fs/cgroup/memory")},
 	    {"/sys/fs/cgroup/memory", "machine = /sys/fs/cgroup/memory/\n", NULL,
-	     E "3: [oomkitd] machine: '/sys/fs/cgroup/memory' is the memory cgroup mount itself; the machine "
-	       "must be a cgroup below it\n"},
+	     V1_ROOT_REFUSED("3", "/sys/fs/cgroup/memory")},
 	    {"/sys/fs/cgroup/memory", "machine = /sys/fs/cgroup/memory//\n", NULL,
-	     E "3: [oomkitd] machine: '/sys/fs/cgroup/memory' is the memory cgroup mount itself; the machine "
-	       "must be a cgroup below it\n"},
+	     V1_ROOT_REFUSED("3", "/sys/fs/cgroup/memory")},
 	    {"/sys/fs/cgroup/memory/", "machine = /sys/fs/cgroup//memory\n", NULL,
-	     E "3: [oomkitd] machine: '/sys/fs/cgroup/memory' is the memory cgroup mount itself; the machine "
-	       "must be a cgroup below it\n"},
+	     V1_ROOT_REFUSED("3", "/sys/fs/cgroup/memory")},
 	    {"/sys/fs/cgroup/memory", "machine = /sys/fs/cgroup/memoryx/oomkit\n", NULL,
 	     E "3: [oomkitd] machine: '/sys/fs/cgroup/memoryx/oomkit' is not below the memory cgroup mount "
 	       "/sys/fs/cgroup/memory\n"},
@@ -623,10 +624,26 @@ static void test_machine_paths(void **state)
 	     E " [oomkitd] machine: '/sys/fs/cgroup/memory/oomkit' is not below the memory cgroup mount "
 	       "/cgroup\n"},
 	    {"relative", "", NULL, E " the memory cgroup mount: 'relative' is not an absolute path\n"},
+	    /* Issue 12: on cgroup v2 the root itself may be the machine, named
+	     * explicitly, with no limit and every job adopting cgroups. */
+	    {"v2:/sys/fs/cgroup", "machine = /sys/fs/cgroup\n" JOBS_V2, "", NULL},
+	    {"v2:/sys/fs/cgroup/", "machine = /sys/fs/cgroup//\n", "", NULL},
+	    {"v2:/sys/fs/cgroup", "machine = /sys/fs/cgroup/oomkit.slice/machine\n[job web]\n",
+	     "oomkit.slice/machine", NULL},
+	    {"/sys/fs/cgroup", "machine = /sys/fs/cgroup\n", NULL, V1_ROOT_REFUSED("3", "/sys/fs/cgroup")},
+	    {"v2:/sys/fs/cgroup/memory/oomkit", "", NULL,
+	     E " [oomkitd] machine: '/sys/fs/cgroup/memory/oomkit' is the memory cgroup mount itself; the "
+	       "machine must be a cgroup below it (or, named with machine =, the cgroup v2 root)\n"},
+	    {"v2:/sys/fs/cgroup", "machine = /sys/fs/cgroup\nmachine_limit = 1G\n" JOBS_V2, NULL,
+	     E "4: [oomkitd] machine_limit: the cgroup v2 root has no limit; with machine = /sys/fs/cgroup "
+	       "it is the machine's RAM (see machine_available)\n"},
+	    {"v2:/sys/fs/cgroup", "machine = /sys/fs/cgroup\n" JOBS_V2 "[job web]\npriority = 9\n", NULL,
+	     E "6: [job web]: with the machine at the cgroup v2 root a job adopts cgroups (cgroup =): "
+	       "oomkitd makes none of its own beside systemd's\n"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char text[256], errors[CONFIG_ERRORS_MAX], *path;
+		char text[512], errors[CONFIG_ERRORS_MAX], *path;
 		struct config cfg, before;
 		int r;
 
@@ -634,7 +651,9 @@ static void test_machine_paths(void **state)
 		before = cfg;
 		snprintf(text, sizeof(text), "; machine paths\n[oomkitd]\n%s", cases[i].text);
 		path = temp_file(text, strlen(text));
-		r = config_read(path, cases[i].memory_root, &cfg, errors, sizeof(errors));
+		bool v2 = strncmp(cases[i].memory_root, "v2:", 3) == 0;
+		struct config_mount mount = {.root = cases[i].memory_root + (v2 ? 3 : 0), .v2 = v2};
+		r = config_read(path, &mount, &cfg, errors, sizeof(errors));
 		unlink(path);
 		/* The expected messages name the file oomkitd.conf. */
 		char *p = strstr(errors, path);
@@ -646,6 +665,7 @@ static void test_machine_paths(void **state)
 			if (r != 0)
 				fail_msg("case %zu refused:\n%s", i, errors);
 			assert_string_equal(cfg.machine_rel, cases[i].rel);
+			assert_int_equal(cfg.machine_is_root, cases[i].rel[0] == '\0');
 			config_free(&cfg);
 			continue;
 		}
@@ -1020,6 +1040,7 @@ static void assert_same_meaning(const struct config *a, const struct config *b)
 	memset(x.source, 0, sizeof(x.source));
 	memset(y.source, 0, sizeof(y.source));
 	x.machine_line = y.machine_line = 0;
+	x.machine_limit_line = y.machine_limit_line = 0;
 	assert_int_equal(x.n_jobs, 0);
 	assert_int_equal(y.n_jobs, 0);
 	assert_memory_equal(&x, &y, sizeof(x));
@@ -1056,6 +1077,7 @@ static void test_defaults_spelled_out(void **state)
 	struct config *spelled = parse_ok("[oomkitd]\n"
 					  "machine = /sys/fs/cgroup/memory/oomkit\n"
 					  "machine_limit = max\n"
+					  "machine_available = 64M\n"
 					  "policy = report, kill-lowest, kernel\n"
 					  "delay = 2s\n"
 					  "reserve = 16M\n"
@@ -1067,8 +1089,9 @@ static void test_defaults_spelled_out(void **state)
 					  "readonly_status = no\n"
 					  "metrics_interval = 0\n");
 	struct config *none = parse_ok("");
-	struct config *job = parse_ok("[job a]\npriority = 500\nlimit = max\nlimit_max = max\nexpect = 0\n"
-				      "policy = report, kernel\nkill = process\n");
+	struct config *job =
+	    parse_ok("[job a]\npriority = 500\nlimit = max\nlimit_max = max\nexpect = 0\n"
+		     "policy = report, kernel\nkill = process\nmanaged_oom_preference = yes\n");
 	struct config *bare = parse_ok("[job a]\n");
 
 	assert_same_meaning(spelled, none);

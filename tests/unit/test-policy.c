@@ -258,6 +258,46 @@ static void test_protection(void **state)
 	assert_true(policy_protected(&(struct policy_input){.n_groups = 0}, &procs[0]));
 }
 
+/* systemd's ManagedOOMPreference= (issue 12): a rule of the file wins;
+ * otherwise omit protects like a protect rule and avoid avoids like an
+ * avoid rule. */
+static void test_systemd_preference(void **state)
+{
+	(void)state;
+	struct policy_decision d;
+
+	assert_int_equal(policy_systemd_place(PLACE_NONE, false, false), PLACE_NONE);
+	assert_int_equal(policy_systemd_place(PLACE_NONE, true, false), PLACE_PROTECT);
+	assert_int_equal(policy_systemd_place(PLACE_NONE, true, true), PLACE_PROTECT);
+	assert_int_equal(policy_systemd_place(PLACE_NONE, false, true), PLACE_AVOID);
+	/* The job's own configuration says otherwise. */
+	assert_int_equal(policy_systemd_place(PLACE_PREFER, true, false), PLACE_PREFER);
+	assert_int_equal(policy_systemd_place(PLACE_PREFER, false, true), PLACE_PREFER);
+	assert_int_equal(policy_systemd_place(PLACE_AVOID, true, false), PLACE_AVOID);
+
+	/* batch omitted: never chosen, at machine level or in its own OOM. */
+	for (unsigned i = 0; i < n_procs; i++)
+		procs[i].place = policy_systemd_place(PLACE_NONE, procs[i].group == BATCH, false);
+	d = decide(SCOPE_MACHINE, 0, "kill-lowest");
+	assert_int_equal(d.victim_pid, 300);
+	d = decide(SCOPE_JOB, BATCH, "kill-largest, kill-newest, kill-lowest");
+	assert_int_equal(d.action, ACTION_NONE);
+	char rule[POLICY_RULE_MAX];
+	policy_format_rule(&procs[2], rule, sizeof(rule));
+	assert_non_null(strstr(rule, "ManagedOOMPreference=omit"));
+
+	/* player avoided: kill-newest takes batch's newest instead. */
+	setup(NULL);
+	procs[4].place = policy_systemd_place(PLACE_NONE, false, true);
+	d = decide(SCOPE_MACHINE, 0, "kill-newest");
+	assert_int_equal(d.victim_pid, 201);
+	/* ... and still player when nothing else is left. */
+	for (unsigned i = 0; i < 4; i++)
+		procs[i].oom_score_adj = -1000;
+	d = decide(SCOPE_MACHINE, 0, "kill-newest");
+	assert_int_equal(d.victim_pid, 300);
+}
+
 static void test_kill_job(void **state)
 {
 	(void)state;
@@ -581,6 +621,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_trail, setup),
 	    cmocka_unit_test_setup(test_grow, setup),
 	    cmocka_unit_test_setup(test_protection, setup),
+	    cmocka_unit_test_setup(test_systemd_preference, setup),
 	    cmocka_unit_test_setup(test_kill_job, setup),
 	    cmocka_unit_test_setup(test_ties, setup),
 	    cmocka_unit_test_setup(test_resume_and_prompt, setup),

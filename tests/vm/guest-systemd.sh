@@ -610,6 +610,193 @@ check_sd_run_scope() {
 	sd_done
 }
 
+# ------------------------------------------------------------ the machine at the v2 root
+
+# Issue 12: the whole machine, the cgroup v2 root, with jobs adopting what
+# systemd runs.  systemd-oomd is stopped meanwhile: the test is of oomkitd.
+root_config() {
+	cat >"$OOMKITD_CONF" <<-EOF
+	[oomkitd]
+	machine = $CG
+	machine_available = 128M
+	policy = report, kill-lowest, kernel
+	report_dir = $REPORTS
+	socket = $SOCK
+	metrics = /var/lib/oomkit/oomkit.prom
+
+	[job redis]
+	priority = 900
+	cgroup = system.slice/redis-server.service
+
+	[job batch]
+	priority = 100
+	cgroup = system.slice/sdg-batch-*.service
+	EOF
+}
+
+# Context switches of a process so far: each is a wakeup (or a preemption).
+ctxt_switches() { # pid
+	awk '/^(non)?voluntary_ctxt_switches:/ { n += $2 } END { print n + 0 }' "/proc/$1/status" 2>/dev/null
+}
+
+# Wakeups of the daemon and its guardian in 3 s of nothing happening.  A
+# window in which the daemon pinged systemd's watchdog (WatchdogSec=) is not
+# idle by design and is measured again, at most three times.
+idle_wakeups() {
+	local pid gpid d0 g0 w0 i n
+	pid=$(main_pid) gpid=$(guardian_pid)
+	for i in 1 2 3; do
+		w0=$(prop $UNIT WatchdogTimestampMonotonic) d0=$(ctxt_switches "$pid") g0=$(ctxt_switches "$gpid")
+		sleep 3
+		n=$(($(ctxt_switches "$pid") - d0 + $(ctxt_switches "$gpid") - g0))
+		[[ $(prop $UNIT WatchdogTimestampMonotonic) == "$w0" ]] && break
+	done
+	echo "$n"
+}
+
+redis_keys() {
+	redis-cli DBSIZE 2>/dev/null
+}
+
+# N keys of 1 KiB each through redis-cli --pipe (the mass insertion protocol).
+redis_fill() { # n
+	local v
+	v=$(head -c 1024 /dev/zero | tr '\0' x)
+	seq 1 "$1" | awk -v v="$v" '{ k = "key:" $1; printf "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", length(k), k, length(v), v }' |
+		redis-cli --pipe >/dev/null
+}
+
+unit_cgroup_has() { # unit pid
+	[ "$(cgroup_of "$2")" = "/system.slice/$1" ]
+}
+
+# Starts a batch unit running the hog with the given arguments; sets VAR to
+# its main pid.
+start_batch() { # var unit hog-args...
+	local -n ret=$1
+	local unit=$2
+	shift 2
+	systemctl reset-failed "$unit" 2>/dev/null
+	systemd-run --quiet --unit="$unit" --property=Type=exec "$HOG" "$@"
+	ret=$(prop "$unit" MainPID)
+}
+
+# The machine runs out while a high-priority redis holds data and a batch
+# unit's hog (fast: 1 MiB steps without a pause; slow: 1 MiB every 50 ms)
+# eats the rest: oomkitd, woken by the machine's first memory stall, sees
+# MemAvailable below machine_available and kills in the lowest-priority job.
+# The kernel's OOM killer never fires, redis keeps every key.
+machine_runs_out() { # unit hog-args...
+	local unit=$1 hog k0 r0 keys0 report
+	shift
+	k0=$(vmstat_oom_kill) r0=$(report_count) keys0=$(redis_keys)
+	note "before: $(head -n 1 /proc/pressure/memory)"
+	start_batch hog "$unit" "$@"
+	expect "the batch unit runs the hog" [ -n "$hog" ] && [ "$hog" != 0 ]
+	expect "the batch unit is adopted as an instance of batch" \
+		wait_journal 60 $UNIT "batch \[$unit\]: adopted"
+	expect "the hog dies" wait_for 240 dead "$hog"
+	expect "the batch unit is no longer active" wait_for 30 eval '[ "$(prop $unit ActiveState)" != active ]'
+	note "$unit: Result=$(prop "$unit" Result), MemAvailable now $(($(kv /proc/meminfo MemAvailable:) >> 10)) MiB"
+	note "after: $(head -n 1 /proc/pressure/memory)"
+	journalctl -b -u $UNIT -o short-monotonic --no-pager | grep -E 'machine: |batch' | tail -n 8 | sed 's/^/sdguest:   journal: /'
+	journalctl -k -b -o short-monotonic --no-pager | grep -E 'invoked oom-killer|Out of memory' | tail -n 2 | sed 's/^/sdguest:   kernel: /'
+	note "daemon fds: $(ls -l /proc/"$(main_pid)"/fd 2>/dev/null | grep -c pressure) on /proc/pressure; uptime $(uptime_s)"
+	expect "redis lives" active_unit redis-server.service
+	expect "redis keeps every key ($keys0 before, $(redis_keys) after)" [ "$(redis_keys)" = "$keys0" ]
+	expect "the kernel OOM killer killed nothing (oom_kill $k0 -> $(vmstat_oom_kill))" [ "$(vmstat_oom_kill)" = "$k0" ]
+	expect "oomkitd said the machine was out of memory" wait_journal 30 $UNIT 'machine: MemAvailable .* is below machine_available'
+	expect "a report was written" wait_for 30 eval '(($(report_count) > r0))'
+	report=$(newest_report)
+	expect "the report names the hog as the victim" grep -q "\"victim_pid\":$hog," "$report"
+	expect "chosen by kill-lowest in job batch" grep -q '"policy":"kill-lowest"' "$report"
+	note "report: $(grep -o '"reason":"[^"]*"' "$report" | head -n 1)"
+	((check_failed)) && journal $UNIT | tail -n 20 | sed 's/^/sdguest:   journal: /'
+	data "oomkitd-root workload=$unit victim=$( (($(vmstat_oom_kill) > k0)) && echo kernel || echo "$unit")" \
+		"keys_before=$keys0 keys_after=$(redis_keys) oom_kill_delta=$(($(vmstat_oom_kill) - k0))"
+}
+
+active_unit() {
+	[ "$(prop "$1" ActiveState)" = active ]
+}
+
+check_machine_root() {
+	local keys rpid
+	systemctl stop systemd-oomd.service systemd-oomd.socket 2>/dev/null
+	expect "redis-server runs as its own unit" wait_for 60 active_unit redis-server.service
+	redis-cli CONFIG SET save "" >/dev/null
+	redis_fill 40000
+	# A server has page cache; this fresh guest has almost none: 160 MiB of
+	# a file read, which the kernel reclaims (and stalls on) as memory runs out.
+	dd if=/dev/zero of=/var/tmp/sdg-cache bs=1M count=160 conv=fsync status=none
+	cat /var/tmp/sdg-cache >/dev/null
+	keys=$(redis_keys)
+	rpid=$(prop redis-server.service MainPID)
+	expect "redis holds 40000 keys ($keys)" [ "$keys" = 40000 ]
+	note "redis: $(($(kv /proc/"$rpid"/status VmRSS:) >> 10)) MiB resident; MemAvailable $(($(kv /proc/meminfo MemAvailable:) >> 10)) MiB"
+	root_config
+	expect "oomkitd --check takes the v2 root as the machine" "$OOMKITD" --check --config "$OOMKITD_CONF"
+	expect "oomkitd starts with the root as its machine" timeout 120 systemctl restart $UNIT
+	if ! active; then
+		journal $UNIT | tail -n 20 | sed 's/^/sdguest:   journal: /'
+		return
+	fi
+	expect "the daemon says the machine is the v2 root" wait_journal 30 $UNIT 'machine: the cgroup v2 root; out of memory when'
+	expect "redis is adopted as an instance of redis" wait_journal 30 $UNIT 'redis \[redis-server.service\]: adopted'
+	expect "systemd's own top-level settings are untouched" [ ! -e $CG/memory.high ] && [ "$(cat $CG/system.slice/memory.high)" = max ]
+	machine_runs_out sdg-batch-fast.service 2000
+	machine_runs_out sdg-batch-slow.service 2000 1024 10000
+	expect "systemd's slices still untouched" [ "$(cat $CG/system.slice/memory.high)" = max ] && [ "$(cat $CG/system.slice/memory.max)" = max ]
+}
+
+# systemd's ManagedOOMPreference=omit (the user.oomd_omit xattr systemd
+# writes on the unit's cgroup) spares a unit: of two batch units, the one
+# that is omitted is the larger, and the machine running out kills in the
+# other.
+check_oomd_preference() {
+	local keeper hog k0 r0 report
+	active || { root_config; timeout 120 systemctl restart $UNIT; }
+	k0=$(vmstat_oom_kill) r0=$(report_count)
+	systemctl reset-failed sdg-batch-keep.service 2>/dev/null
+	systemd-run --quiet --unit=sdg-batch-keep.service --property=Type=exec \
+		--property=ManagedOOMPreference=omit "$HOG" 160
+	keeper=$(prop sdg-batch-keep.service MainPID)
+	expect "the omitted unit says so" [ "$(prop sdg-batch-keep.service ManagedOOMPreference)" = omit ]
+	expect "the omitted unit holds 160 MiB" wait_for 120 rss_at_least "$keeper" 160
+	expect "and is adopted by batch" wait_journal 60 $UNIT 'batch \[sdg-batch-keep.service\]: adopted'
+	start_batch hog sdg-batch-leak.service 2000 1024 20000
+	expect "the leak in the other batch unit dies" wait_for 240 dead "$hog"
+	expect "the omitted unit lives" alive "$keeper"
+	note "omitted unit: $(rss_mib "$keeper") MiB resident"
+	expect "the kernel OOM killer killed nothing" [ "$(vmstat_oom_kill)" = "$k0" ]
+	expect "a report was written" wait_for 30 eval '(($(report_count) > r0))'
+	report=$(newest_report)
+	expect "the report names the leak as the victim" grep -q "\"victim_pid\":$hog," "$report"
+	systemctl stop sdg-batch-keep.service
+}
+
+# A unit started after oomkitd is adopted when its cgroup appears, by an
+# inotify event: the daemon sleeps before and after (0 wakeups in 3 s).
+check_adopt_later() {
+	local before after pid
+	active || { root_config; timeout 120 systemctl restart $UNIT; }
+	wait_for 30 eval '[ "$(idle_wakeups)" = 0 ]'
+	before=$(idle_wakeups)
+	expect "the daemon sleeps before ($before wakeups in 3 s)" [ "$before" = 0 ]
+	start_batch pid sdg-batch-later.service 8
+	expect "the new unit is adopted" wait_journal 60 $UNIT 'batch \[sdg-batch-later.service\]: adopted'
+	after=$(idle_wakeups)
+	expect "the daemon sleeps after ($after wakeups in 3 s)" [ "$after" = 0 ]
+	systemctl stop sdg-batch-later.service
+	expect "a stopped unit is dropped" wait_journal 60 $UNIT 'batch \[sdg-batch-later.service\]: .*no longer an instance'
+	data "adopt-later wakeups_before=$before wakeups_after=$after"
+	# The checks after these get the machine as they would have had it.
+	redis-cli FLUSHALL >/dev/null 2>&1
+	rm -f /var/tmp/sdg-cache
+	daemon_config
+	systemctl stop $UNIT
+}
+
 # Everything the daemon did in this boot - start, kills, reports, reloads, a
 # restart under OOM, a whole-unit kill and --release, stop - passed the
 # unit's system call filter and its own.

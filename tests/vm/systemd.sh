@@ -55,9 +55,10 @@ prog=systemd.sh
 # What the guest runs on besides the project's own dependencies: systemd as
 # PID 1 with D-Bus and logind (user sessions), and systemd-oomd for the
 # baseline it is compared with; apt, with which the packaging checks
-# (--debs) install the project's .deb files.
+# (--debs) install the project's .deb files; redis-server, a real service
+# that holds data, for the whole-machine checks.
 base_packages=(systemd systemd-sysv dbus dbus-user-session libpam-systemd systemd-oomd procps
-	util-linux login passwd apt)
+	util-linux login passwd apt redis-server)
 
 build= cache= qexit= only= logfile= debs=
 checks=$here/guest-systemd.sh
