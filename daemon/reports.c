@@ -310,14 +310,37 @@ static int open_report(int dirfd, const char *name, struct stat *st)
 	return fd;
 }
 
+/* Room for want entries (at least one, at most REPORTS_MAX, never fewer
+ * than are indexed); off the OOM path: at start and reload.  -ENOMEM leaves
+ * the index as it was. */
+static int resize(struct reports *r, unsigned want)
+{
+	want = want < 1 ? 1 : want > REPORTS_MAX ? REPORTS_MAX : want;
+	if (want < r->n)
+		want = r->n;
+	if (want == r->cap)
+		return 0;
+	struct report_entry *e = realloc(r->entries, want * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	r->entries = e;
+	r->cap = want;
+	return 0;
+}
+
 static void index_file(struct reports *r, int dirfd, const char *name)
 {
-	struct report_entry *e = &r->entries[r->n];
 	struct stat st;
 	unsigned id;
 
+	/* A directory holding more than the retention: the index grows to
+	 * take them all (up to REPORTS_MAX), so that the next report's
+	 * retention removes the oldest as before. */
+	if (r->n >= r->cap && resize(r, r->cap * 2) < 0)
+		return;
+	struct report_entry *e = &r->entries[r->n];
 	memset(e, 0, sizeof(*e));
-	if (r->n >= REPORTS_MAX || !parse_name(name, &id, e->scope, sizeof(e->scope)))
+	if (r->n >= r->cap || !parse_name(name, &id, e->scope, sizeof(e->scope)))
 		return;
 	int fd = open_report(dirfd, name, &st);
 	if (fd < 0)
@@ -456,9 +479,9 @@ int reports_init(struct reports *r)
 	memset(r, 0, sizeof(*r));
 	r->dirfd = -1;
 	r->next_id = 1;
-	r->entries = calloc(REPORTS_MAX, sizeof(*r->entries));
 	r->scanbuf = malloc(SCAN_MAX);
-	return r->entries && r->scanbuf ? 0 : -ENOMEM;
+	/* Sized by the retention once the configuration is known. */
+	return resize(r, 1) == 0 && r->scanbuf ? 0 : -ENOMEM;
 }
 
 void reports_free(struct reports *r)
@@ -476,9 +499,16 @@ int reports_configure(struct reports *r, const struct config *cfg)
 	const struct config *old = r->cfg;
 
 	r->cfg = cfg;
-	if (old && r->dirfd >= 0 && strcmp(old->report_dir, cfg->report_dir) == 0)
-		return 0;
-	return open_dir(r);
+	int err = old && r->dirfd >= 0 && strcmp(old->report_dir, cfg->report_dir) == 0 ? 0 : open_dir(r);
+	/* The index holds the retention and the newest before the oldest goes
+	 * (prune), not REPORTS_MAX entries of which a hundred are kept. */
+	unsigned want =
+	    cfg->report_max_count < REPORTS_MAX ? (unsigned)cfg->report_max_count + 1 : REPORTS_MAX;
+	if (want < r->n + 1)
+		want = r->n + 1; /* a directory over the retention: room for the next report */
+	if (resize(r, want) < 0)
+		log_warning("report index: no memory for %u entries; it keeps %u", want, r->cap);
+	return err;
 }
 
 unsigned reports_count(const struct reports *r)
@@ -548,7 +578,7 @@ static void prune(struct reports *r)
 	for (unsigned i = 0; i < r->n; i++)
 		total += r->entries[i].bytes;
 	while (drop < r->n && (r->n - drop > cfg->report_max_count || total > cfg->report_max_bytes ||
-			       r->n - drop >= REPORTS_MAX)) {
+			       r->n - drop >= r->cap)) {
 		/* The newest report is kept even if it alone is over the byte bound. */
 		if (r->n - drop == 1 && cfg->report_max_count > 0)
 			break;
@@ -567,7 +597,7 @@ static void prune(struct reports *r)
 static void add_entry(struct reports *r, unsigned id, const char *scope, uint64_t bytes,
 		      const struct report_summary *sum)
 {
-	if (r->n >= REPORTS_MAX)
+	if (r->n >= r->cap)
 		return;
 	struct report_entry *e = &r->entries[r->n++];
 	memset(e, 0, sizeof(*e));

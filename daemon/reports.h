@@ -71,8 +71,12 @@ struct reports {
 	const struct config *cfg; /* report_dir, report_max_count, report_max_bytes */
 	int dirfd;		  /* -1: no directory, reports are not written */
 	unsigned next_id;
-	struct report_entry *entries; /* REPORTS_MAX, oldest first */
+	struct report_entry *entries; /* cap, oldest first */
 	unsigned n;
+	/* Entries made: report_max_count + 1 (the retention, and the newest
+	 * before the oldest goes), or the reports a directory held at start if
+	 * more; at most REPORTS_MAX.  Resized at start and reload only. */
+	unsigned cap;
 	char *scanbuf; /* a file's head, read when the directory is opened */
 };
 
