@@ -797,6 +797,51 @@ check_adopt_later() {
 	systemctl stop $UNIT
 }
 
+# Issue 15: examples/kubernetes-node.conf as shipped (its metrics path moved
+# to where the unit may write), on slices and scopes named exactly as kubelet
+# names them with the systemd cgroup driver (kubepods-besteffort-pod<uid>.slice
+# nests in kubepods.slice/kubepods-besteffort.slice, a guaranteed pod's
+# kubepods-pod<uid>.slice in kubepods.slice), each holding a process.  The
+# node runs out because of a besteffort pod: it dies first, the guaranteed and
+# the burstable pods live, the kernel's killer kills nothing.
+check_kubernetes_node() {
+	local preset=/opt/oomkit-test/kubernetes-node.conf g b be k0 r0 report
+	sed 's|^metrics = .*|metrics = /var/lib/oomkit/oomkit.prom|' $preset >"$OOMKITD_CONF"
+	expect "the preset passes oomkitd --check here" "$OOMKITD" --check --config "$OOMKITD_CONF"
+	expect "oomkitd starts with the preset" timeout 120 systemctl restart $UNIT
+	dd if=/dev/zero of=/var/tmp/sdg-cache bs=1M count=160 conv=fsync status=none
+	cat /var/tmp/sdg-cache >/dev/null
+	systemd-run --quiet --unit=cri-containerd-g1.scope --scope --slice=kubepods-pod0a1b2c3d.slice "$HOG" 48 </dev/null >/dev/null 2>&1 &
+	g=$!
+	systemd-run --quiet --unit=cri-containerd-b1.scope --scope --slice=kubepods-burstable-pod1b2c3d4e.slice "$HOG" 32 </dev/null >/dev/null 2>&1 &
+	b=$!
+	expect "the guaranteed pod's process runs in kubepods.slice/kubepods-pod0a1b2c3d.slice" \
+		wait_for 60 eval '[ "$(cgroup_of $g)" = /kubepods.slice/kubepods-pod0a1b2c3d.slice/cri-containerd-g1.scope ]'
+	expect "the burstable pod's process runs in its slice" wait_for 60 eval \
+		'[ "$(cgroup_of $b)" = /kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1b2c3d4e.slice/cri-containerd-b1.scope ]'
+	expect "the guaranteed pod is adopted" wait_journal 60 $UNIT 'guaranteed \[kubepods-pod0a1b2c3d.slice\]: adopted'
+	expect "the burstable pod is adopted" wait_journal 60 $UNIT 'burstable \[kubepods-burstable-pod1b2c3d4e.slice\]: adopted'
+	expect "both hold their memory" wait_for 60 eval 'rss_at_least $g 48 && rss_at_least $b 32'
+	k0=$(vmstat_oom_kill) r0=$(report_count)
+	systemd-run --quiet --unit=cri-containerd-e1.scope --scope --slice=kubepods-besteffort-pod2c3d4e5f.slice "$HOG" 2000 </dev/null >/dev/null 2>&1 &
+	be=$!
+	expect "the besteffort pod is adopted" wait_journal 60 $UNIT 'besteffort \[kubepods-besteffort-pod2c3d4e5f.slice\]: adopted'
+	expect "the besteffort pod's process dies" wait_for 240 dead "$be"
+	expect "the guaranteed pod lives" alive "$g"
+	expect "the burstable pod lives" alive "$b"
+	expect "the kernel OOM killer killed nothing (oom_kill $k0 -> $(vmstat_oom_kill))" [ "$(vmstat_oom_kill)" = "$k0" ]
+	expect "a report was written" wait_for 30 eval '(($(report_count) > r0))'
+	report=$(newest_report)
+	expect "the report names the besteffort process, by kill-lowest" \
+		eval "grep -q '\"victim_pid\":$be,' '$report' && grep -q '\"policy\":\"kill-lowest\"' '$report'"
+	note "report: $(grep -o '"reason":"[^"]*"' "$report" | head -n 1)"
+	((check_failed)) && journal $UNIT | tail -n 20 | sed 's/^/sdguest:   oomkitd: /'
+	kill_quietly "$g" "$b" "$be"
+	rm -f /var/tmp/sdg-cache
+	daemon_config
+	systemctl stop $UNIT
+}
+
 # Everything the daemon did in this boot - start, kills, reports, reloads, a
 # restart under OOM, a whole-unit kill and --release, stop - passed the
 # unit's system call filter and its own.

@@ -16,6 +16,8 @@
 #   --qexit PATH     the qexit helper (tests/vm/qexit), ends qemu with a status
 #   --with FILE      also copy FILE (a helper such as the hog) to the guest's
 #                    /opt/oomkit-test/bin
+#   --data FILE      also copy FILE (a configuration the checks use, such as
+#                    examples/kubernetes-node.conf) to /opt/oomkit-test
 #   --libs-of FILE   the guest gets the Debian packages of FILE's shared
 #                    libraries (the daemon's libinih, libseccomp, ...)
 #   --only NAMES     run only these checks (comma list of guest-systemd.sh's
@@ -63,7 +65,7 @@ base_packages=(systemd systemd-sysv dbus dbus-user-session libpam-systemd system
 build= cache= qexit= only= logfile= debs=
 checks=$here/guest-systemd.sh
 mem=512M smp=2 timeout_s=780
-withs=() libs_of=() envs=()
+withs=() libs_of=() datas=() envs=()
 
 say() {
 	printf '%s: %s\n' "$prog" "$*" >&2
@@ -96,6 +98,7 @@ parse_args() {
 		--qexit) qexit=${2:?}; shift 2 ;;
 		--with) withs+=("${2:?}"); shift 2 ;;
 		--libs-of) libs_of+=("${2:?}"); shift 2 ;;
+		--data) datas+=("${2:?}"); shift 2 ;;
 		--only) only=${2:?}; shift 2 ;;
 		--checks) checks=${2:?}; shift 2 ;;
 		--debs) debs=${2:?}; shift 2 ;;
@@ -233,6 +236,7 @@ stage() { # rootfs stage
 	mkdir -p "$s$t/bin"
 	install -m 755 "$qexit" "${withs[@]}" "$s$t/bin/"
 	install -m 644 "$here/guest-systemd-lib.sh" "$s$t/"
+	((${#datas[@]} == 0)) || install -m 644 "${datas[@]}" "$s$t/"
 	install -m 755 "$checks" "$s$t/"
 	{
 		if [[ -z $debs ]]; then
