@@ -80,6 +80,32 @@ static void show_step(const struct json *s)
 		printf("      ... and %lu more\n", total - ranking->n);
 }
 
+/* The hooks the decision would run around it, each with the time it gets. */
+static void show_hooks(const struct json *root)
+{
+	const struct json *hooks = json_get(root, "hooks");
+	char text[1024];
+
+	for (size_t i = 0; hooks && hooks->type == JSON_ARRAY && i < hooks->n; i++) {
+		const struct json *h = hooks->items[i];
+		const char *hook = jstr(h, "hook"), *by = jstr(h, "timeout_by");
+		const char *when = strcmp(hook, "before_kill") == 0  ? "the kill waits for it"
+				   : strcmp(hook, "after_kill") == 0 ? "once the victim has exited"
+								     : "to give memory back";
+		if (jtrue(h, "runs"))
+			snprintf(text, sizeof(text), "%s of job %s, %s, at most %sms (%s%s): %s", hook,
+				 jstr(h, "job"), when, jstr(h, "timeout_ms"),
+				 strcmp(by, "delay") == 0 ? "cut by the " : "its ", by, jstr(h, "command"));
+		else
+			snprintf(text, sizeof(text), "%s of job %s: not run, the delay leaves it no time: %s",
+				 hook, jstr(h, "job"), jstr(h, "command"));
+		report_view_field("hook:", text);
+	}
+	unsigned long total = strtoul(jstr(root, "hooks_count"), NULL, 10);
+	if (hooks && total > hooks->n)
+		printf("      ... and %lu more\n", total - hooks->n);
+}
+
 static void show_scope(const struct json *root)
 {
 	const struct json *steps = json_get(root, "steps"), *ex = json_get(root, "excluded");
@@ -113,6 +139,7 @@ static void show_scope(const struct json *root)
 	}
 	if (dec)
 		show_verdict("the chain:", dec);
+	show_hooks(root);
 }
 
 /* One scope's document, or a job's instances, one after the other. */

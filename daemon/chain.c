@@ -232,10 +232,9 @@ static void await(struct chain *c, struct flight *fl, int r, const struct action
  * decide then). */
 static uint64_t budget_ms(const struct chain *c, uint64_t event_ns)
 {
-	uint64_t end = event_ns + c->cfg->delay_ms * NS_PER_MS - c->cfg->delay_ms / 10 * NS_PER_MS,
-		 now = now_ns();
+	uint64_t now = now_ns();
 
-	return end > now ? (end - now) / NS_PER_MS : 0;
+	return config_kill_budget_ms(c->cfg, now > event_ns ? (now - event_ns) / NS_PER_MS : 0);
 }
 
 /* Tells the prompt clients concerned what a policy did about OOM id. */
@@ -558,7 +557,7 @@ static enum oomkit_verdict shed(struct chain *c, struct scope *scope, const stru
 {
 	const struct config_job *job = scope->job;
 	/* The machine's own shed waits as long as a job's default would. */
-	uint64_t wait_ms = job && job->shed_wait_ms ? job->shed_wait_ms : c->cfg->delay_ms / 4;
+	uint64_t wait_ms = config_shed_wait_ms(c->cfg, job);
 	char result[RESULT_MAX];
 	int r = shed_start(c->shed, scope, in, dec, fl, ev->time_ns, wait_ms, result, sizeof(result));
 
@@ -576,9 +575,6 @@ static enum oomkit_verdict shed(struct chain *c, struct scope *scope, const stru
 }
 
 /* ------------------------------------------------------------ hooks */
-
-/* A before_kill shorter than this is not worth starting. */
-#define HOOK_MIN_MS 10
 
 /* The job whose process a kill decision names, if it is a job's. */
 static struct scope *victim_scope(const struct chain *c, const struct policy_decision *dec)
@@ -610,8 +606,7 @@ static void prepare_hooks(struct chain *c, const struct policy_input *in, const 
 		reports_path(c->reports, fl->report_id, fl->scope_name, v->report, sizeof(v->report));
 	if (job->hooks[HOOK_AFTER_KILL]) {
 		snprintf(fl->after_kill, sizeof(fl->after_kill), "%s", job->hooks[HOOK_AFTER_KILL]);
-		fl->after_kill_timeout_ms =
-		    job->hook_timeout_ms < c->cfg->delay_ms ? job->hook_timeout_ms : c->cfg->delay_ms;
+		fl->after_kill_timeout_ms = config_after_kill_ms(c->cfg, job);
 	}
 }
 
@@ -627,10 +622,8 @@ static bool before_kill(struct chain *c, struct scope *scope, const struct polic
 
 	if (!job || !job->hooks[HOOK_BEFORE_KILL])
 		return false;
-	uint64_t budget = budget_ms(c, event_ns);
-	uint64_t grace = job->kill_signal != SIGKILL && dec->action == ACTION_KILL ? job->kill_grace_ms : 0;
-	uint64_t timeout = job->hook_timeout_ms;
-	if (budget < grace + HOOK_MIN_MS || !fl->used) {
+	uint64_t timeout = config_before_kill_ms(job, dec->action == ACTION_KILL, budget_ms(c, event_ns));
+	if (timeout == 0 || !fl->used) {
 		log_notice("%s: before_kill not run: %s; the kill goes ahead", scope->label,
 			   fl->used ? "no time left in the delay" : "no room to wait for it");
 		if (fl->more.n_hooks < REPORT_HOOKS_MAX)
@@ -638,8 +631,6 @@ static bool before_kill(struct chain *c, struct scope *scope, const struct polic
 			    (struct report_hook){.hook = "before_kill", .ended = "not run", .code = ETIME};
 		return false;
 	}
-	if (timeout > budget - grace)
-		timeout = budget - grace;
 	if (inflight_run_hook(c->inflight, fl, HOOK_BEFORE_KILL, job->hooks[HOOK_BEFORE_KILL], timeout) < 0)
 		return false;
 	fl->kill = (struct flight_kill){.action = dec->action,
@@ -743,20 +734,77 @@ static int take_input(struct chain *c, struct snapshot *snap, const struct scope
 	return 0;
 }
 
+/* Job js's hook as explain shows it, with timeout t: set by limit, or
+ * (NULL) by the job's hook_timeout if it is that, else by the delay. */
+static struct explain_hook job_hook(const struct scope *js, enum config_hook hook, uint64_t t,
+				    const char *limit)
+{
+	const struct config_job *job = js->job;
+
+	return (struct explain_hook){.hook = hooks_name(hook),
+				     .job = js->name,
+				     .command = job->hooks[hook],
+				     .hook_timeout_ms = limit ? 0 : job->hook_timeout_ms,
+				     .timeout_ms = t,
+				     .limit = limit			  ? limit
+					      : t == job->hook_timeout_ms ? "hook_timeout"
+									  : "delay"};
+}
+
+/* The hooks dec would run, with the timeouts the kill path would give them
+ * were the OOM to begin now (the same config_*_ms() it uses). */
+static unsigned explain_hooks(struct chain *c, const struct snapshot *s, const struct scope *scope,
+			      const struct policy_input *in, const struct policy_decision *dec,
+			      struct explain_hook *hooks, unsigned *ret_count)
+{
+	unsigned n = 0, count = 0;
+
+	if (dec->action == ACTION_SHED) {
+		uint64_t wait = config_shed_wait_ms(c->cfg, scope->job);
+		for (unsigned g = 0; g < in->n_groups; g++) {
+			const struct scope *js = snapshot_group_scope(s, (int)g);
+			if (!shed_asks(in, dec, g) || !js || !js->job || !js->job->hooks[HOOK_SHED_COMMAND])
+				continue;
+			if (n < EXPLAIN_HOOKS_MAX)
+				hooks[n++] = job_hook(js, HOOK_SHED_COMMAND, wait, "shed_wait");
+			count++;
+		}
+	} else if (dec->action == ACTION_KILL || dec->action == ACTION_KILL_JOB) {
+		const struct scope *vs = snapshot_group_scope(s, dec->victim_group);
+		const struct config_job *job = vs ? vs->job : NULL;
+		if (job && job->hooks[HOOK_BEFORE_KILL])
+			hooks[n++] = job_hook(vs, HOOK_BEFORE_KILL,
+					      config_before_kill_ms(job, dec->action == ACTION_KILL,
+								    config_kill_budget_ms(c->cfg, 0)),
+					      NULL);
+		if (job && job->hooks[HOOK_AFTER_KILL])
+			hooks[n++] = job_hook(vs, HOOK_AFTER_KILL, config_after_kill_ms(c->cfg, job), NULL);
+		count = n;
+	}
+	*ret_count = count;
+	return n;
+}
+
 static void explain_scope(struct chain *c, struct snapshot *s, const struct scope *scope, unsigned *order,
 			  struct oomkit__json *w)
 {
+	struct explain_hook hooks[EXPLAIN_HOOKS_MAX];
 	struct policy_input in;
+	struct policy_decision dec;
 	int r = take_input(c, s, scope, 0, &in);
 
+	if (r == 0 && policy_decide(&in, &dec) < 0)
+		r = -EINVAL;
 	if (r < 0) {
 		w->err = w->err ? w->err : r;
 		return;
 	}
-	const struct explain_head h = {.machine = scope->kind == SCOPE_KIND_MACHINE,
-				       .job = scope->kind == SCOPE_KIND_MACHINE ? NULL : scope->label,
-				       .cgroup = scope->rel};
-	explain_write(w, &h, &in, order);
+	struct explain_head h = {.machine = scope->kind == SCOPE_KIND_MACHINE,
+				 .job = scope->kind == SCOPE_KIND_MACHINE ? NULL : scope->label,
+				 .cgroup = scope->rel,
+				 .hooks = hooks};
+	h.n_hooks = explain_hooks(c, s, scope, &in, &dec, hooks, &h.hooks_count);
+	explain_write(w, &h, &in, &dec, order);
 }
 
 int chain_explain(struct chain *c, const struct scope *scope, const char *instances_of, char *buf, size_t cap)

@@ -2,8 +2,6 @@
 /* explain.c - see explain.h. */
 #include "explain.h"
 
-#include <errno.h>
-
 #include "config.h"
 #include "report.h"
 
@@ -78,17 +76,32 @@ static void write_excluded(struct oomkit__json *w, const struct policy_input *in
 	oomkit__json_u64(w, "excluded_count", n);
 }
 
-void explain_write(struct oomkit__json *w, const struct explain_head *h, const struct policy_input *in,
-		   unsigned *order)
+static void write_hooks(struct oomkit__json *w, const struct explain_head *h)
 {
-	struct policy_decision dec;
+	oomkit__json_open(w, "hooks", '[');
+	for (unsigned i = 0; i < h->n_hooks; i++) {
+		const struct explain_hook *k = &h->hooks[i];
+		oomkit__json_open(w, NULL, '{');
+		oomkit__json_str(w, "hook", k->hook);
+		oomkit__json_str(w, "job", k->job);
+		oomkit__json_str(w, "command", k->command);
+		oomkit__json_bool(w, "runs", k->timeout_ms > 0);
+		oomkit__json_u64(w, "timeout_ms", k->timeout_ms);
+		oomkit__json_str(w, "timeout_by", k->limit);
+		if (k->hook_timeout_ms)
+			oomkit__json_u64(w, "hook_timeout_ms", k->hook_timeout_ms);
+		oomkit__json_close(w, '}');
+	}
+	oomkit__json_close(w, ']');
+	oomkit__json_u64(w, "hooks_count", h->hooks_count);
+}
+
+void explain_write(struct oomkit__json *w, const struct explain_head *h, const struct policy_input *in,
+		   const struct policy_decision *dec, unsigned *order)
+{
 	char chain[128];
 	unsigned in_scope = 0;
 
-	if (policy_decide(in, &dec) < 0) {
-		w->err = w->err ? w->err : -EINVAL;
-		return;
-	}
 	for (unsigned i = 0; i < in->n_procs; i++)
 		in_scope += in->scope == SCOPE_MACHINE || in->procs[i].group == (int)in->scope_group;
 	oomkit__json_open(w, NULL, '{');
@@ -101,10 +114,11 @@ void explain_write(struct oomkit__json *w, const struct explain_head *h, const s
 	oomkit__json_u64(w, "capacity_bytes", in->capacity_bytes);
 	oomkit__json_bool(w, "prompt_available", in->prompt_available);
 	oomkit__json_u64(w, "processes", in_scope);
-	write_steps(w, in, &dec, order);
+	write_steps(w, in, dec, order);
 	write_excluded(w, in);
 	/* What an OOM now would do: the chain from its first step. */
-	report_write_decision(w, "decision", in, &dec);
+	report_write_decision(w, "decision", in, dec);
+	write_hooks(w, h);
 	oomkit__json_close(w, '}');
 	oomkit__json_newline(w);
 }

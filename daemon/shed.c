@@ -96,7 +96,7 @@ static unsigned ask(struct shed *s, const struct policy_input *in, const struct 
 	*ret_sig = 0;
 	*ret_commands = 0;
 	for (unsigned g = 0; g < in->n_groups; g++) {
-		if (dec->victim_group >= 0 ? (int)g != dec->victim_group : !in->groups[g].can_shed)
+		if (!shed_asks(in, dec, g))
 			continue;
 		const struct scope *js = snapshot_group_scope(s->snap, (int)g);
 		if (!js || !js->job)
@@ -109,6 +109,11 @@ static unsigned ask(struct shed *s, const struct policy_input *in, const struct 
 		*ret_sig = js->job->shed_signal;
 	}
 	return n;
+}
+
+bool shed_asks(const struct policy_input *in, const struct policy_decision *dec, unsigned g)
+{
+	return dec->victim_group >= 0 ? (int)g == dec->victim_group : in->groups[g].can_shed;
 }
 
 static void arm(struct shed *s, uint64_t now)

@@ -73,6 +73,11 @@ int shed_start(struct shed *s, struct scope *scope, const struct policy_input *i
 /* Whether scope is shedding: its OOM events meanwhile are the same OOM. */
 bool shed_active(const struct shed *s, const struct scope *scope);
 
+/* Whether a shed decision dec asks group g of in (the one it names, or,
+ * naming none, every group that can shed): shed_start()'s choice, and
+ * explain's. */
+bool shed_asks(const struct policy_input *in, const struct policy_decision *dec, unsigned g);
+
 /* At a stop: every shed landed as far as it got. */
 void shed_stop(struct shed *s);
 

@@ -31,7 +31,30 @@ priority = 900
 [job inst]
 cgroup = $M/ext/svc-*
 policy = kill-largest, kernel
+
+[job hk]
+limit = 64M
+policy = kill-largest, kernel
+before_kill = $TMP/hook
+after_kill = $TMP/hook
+hook_timeout = 300ms
+
+[job cut]
+limit = 64M
+policy = kill-largest, kernel
+before_kill = $TMP/hook
+hook_timeout = 3s
+kill_signal = SIGTERM
+kill_grace = 2s
+
+[job sh]
+limit = 64M
+policy = shed, kill-largest, kernel
+shed_command = $TMP/hook
+shed_wait = 200ms
 EOF2
+printf '#!/bin/sh\nexit 0\n' > "$TMP/hook"
+chmod 755 "$TMP/hook"
 # The job's instances: cgroups that exist before the daemon adopts them.
 mkdir -p "$R/ext/svc-1" "$R/ext/svc-2" || fail "cannot make the instances' cgroups"
 sed -i '1a protect = comm:brake' "$TMP/oomkitd.conf" # into [oomkitd]: the machine's rule
@@ -103,6 +126,59 @@ wait_for 20 rss_at_least "$x" $((size << 10)) || fail "ex: the brake did not rea
 check "OOM: one OOM, one kill" test "$(ls "$TMP"/reports/oom-*-ex.json | wc -l)" = 1
 kill -9 "$a" "$c" "$k" "$x" 2>/dev/null
 for p in "$a" "$c" "$k" "$x"; do wait_for 10 dead "$p" || fail "ex: $p did not end"; done
+
+# --- Hooks: what explain says the chain would run around the kill, and for
+# how long, is what the report then records.  The delay is 4s: an OOM's
+# actions have 3.6s of it (a tenth is kept back).
+# hook_oom JOB: a 30M victim and the brake; explain first, into $TMP/JOB.json.
+hook_oom() {
+	v=$(spawn "$1" 30)
+	wait_for 10 rss_at_least "$v" $((30 << 10)) || fail "$1: the hog did not grow"
+	"$OOMKIT" explain "$1" --json > "$TMP/$1.json" || fail "explain $1 failed"
+	"$OOMKIT" explain "$1" > "$TMP/$1.txt" || fail "explain $1 (text) failed"
+	cat "$TMP/$1.txt"
+	size=$((64 + 15 - $(mib_of "/$1")))
+	x=$(brake "$1" "$size")
+	check "$1 OOM: the victim explain named is killed" wait_for 20 dead "$v"
+	wait_for 10 has_report_of "$1" || fail "$1: no report"
+	rep=$(report_of "$1")
+	check "$1 OOM: the victim is first in explain's kill-largest" test "$v" \
+		= "$(py "$TMP/$1.json" "[s for s in r['steps'] if s['policy'] == 'kill-largest'][0]['ranking'][0]['pid']")"
+	kill -9 "$x" 2>/dev/null
+	wait_for 10 dead "$x" || fail "$1: the brake did not end"
+}
+# hooks_of FILE: explain's hooks as (hook, job, runs, timeout_ms, timeout_by).
+hooks_of() { py "$1" "[(h['hook'], h['job'], h['runs'], h['timeout_ms'], h['timeout_by']) for h in r['hooks']]"; }
+
+hook_oom hk
+check "explain hk: before_kill and after_kill, each its hook_timeout" test "$(hooks_of "$TMP/hk.json")" \
+	= "[('before_kill', 'hk', True, 300, 'hook_timeout'), ('after_kill', 'hk', True, 300, 'hook_timeout')]"
+check "explain hk (text): the kill waits for before_kill" \
+	grep -q "before_kill of job hk, the kill waits for it, at most 300ms" "$TMP/hk.txt"
+check "explain hk (text): fits 80 columns" awk 'length > 80 { bad = 1 } END { exit bad }' "$TMP/hk.txt"
+check "hk OOM: the report's hooks and timeouts are explain's" \
+	test "$(json_get "$rep" "[(h['hook'], h['ended'], h['timeout_ms']) for h in r['hooks']]")" \
+	= "[('before_kill', 'exited', 300), ('after_kill', 'exited', 300)]"
+
+# hook_timeout 3s is cut to what the delay leaves after kill_grace:
+# 3.6s - 2s.  The OOM's own cut is that less the time since its event.
+hook_oom cut
+check "explain cut: before_kill cut by the delay to 1.6s" test "$(hooks_of "$TMP/cut.json")" \
+	= "[('before_kill', 'cut', True, 1600, 'delay')]"
+# (The field wraps at 80 columns: read as one line.)
+check "explain cut (text): says the delay cut it" \
+	grep -q "at most 1600ms (cut by the delay)" <<<"$(tr -s ' \n' '  ' < "$TMP/cut.txt")"
+t=$(json_get "$rep" "[h['timeout_ms'] for h in r['hooks'] if h['hook'] == 'before_kill'][0]")
+check "cut OOM: the report's before_kill had at most explain's 1.6s, cut too" test "$t" -le 1600 -a "$t" -gt 0
+
+# A shed: its shed_command for shed_wait, then (nothing came back) the kill.
+hook_oom sh
+check "explain sh: the chain would shed" test "$(py "$TMP/sh.json" "r['decision']['action']")" = shed
+check "explain sh: shed_command for shed_wait" test "$(hooks_of "$TMP/sh.json")" \
+	= "[('shed_command', 'sh', True, 200, 'shed_wait')]"
+check "sh OOM: the report's shed_command had explain's 200ms" \
+	test "$(json_get "$(ls "$TMP"/reports/oom-*-sh.json | sort | head -n 1)" \
+		"[(h['hook'], h['timeout_ms']) for h in r.get('hooks', [])]")" = "[('shed_command', 200)]"
 
 # --- The machine: kill-lowest takes the lowest-priority job's largest.
 l1=$(spawn lo 4)

@@ -1351,6 +1351,41 @@ static void parse_example(const char *name, struct config *cfg)
 }
 
 /* The Kubernetes preset is valid apart from what the daemon does not act on yet. */
+/* The hooks' timings, which the kill path and explain both take from here. */
+static void test_hook_timings(void **state)
+{
+	(void)state;
+	struct config *cfg =
+	    parse_ok("[oomkitd]\ndelay = 4s\n"
+		     "[job a]\nbefore_kill = /bin/true\nhook_timeout = 300ms\n"
+		     "[job b]\nbefore_kill = /bin/true\nafter_kill = /bin/true\nhook_timeout = 3s\n"
+		     "kill_signal = SIGTERM\nkill_grace = 2s\n"
+		     "[job c]\npolicy = shed, kernel\nshed_signal = SIGUSR1\n");
+	const struct config_job *a = &cfg->jobs[0], *b = &cfg->jobs[1], *c = &cfg->jobs[2];
+
+	/* The delay less a tenth, less what has passed since the event. */
+	assert_int_equal(config_kill_budget_ms(cfg, 0), 3600);
+	assert_int_equal(config_kill_budget_ms(cfg, 600), 3000);
+	assert_int_equal(config_kill_budget_ms(cfg, 5000), 0);
+	/* hook_timeout when it fits; else cut to the budget less the grace. */
+	assert_int_equal(config_before_kill_ms(a, true, 3600), 300);
+	assert_int_equal(config_before_kill_ms(b, true, 3600), 1600);
+	assert_int_equal(config_before_kill_ms(b, true, 3000), 1000);
+	/* A whole job's kill has no grace. */
+	assert_int_equal(config_before_kill_ms(b, false, 3600), 3000);
+	assert_int_equal(config_before_kill_ms(b, false, 2000), 2000);
+	/* Under 10ms left: not run. */
+	assert_int_equal(config_before_kill_ms(b, true, 2009), 0);
+	assert_int_equal(config_before_kill_ms(b, true, 2010), 10);
+	assert_int_equal(config_before_kill_ms(a, false, 9), 0);
+	assert_int_equal(config_after_kill_ms(cfg, b), 3000);
+	/* shed_wait: the job's (a quarter of the delay by default); the machine's own a quarter. */
+	assert_int_equal(config_shed_wait_ms(cfg, c), 1000);
+	assert_int_equal(config_shed_wait_ms(cfg, NULL), 1000);
+	config_free(cfg);
+	free(cfg);
+}
+
 static void test_kubernetes_preset(void **state)
 {
 	(void)state;
@@ -1462,6 +1497,7 @@ int main(void)
 	    cmocka_unit_test(test_commands),
 	    cmocka_unit_test(test_command_words),
 	    cmocka_unit_test(test_kill_keys),
+	    cmocka_unit_test(test_hook_timings),
 	    cmocka_unit_test(test_kubernetes_preset),
 	    cmocka_unit_test(test_desktop_preset),
 	};
