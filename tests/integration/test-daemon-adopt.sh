@@ -29,6 +29,17 @@ limit = 40M
 
 [job plain]
 priority = 500
+
+[job outer]
+priority = 400
+limit = 64M
+policy = kill-largest, kernel
+
+[job inner]
+cgroup = $M/outer/in-*
+priority = 300
+limit = 200M
+policy = kill-largest, kernel
 EOF
 start_daemon
 
@@ -100,6 +111,19 @@ done
 check "a cgroup that vanished mid-adoption left no instance behind" test "$gone" = 0
 check "...and no error: it is not one" bash -c "! grep '^<3>.*svc-q' '$TMP/log'"
 check "the daemon lives" alive "$DPID"
+
+# A job's OOM with another job's instance inside its memcg: the instance's
+# processes are no candidates of the job's, however large (issue 14: a job's
+# processes are its own without a search only when no scope is inside it).
+mkdir "$R/outer/in-1"
+check "an instance inside another job's memcg is adopted" wait_for 10 logged "inner [in-1]: adopted $M/outer/in-1"
+big=$(spawn outer/in-1 40 1024 1000)
+wait_for 10 usage_at_least outer/in-1 $((40 << 20)) || fail "the nested hog did not start"
+own=$(spawn outer 64 1024 1000)
+check "the job's own process is killed" wait_for 20 dead "$own"
+check "the larger process of the instance inside it lives" alive "$big"
+check "the chain ran for the job" logged "outer: OOM: kill: "
+kill -9 "$big" 2>/dev/null
 
 # A reload that changes the job keeps its instances, re-pointed.
 sed -i 's/^priority = 100$/priority = 150/' "$TMP/oomkitd.conf"
