@@ -22,10 +22,15 @@ static unsigned show_question(struct reply *q)
 	printf("\nOOM in %s (question %u): %" PRIu64 " ms to answer\n", TTY(q->status.question.scope, 0),
 	       q->status.question.id, q->status.question.timeout_ms);
 	while (reply_next(q, &rec, &bad)) {
-		if (protocol_parse_candidate(&rec, &cand) == 0)
-			printf("  kill %-7d  job %s prio %4u  %7s  %s\n", (int)cand.pid, COL(cand.job, 12),
-			       cand.priority, HUMAN(cand.rss_bytes), TTY(cand.comm, 0));
-		else
+		if (protocol_parse_candidate(&rec, &cand) == 0) {
+			/* The daemon sends them preferred first, avoided last: a mark says why. */
+			bool ruled = strcmp(cand.place, "prefer") == 0 || strcmp(cand.place, "avoid") == 0;
+			printf("  kill %-7d  job %s prio %4u  %7s  %s%s%s\n", (int)cand.pid,
+			       COL(cand.job, 12), cand.priority, HUMAN(cand.rss_bytes), TTY(cand.comm, 16),
+			       ruled ? "  " : "", ruled ? TTY(cand.place, 8) : "");
+			if (ruled && strcmp(cand.rule, "-") != 0)
+				printf("%15s%s\n", "by ", TTY(cand.rule, 62));
+		} else
 			(void)protocol_parse_choices(&rec, &choices);
 	}
 	if (bad)

@@ -813,14 +813,16 @@ static unsigned choices_for(const struct control *ctl, const struct client *c)
 	return mask;
 }
 
-static bool put_candidate(struct client *c, const struct prompt_candidate *p)
+static bool put_candidate(struct client *c, const struct prompt *prompt, const struct prompt_candidate *p)
 {
 	const struct protocol_candidate rec = {.pid = p->proc.pid,
 					       .job = p->job_name,
 					       .priority = p->priority,
 					       .rss_bytes = p->proc.rss_bytes,
 					       .comm = p->proc.comm,
-					       .uid = p->proc.uid};
+					       .uid = p->proc.uid,
+					       .place = policy_place_name(p->proc.place),
+					       .rule = prompt_rule(prompt, p)};
 	return PUT(c, protocol_put_candidate, &rec);
 }
 
@@ -851,7 +853,7 @@ static bool fill_question(struct control *ctl, struct client *c)
 	}
 	for (; current && c->question.next < ctl->prompt->n_procs; c->question.next++) {
 		const struct prompt_candidate *p = &ctl->prompt->procs[c->question.next];
-		if (prompt_shows(ctl->prompt, p, c->uid) && !put_candidate(c, p))
+		if (prompt_shows(ctl->prompt, p, c->uid) && !put_candidate(c, ctl->prompt, p))
 			return false;
 	}
 	struct protocol_buf b = outbuf(c);

@@ -28,6 +28,25 @@ void prompt_set_listener(struct prompt *p, const struct prompt_listener *l)
 	p->listener = *l;
 }
 
+/* The index of c's rule text among p's, copied there the first time; -1. */
+static int rule_index(struct prompt *p, const struct policy_proc *c)
+{
+	/* Placed by no rule of the file (systemd's ManagedOOMPreference=): one text per place. */
+	static const char by_systemd[PLACE_PROTECT + 1];
+	const void *key = c->rule ? (const void *)c->rule : &by_systemd[c->place];
+
+	if (c->place == PLACE_NONE)
+		return -1;
+	for (unsigned r = 0; r < p->n_rules; r++)
+		if (p->rule_of[r] == key)
+			return (int)r;
+	if (p->n_rules == PROMPT_RULES_MAX)
+		return -1;
+	policy_format_rule(c, p->rules[p->n_rules], sizeof(p->rules[0]));
+	p->rule_of[p->n_rules] = key;
+	return (int)p->n_rules++;
+}
+
 void prompt_prepare(struct prompt *p, struct scope *scope, const struct policy_input *in)
 {
 	static const struct policy_chain grow_chain = {.steps = {POLICY_GROW}, .n_steps = 1};
@@ -42,16 +61,23 @@ void prompt_prepare(struct prompt *p, struct scope *scope, const struct policy_i
 	if (p->asker.has_owner)
 		p->asker.owner = scope->job->owner;
 	p->n_procs = 0;
-	for (unsigned i = 0; i < in->n_procs && p->n_procs < p->max_procs; i++) {
-		const struct policy_proc *c = &in->procs[i];
-		if (in->scope == SCOPE_JOB && c->group != (int)in->scope_group)
-			continue;
-		if (policy_protected(in, c))
-			continue;
-		p->procs[p->n_procs++] = (struct prompt_candidate){.proc = *c,
-								   .job_name = in->groups[c->group].name,
-								   .priority = in->groups[c->group].priority};
-	}
+	p->n_rules = 0;
+	/* Preferred first, then those no rule placed, avoided last; within each,
+	 * the snapshot's order.  Protected processes are never offered. */
+	static const enum policy_place tiers[] = {PLACE_PREFER, PLACE_NONE, PLACE_AVOID};
+	for (unsigned t = 0; t < sizeof(tiers) / sizeof(tiers[0]); t++)
+		for (unsigned i = 0; i < in->n_procs && p->n_procs < p->max_procs; i++) {
+			const struct policy_proc *c = &in->procs[i];
+			if (in->scope == SCOPE_JOB && c->group != (int)in->scope_group)
+				continue;
+			if (policy_protected(in, c) || c->place != tiers[t])
+				continue;
+			p->procs[p->n_procs++] =
+			    (struct prompt_candidate){.proc = *c,
+						      .job_name = in->groups[c->group].name,
+						      .priority = in->groups[c->group].priority,
+						      .rule = rule_index(p, c)};
+		}
 	grow_in.chain = &grow_chain;
 	grow_in.first_step = 0;
 	p->can_grow = job && policy_decide(&grow_in, &dec) == 0 && dec.action == ACTION_GROW;
@@ -105,6 +131,11 @@ const struct prompt_candidate *prompt_candidate(const struct prompt *p, pid_t pi
 		if (p->procs[i].proc.pid == pid && prompt_shows(p, &p->procs[i], uid))
 			return &p->procs[i];
 	return NULL;
+}
+
+const char *prompt_rule(const struct prompt *p, const struct prompt_candidate *c)
+{
+	return c->rule >= 0 && (unsigned)c->rule < p->n_rules ? p->rules[c->rule] : "-";
 }
 
 void prompt_declined(struct prompt *p)

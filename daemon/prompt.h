@@ -32,10 +32,16 @@
 #include "scope.h"
 
 /* A process offered to a person (its uid says to whom: protocol_may_see()). */
+#define PROMPT_RULES_MAX 16 /* distinct rules named among one question's candidates */
+
+/* A candidate offered to a person: protected processes are none, preferred
+ * ones come first, avoided ones last (the order every kill policy starts
+ * with), each with the rule that placed it. */
 struct prompt_candidate {
 	struct policy_proc proc;
 	const char *job_name; /* a job's name, or "(other)" */
 	unsigned priority;
+	int rule; /* into the prompt's rules; -1: none, or past PROMPT_RULES_MAX */
 };
 
 /* What happened to an OOM, told to the prompt clients it concerns (root, the
@@ -87,6 +93,11 @@ struct prompt {
 	struct prompt_candidate *procs;
 	unsigned n_procs;
 	size_t max_procs;
+	/* The rules' texts, copied when the question is prepared: a reload may
+	 * free the configuration they point into while it is open. */
+	char rules[PROMPT_RULES_MAX][POLICY_RULE_MAX];
+	const void *rule_of[PROMPT_RULES_MAX]; /* the match_expr each is, to share one text */
+	unsigned n_rules;
 	struct prompt_listener listener;
 };
 
@@ -115,6 +126,8 @@ bool prompt_concerns(const struct prompt *p, uid_t uid);
 bool prompt_shows(const struct prompt *p, const struct prompt_candidate *c, uid_t uid);
 /* Candidate pid as uid may see it; NULL if it is not one. */
 const struct prompt_candidate *prompt_candidate(const struct prompt *p, pid_t pid, uid_t uid);
+/* The text of the rule that placed c ("prefer = comm:x (line 3)"); "-" for none. */
+const char *prompt_rule(const struct prompt *p, const struct prompt_candidate *c);
 
 /* Everyone asked declined (or went away): the chain goes on at once. */
 void prompt_declined(struct prompt *p);

@@ -713,6 +713,8 @@ int protocol_put_candidate(struct protocol_buf *b, const struct protocol_candida
 	l_u64(&l, c->rss_bytes);
 	l_str(&l, c->comm, CUT_COMM);
 	l_u64(&l, c->uid);
+	l_str(&l, c->place ? c->place : "none", CUT_WORD);
+	l_str(&l, c->rule ? c->rule : "-", CUT_TEXT);
 	return put(b, &l);
 }
 
@@ -979,6 +981,9 @@ int protocol_parse_candidate(const struct protocol_record *r, struct protocol_ca
 	c.uid = uid;
 	c.job = r->field[2];
 	c.comm = r->field[5];
+	/* The rules came later still: without them, placed by none. */
+	c.place = r->n >= 9 ? r->field[7] : "none";
+	c.rule = r->n >= 9 ? r->field[8] : "-";
 	*ret = c;
 	return 0;
 }

@@ -202,6 +202,8 @@ struct protocol_candidate {
 	uint64_t rss_bytes;
 	const char *comm;
 	uid_t uid;
+	const char *place; /* "prefer", "none" or "avoid" (protected ones are not offered) */
+	const char *rule;  /* the rule that placed it; "-": none */
 };
 
 /* What was done about OOM id, sent to the prompt connections it concerns: a

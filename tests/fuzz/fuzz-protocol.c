@@ -101,8 +101,14 @@ static void format_direction(const uint8_t *data, size_t size)
 	FUZZ_CHECK(!strcmp(j2.name, j.name) && !strcmp(j2.chain, j.chain) &&
 		   !strcmp(j2.last_action, j.last_action));
 
-	const struct protocol_candidate c = {
-	    .pid = p.pid, .job = s[6], .priority = 1, .rss_bytes = num, .comm = s[7], .uid = p.uid};
+	const struct protocol_candidate c = {.pid = p.pid,
+					     .job = s[6],
+					     .priority = 1,
+					     .rss_bytes = num,
+					     .comm = s[7],
+					     .uid = p.uid,
+					     .place = s[5],
+					     .rule = s[4]};
 	struct protocol_candidate c2;
 	b.len = 0;
 	FUZZ_CHECK(protocol_put_candidate(&b, &c) == 0);
@@ -111,6 +117,7 @@ static void format_direction(const uint8_t *data, size_t size)
 	FUZZ_CHECK(protocol_parse_candidate(&r, &c2) == 0);
 	FUZZ_CHECK(c2.pid == c.pid && c2.rss_bytes == c.rss_bytes && c2.uid == c.uid);
 	FUZZ_CHECK(!strcmp(c2.job, c.job) && !strcmp(c2.comm, c.comm));
+	FUZZ_CHECK(!strcmp(c2.place, c.place) && !strcmp(c2.rule, c.rule));
 
 	/* A whole reply: its frame ends exactly at its end marker. */
 	b.len = 0;
@@ -195,7 +202,7 @@ static void check_record(char *line)
 		put = protocol_put_proc(&b, &p);
 	else if (r.n == 8 && protocol_parse_report(&r, &rep) == 0)
 		put = protocol_put_report(&b, &rep);
-	else if (r.n == 7 && protocol_parse_candidate(&r, &c) == 0)
+	else if (r.n == 9 && protocol_parse_candidate(&r, &c) == 0)
 		put = protocol_put_candidate(&b, &c);
 	else if (protocol_parse_choices(&r, &choices) == 0)
 		FUZZ_CHECK((choices & ~7u) == 0);

@@ -270,8 +270,14 @@ static void test_records_round_trip(void **state)
 					    .victim_pid = 42,
 					    .reason = "largest\tprocess"};
 	const struct protocol_question q = {.id = 7, .scope = "web", .timeout_ms = 1000};
-	const struct protocol_candidate c = {
-	    .pid = 43, .job = "web", .priority = 900, .rss_bytes = 1 << 30, .comm = "\n.\n", .uid = 1000};
+	const struct protocol_candidate c = {.pid = 43,
+					     .job = "web",
+					     .priority = 900,
+					     .rss_bytes = 1 << 30,
+					     .comm = "\n.\n",
+					     .uid = 1000,
+					     .place = "prefer",
+					     .rule = "prefer = cmdline:*\t--type=renderer* (line 3)"};
 	const char data[] = "{\"a\":\n.\n\"b\"}\n";
 
 	(void)state;
@@ -355,6 +361,14 @@ static void test_records_round_trip(void **state)
 	assert_int_equal(protocol_parse_candidate(&r, &c2), 0);
 	assert_true(c2.pid == 43 && c2.rss_bytes == 1 << 30 && c2.uid == 1000);
 	assert_string_equal(c2.comm, c.comm);
+	assert_string_equal(c2.place, "prefer");
+	assert_string_equal(c2.rule, c.rule);
+	/* A daemon from before the rules: placed by none. */
+	char old[] = "candidate\t44\tweb\t500\t4096\tx\t0";
+	struct protocol_record r_old;
+	assert_int_equal(protocol_parse_record(old, &r_old), 0);
+	assert_int_equal(protocol_parse_candidate(&r_old, &c2), 0);
+	assert_true(c2.pid == 44 && strcmp(c2.place, "none") == 0 && strcmp(c2.rule, "-") == 0);
 	unsigned choices;
 	assert_int_equal(protocol_parse_record(protocol_next_line(&rd), &r), 0);
 	assert_int_equal(protocol_parse_choices(&r, &choices), 0);
