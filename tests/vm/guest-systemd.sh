@@ -251,6 +251,69 @@ check_reload() {
 
 # WatchdogSec= in the unit: the daemon pings (WATCHDOG=1) and is never killed
 # for silence.  systemd stamps each ping it receives.
+# The desktop agent as a user's systemd manager runs it (issue 13): its user
+# unit, with its hardening, in a real user@.service with the session bus
+# dbus-user-session gives it, and oomkitd's socket.  No notification server
+# runs here, so when a job the user owns runs out the agent is asked, says
+# it cannot show anything, and lets the system decide at once: the chain's
+# kill-largest acts long before the prompt's 15 s are up.
+agent_journal() { # uid
+	journalctl -b "_SYSTEMD_USER_UNIT=oomkit-agent.service" "_UID=$1" -o cat --no-pager 2>/dev/null
+}
+
+agent_said() { # uid pattern
+	agent_journal "$1" | grep -q -- "$2"
+}
+
+check_agent_unit() {
+	local user=oomdesk uid n0 small hog report as
+	expect "the agent is installed with its user unit" command -v oomkit-agent
+	id -u $user >/dev/null 2>&1 || useradd --create-home --shell /bin/bash $user
+	uid=$(id -u $user)
+	as=(systemctl --user -M "$user@")
+	n0=$(journal_count $UNIT 'reloaded .*: 4 jobs')
+	daemon_config
+	printf '\n[job desk]\npriority = 500\nlimit = 48M\nowner = %s\npolicy = report, prompt, kill-largest, kernel\n' \
+		"$uid" >>"$OOMKITD_CONF"
+	expect "a job the user owns" timeout 60 systemctl reload $UNIT
+	expect "the daemon reloaded" wait_journal 30 $UNIT 'reloaded .*: 4 jobs' "$n0"
+	expect "the user's manager starts (linger)" loginctl enable-linger $user
+	expect "and runs" wait_for 60 systemctl is-active --quiet "user@$uid.service"
+	# Its condition wants a display (it belongs to a graphical session); none
+	# is needed for the socket and the bus.
+	expect "the user's manager is told of a display" timeout 60 "${as[@]}" set-environment DISPLAY=:0
+	expect "systemctl --user start oomkit-agent succeeds" timeout 60 "${as[@]}" start oomkit-agent.service
+	expect "the agent's unit is active" [ "$(timeout 30 "${as[@]}" show -P ActiveState oomkit-agent.service)" = active ]
+	expect "the agent listens on oomkitd's socket" wait_for 30 agent_said "$uid" "listening for OOMs at $SOCK"
+	expect "and says no notification server answers" agent_said "$uid" "no notification server"
+	start_in_job small desk "$HOG" 8
+	expect "a small process runs in desk" wait_for 30 rss_at_least "$small" 8
+	start_in_job hog desk "$HOG" 96
+	# A job with an owner waits the delay (30 s) for the owner's own handler first.
+	expect "the agent is asked about desk" wait_for 90 agent_said "$uid" "question [0-9]* (desk)"
+	expect "the hog dies" wait_for 60 dead "$hog"
+	wait "$hog" 2>/dev/null
+	expect "the small process lives" alive "$small"
+	# The question's report, then the chain's own (its kill) in a second one.
+	report=$(grep -l '"prompt_answer":"declined"' "$REPORTS"/oom-*-desk.json 2>/dev/null | head -n 1)
+	expect "the question's report: everyone asked declined" test -n "$report"
+	expect "at once, not at the prompt's deadline" grep -q '"outcome":"everyone asked let the system decide' "$report"
+	expect "the chain's report: kill-largest killed the hog" grep -q "\"victim_pid\":$hog," "$(newest_report)"
+	expect "the agent is still active" [ "$(timeout 30 "${as[@]}" show -P ActiveState oomkit-agent.service)" = active ]
+	note "agent: $(agent_journal "$uid" | tr '\n' '|' | cut -c1-1200)"
+	note "daemon: $(journal $UNIT | grep -a -e desk -e control -e prompt | tail -n 12 | tr '\n' '|' | cut -c1-1500)"
+	kill_quietly "$small"
+	timeout 60 "${as[@]}" stop oomkit-agent.service
+	loginctl disable-linger $user
+	n0=$(journal_count $UNIT 'reloaded .*: 3 jobs')
+	daemon_config
+	expect "back to the shared configuration" timeout 60 systemctl reload $UNIT
+	expect "the daemon reloaded" wait_journal 30 $UNIT 'reloaded .*: 3 jobs' "$n0" ||
+		note "daemon: $(journal $UNIT | tail -n 6 | tr '\n' '|' | cut -c1-800)"
+	# The reload leaves the job's memcg as it is; the later checks want none of it.
+	expect "the job's memcg is removed" wait_for 30 rmdir "$CG/$MACHINE/desk"
+}
+
 check_watchdog() {
 	local ts0
 	ts0=$(prop $UNIT WatchdogTimestampMonotonic)
