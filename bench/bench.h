@@ -26,6 +26,7 @@ int bench_machine(int argc, char **argv);
 
 /* 7: a job's OOM handled by oomkitd with 10, 100 and 1000 jobs vs the kernel killer. */
 int bench_daemon(int argc, char **argv);
+int bench_rules(int argc, char **argv);
 
 /* The watcher's stamp (bench/watcher.c writes it, the benchmarks map it):
  * benchlib's bl_watch_stamp, then when the handler's side read the kernel's

@@ -42,10 +42,13 @@ struct side {
 	struct bench_daemon d;
 	const char *cg; /* where the hog runs */
 	unsigned last_report;
+	double decision_ms; /* its last OOM's */
 };
 
 static struct side sides[SIDES];
 static char tmpdir[64];
+static const char *bench_name = "daemon"; /* the samples' bench: "daemon" or "rules" */
+static unsigned job_limit_mib = JOB_LIMIT_MIB;
 
 struct outcome {
 	uint64_t exit_ns, resolved_ns;
@@ -149,7 +152,7 @@ static int wait_gone(pid_t pid, const char *cg, struct outcome *o)
 
 	o->exit_ns = ready > 0 ? bl_now_ns() : 0;
 	for (uint64_t end = o->exit_ns + 5000000000ull; o->exit_ns && bl_now_ns() < end; bl_sleep_us(20))
-		if (bl_pread_u64(usage_fd) <= JOB_LIMIT_MIB * BL_MIB / 2) {
+		if (bl_pread_u64(usage_fd) <= job_limit_mib * BL_MIB / 2) {
 			o->resolved_ns = bl_now_ns();
 			break;
 		}
@@ -165,7 +168,7 @@ static void sample_ms(const char *series, const char *side, double ms)
 	char key[64];
 
 	snprintf(key, sizeof(key), "%s-%s", series, side);
-	bl_sample("daemon", key, ms);
+	bl_sample(bench_name, key, ms);
 }
 
 /* One OOM on side s; 0, or -1 after a bl_fail(). */
@@ -184,15 +187,16 @@ static int one_run(struct side *s, const char *stamp_path, struct bl_hog_stamp *
 		waitpid(pid, NULL, 0);
 	}
 	if (r < 0 || !hs->last_touch_ns) {
-		bl_fail("daemon: the OOM of %s (%s) was not resolved", s->cg, s->name);
+		bl_fail("%s: the OOM of %s (%s) was not resolved", bench_name, s->cg, s->name);
 		return -1;
 	}
 	if (daemon && th_cg_key(BL_MEMORY_ROOT, s->cg, "memory.oom_control", "oom_kill") != kills) {
-		bl_fail("daemon: the kernel killed in %s, not oomkitd", s->cg);
+		bl_fail("%s: the kernel killed in %s, not oomkitd", bench_name, s->cg);
 		return -1;
 	}
 	if (daemon && read_report(s, &o) < 0)
 		return -1;
+	s->decision_ms = o.decision_ms;
 	sample_ms("exit", s->name, (double)(o.exit_ns - hs->last_touch_ns) / 1e6);
 	sample_ms("resolved", s->name, (double)(o.resolved_ns - hs->last_touch_ns) / 1e6);
 	if (o.decision_ms >= 0)
@@ -251,6 +255,94 @@ out:
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (tmpdir[0] && system(cmd) != 0)
+		fprintf(stderr, "oomkit-bench: could not remove %s\n", tmpdir);
+	return failed ? 1 : 0;
+}
+
+/* ------------------------------------------------------------ rules */
+
+/*
+ * Benchmark 9: what protect/prefer/avoid cost a decision.  Two daemons of
+ * one job each, the same N idle processes in each job beside the hog; one
+ * has rules that read every process's command line and executable (and
+ * test its uid) and match none, so both decide the same; the other has
+ * none.  One OOM on each per round, the first side alternating; per round
+ * the ratio of the two decisions (each from its own report) is a sample.
+ */
+#define RULES_PROCS 100
+
+static int idle_procs(const char *cg, unsigned n)
+{
+	char *const argv[] = {"/bin/sleep", "3600", NULL};
+
+	for (unsigned i = 0; i < n; i++) {
+		pid_t pid = bl_spawn(cg, argv, -1);
+		if (pid <= 0)
+			return -1;
+		bl_track(pid); /* killed at the end, so that the memcg can go */
+	}
+	return 0;
+}
+
+int bench_rules(int argc, char **argv)
+{
+	static const char rules[] = "prefer = cmdline:*--oomkit-bench-no-such-flag*\n"
+				    "avoid = exe:/nonexistent/oomkit-bench, uid:4242\n";
+	unsigned rounds = bench_opt(argc, argv, "rounds", 15);
+	static char dir[2][160], cg[2][512];
+	char stamp_path[64];
+	int failed = 0;
+
+	bench_name = "rules";
+	job_limit_mib = 2 * JOB_LIMIT_MIB; /* the idle processes hold about 16 MiB */
+	if (!bl_oomkitd()) {
+		bl_note("rules: oomkitd is not built; nothing measured");
+		return 0;
+	}
+	if (bl_init("rules", 512 * BL_MIB) < 0)
+		return 1;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/oomkit-bench-rules-XXXXXX");
+	struct bl_hog_stamp *hs = bl_stamp_new(stamp_path, sizeof(stamp_path));
+	if (!hs || !mkdtemp(tmpdir)) {
+		failed = 1;
+		goto out;
+	}
+	for (unsigned i = 0; i < 2; i++) {
+		struct side *s = &sides[i];
+		snprintf(s->name, sizeof(s->name), "%s", i ? "none" : "rules");
+		snprintf(dir[i], sizeof(dir[i]), "%s/%s", tmpdir, i ? "none" : "rules");
+		snprintf(cg[i], sizeof(cg[i]), "%s", bl_child("%s/j0", i ? "none" : "rules"));
+		s->cg = cg[i];
+		if (mkdir(dir[i], 0700) < 0 ||
+		    bench_daemon_start_with(&s->d, dir[i], bl_child("%s", i ? "none" : "rules"), 1,
+					    job_limit_mib, i ? NULL : rules) < 0 ||
+		    idle_procs(s->cg, RULES_PROCS) < 0) {
+			failed = 1;
+			goto out;
+		}
+	}
+	bl_note("rules: %u rounds; a job of %d MiB holding %d idle processes and a hog; decision from each "
+		"daemon's report; rules: a cmdline glob, an exe path and a uid, matching none",
+		rounds, job_limit_mib, RULES_PROCS);
+	for (unsigned r = 0; r < rounds && failed < 5; r++) {
+		bool ok = true;
+		for (unsigned i = 0; i < 2; i++)
+			ok &= one_run(&sides[(r + i) % 2], stamp_path, hs) == 0;
+		failed += !ok;
+		if (ok && sides[0].decision_ms > 0 && sides[1].decision_ms > 0)
+			bl_sample("rules", "ratio", sides[0].decision_ms / sides[1].decision_ms);
+	}
+out:
+	if (failed == 1 && rounds)
+		bl_fail("rules: setup failed");
+	if (hs)
+		unlink(stamp_path);
+	bl_cleanup();
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (failed) /* the daemons' logs and configurations, for whoever reads why */
+		bl_note("rules: kept %s", tmpdir);
+	else if (tmpdir[0] && system(cmd) != 0)
 		fprintf(stderr, "oomkit-bench: could not remove %s\n", tmpdir);
 	return failed ? 1 : 0;
 }

@@ -10,7 +10,8 @@
 #include "benchlib.h"
 #include "oomkitd.h"
 
-static int write_config(const struct bench_daemon *d, const char *dir, unsigned job_limit_mib)
+static int write_config(const struct bench_daemon *d, const char *dir, unsigned job_limit_mib,
+			const char *job_extra)
 {
 	FILE *f = fopen(d->conf, "we");
 	if (!f)
@@ -20,7 +21,8 @@ static int write_config(const struct bench_daemon *d, const char *dir, unsigned 
 		"reserve = 16M\nreport_dir = %s\nsocket = %s/oomkitd-%u.sock\nmetrics = %s\n",
 		BL_MEMORY_ROOT, d->machine, d->reports, dir, d->jobs, d->metrics);
 	for (unsigned i = 0; i < d->jobs; i++)
-		fprintf(f, "\n[job j%u]\nlimit = %uM\npolicy = kill-largest\n", i, job_limit_mib);
+		fprintf(f, "\n[job j%u]\nlimit = %uM\npolicy = kill-largest\n%s", i, job_limit_mib,
+			job_extra ? job_extra : "");
 	return fclose(f) == 0 ? 0 : -1;
 }
 
@@ -56,6 +58,12 @@ bool bench_file_has(const char *path, const char *what)
 int bench_daemon_start(struct bench_daemon *d, const char *dir, const char *rel, unsigned jobs,
 		       unsigned job_limit_mib)
 {
+	return bench_daemon_start_with(d, dir, rel, jobs, job_limit_mib, NULL);
+}
+
+int bench_daemon_start_with(struct bench_daemon *d, const char *dir, const char *rel, unsigned jobs,
+			    unsigned job_limit_mib, const char *job_extra)
+{
 	memset(d, 0, sizeof(*d));
 	d->jobs = jobs;
 	snprintf(d->machine, sizeof(d->machine), "%s", rel);
@@ -63,7 +71,7 @@ int bench_daemon_start(struct bench_daemon *d, const char *dir, const char *rel,
 	snprintf(d->log, sizeof(d->log), "%s/oomkitd-%u.log", dir, jobs);
 	snprintf(d->reports, sizeof(d->reports), "%s/reports-%u", dir, jobs);
 	snprintf(d->metrics, sizeof(d->metrics), "%s/metrics-%u.prom", dir, jobs);
-	if (write_config(d, dir, job_limit_mib) < 0) {
+	if (write_config(d, dir, job_limit_mib, job_extra) < 0) {
 		bl_fail("oomkitd: cannot write %s", d->conf);
 		return -1;
 	}

@@ -27,6 +27,9 @@ struct bench_daemon {
  * bl_fail() line naming what went wrong. */
 int bench_daemon_start(struct bench_daemon *d, const char *dir, const char *rel, unsigned jobs,
 		       unsigned job_limit_mib);
+/* The same, with job_extra (NULL: none) added to each job's section. */
+int bench_daemon_start_with(struct bench_daemon *d, const char *dir, const char *rel, unsigned jobs,
+			    unsigned job_limit_mib, const char *job_extra);
 
 /* Whether the file holds what anywhere (the log has a line per job before
  * "oomkitd ready", so with a thousand jobs the word is far from the start). */

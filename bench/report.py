@@ -70,6 +70,11 @@ for n in DAEMON_N:
     ROWS.append((f"7 oomkitd {n} jobs: last touch → victim gone, usage < limit/2", "ms", "daemon",
                  f"resolved-oomkitd@{n}", "resolved-kernel", "kernel OOM killer", ""))
 ROWS += [
+    ("9 rules: OOM → decision, 100 idle processes and the hog", "ms", "rules", "decision-rules", "decision-none",
+     "no rules", ""),
+    ("9 rules: OOM → decision, with rules / without, paired per round", "", "rules", "ratio", "", "—", ""),
+]
+ROWS += [
     ("8 systemd guest: hog start → a unit killed (emulated)", "ms", "anchor", "oomkitd-kill", "oomd-kill",
      "systemd-oomd", "ratio ≤ 0.1"),
     ("8 systemd guest: the wrong unit killed, or none (per run)", "", "anchor", "oomkitd-wrong", "oomd-wrong",

@@ -108,6 +108,7 @@ run storm 240 --reps10=5 --reps100=3 --reps500=3
 run machine 240 --pairs=10
 run idle 90 --seconds=10
 run daemon 240 --rounds=25
+run rules 120 --rounds=30
 
 # Benchmark 8, against systemd-oomd: the systemd guest (tests/vm/systemd.sh)
 # boots ROUNDS times, and each boot runs the same workload twice, first
