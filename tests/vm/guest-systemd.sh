@@ -905,6 +905,66 @@ check_kubernetes_node() {
 	systemctl stop $UNIT
 }
 
+# Issue 12 #6: a lingering user's own systemd runs an app scope
+# (systemd-run --user --scope, in user@UID.service/app.slice) and a process
+# of its session's slice; the user-app pattern adopts the app, and when the
+# app runs the machine out it, not the session, pays.
+check_user_apps() {
+	local user=sdguser uid session app k0 r0 report
+	id $user >/dev/null 2>&1 || useradd -m $user
+	uid=$(id -u $user)
+	expect "lingering starts the user's manager" loginctl enable-linger $user
+	expect "user@$uid.service runs" wait_for 120 eval '[ "$(prop user@$uid.service ActiveState)" = active ]'
+	cat >"$OOMKITD_CONF" <<-EOF
+	[oomkitd]
+	machine = $CG
+	machine_available = 128M
+	policy = report, kill-lowest, kernel
+	report_dir = $REPORTS
+	socket = $SOCK
+	metrics = /var/lib/oomkit/oomkit.prom
+
+	[job user-apps]
+	priority = 200
+	cgroup = user.slice/user-*.slice/user@*.service/app.slice/*
+	EOF
+	expect "oomkitd starts with the user-app job" timeout 120 systemctl restart $UNIT
+	dd if=/dev/zero of=/var/tmp/sdg-cache bs=1M count=160 conv=fsync status=none
+	cat /var/tmp/sdg-cache >/dev/null
+	user_run() { # unit slice command...
+		local unit=$1 slice=$2
+		shift 2
+		runuser -u $user -- env XDG_RUNTIME_DIR=/run/user/$uid \
+			systemd-run --user --quiet --scope --unit="$unit" --slice="$slice" "$@" </dev/null >/dev/null 2>&1 &
+	}
+	# runuser stays the parent: the process is found in its scope.
+	local mgr=$CG/user.slice/user-$uid.slice/user@$uid.service
+	user_run sdg-session.scope session.slice "$HOG" 32
+	expect "a session process runs in the user's session.slice" wait_for 60 \
+		grep -q . $mgr/session.slice/sdg-session.scope/cgroup.procs
+	session=$(head -n 1 $mgr/session.slice/sdg-session.scope/cgroup.procs 2>/dev/null)
+	expect "and holds its memory" wait_for 60 rss_at_least "$session" 32
+	k0=$(vmstat_oom_kill) r0=$(report_count)
+	user_run app-sdg-hog.scope app.slice "$HOG" 2000
+	expect "the app runs in app.slice/app-sdg-hog.scope" wait_for 60 grep -q . $mgr/app.slice/app-sdg-hog.scope/cgroup.procs
+	app=$(head -n 1 $mgr/app.slice/app-sdg-hog.scope/cgroup.procs 2>/dev/null)
+	expect "the app scope is adopted by user-apps" wait_journal 60 $UNIT 'user-apps \[app-sdg-hog.scope\]: adopted'
+	expect "the app dies" wait_for 240 dead "$app"
+	expect "the session process lives" alive "$session"
+	expect "the user's manager lives" [ "$(prop user@$uid.service ActiveState)" = active ]
+	expect "the kernel OOM killer killed nothing (oom_kill $k0 -> $(vmstat_oom_kill))" [ "$(vmstat_oom_kill)" = "$k0" ]
+	expect "a report was written" wait_for 30 eval '(($(report_count) > r0))'
+	report=$(newest_report)
+	expect "the report names the app" grep -q "\"victim_pid\":$app," "$report"
+	note "report: $(grep -o '"reason":"[^"]*"' "$report" | head -n 1)"
+	((check_failed)) && journal $UNIT | tail -n 20 | sed 's/^/sdguest:   oomkitd: /'
+	kill -9 "$session" "$app" 2>/dev/null
+	loginctl disable-linger $user
+	rm -f /var/tmp/sdg-cache
+	daemon_config
+	systemctl stop $UNIT
+}
+
 # Everything the daemon did in this boot - start, kills, reports, reloads, a
 # restart under OOM, a whole-unit kill and --release, stop - passed the
 # unit's system call filter and its own.
