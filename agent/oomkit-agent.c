@@ -43,6 +43,7 @@
 struct candidate {
 	pid_t pid;
 	uint64_t rss_bytes;
+	int tier;		 /* the daemon's rules: 0 preferred, 1 none, 2 avoided */
 	char name[NAME_MAX_LEN]; /* the app's name, else its comm */
 };
 
@@ -285,21 +286,25 @@ static void answer(struct agent *a, enum protocol_choice choice, pid_t pid)
 	send_request(a, &req);
 }
 
-static int by_rss(const void *x, const void *y)
+/* Preferred first and avoided last, as the daemon's rules place them; the
+ * largest first within each. */
+static int by_rules_then_rss(const void *x, const void *y)
 {
 	const struct candidate *a = x, *b = y;
+	if (a->tier != b->tier)
+		return a->tier - b->tier;
 	return a->rss_bytes < b->rss_bytes ? 1 : a->rss_bytes > b->rss_bytes ? -1 : 0;
 }
 
-/* Keeps the MAX_SHOWN largest candidates in q->shown, largest first. */
+/* Keeps the MAX_SHOWN first candidates in that order in q->shown. */
 static void keep_largest(struct question *q, const struct candidate *c)
 {
 	if (q->n_shown < MAX_SHOWN) {
 		q->shown[q->n_shown++] = *c;
-	} else if (c->rss_bytes > q->shown[MAX_SHOWN - 1].rss_bytes) {
+	} else if (by_rules_then_rss(c, &q->shown[MAX_SHOWN - 1]) < 0) {
 		q->shown[MAX_SHOWN - 1] = *c;
 	}
-	qsort(q->shown, q->n_shown, sizeof(q->shown[0]), by_rss);
+	qsort(q->shown, q->n_shown, sizeof(q->shown[0]), by_rules_then_rss);
 }
 
 static void ask(struct agent *a)
@@ -321,7 +326,10 @@ static void ask(struct agent *a)
 	g_variant_builder_init(&actions, G_VARIANT_TYPE("as"));
 	for (unsigned i = 0; i < q->n_shown; i++) {
 		human(q->shown[i].rss_bytes, sz, sizeof(sz));
-		g_string_append_printf(body, "\n%s — %s", q->shown[i].name, sz);
+		g_string_append_printf(body, "\n%s — %s%s", q->shown[i].name, sz,
+				       q->shown[i].tier == 0   ? " (preferred)"
+				       : q->shown[i].tier == 2 ? " (avoided)"
+							       : "");
 		if (!(q->choices & PROTOCOL_CHOICE_KILL))
 			continue;
 		snprintf(key, sizeof(key), "kill:%d", (int)q->shown[i].pid);
@@ -372,6 +380,7 @@ static void on_question(struct agent *a, const struct protocol_question *pq, str
 		if (protocol_parse_candidate(&rec, &pc) == 0) {
 			c.pid = pc.pid;
 			c.rss_bytes = pc.rss_bytes;
+			c.tier = strcmp(pc.place, "prefer") == 0 ? 0 : strcmp(pc.place, "avoid") == 0 ? 2 : 1;
 			app_name(a, pc.pid, pc.comm, c.name, sizeof(c.name));
 			keep_largest(q, &c);
 		} else {
