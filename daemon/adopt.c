@@ -55,8 +55,10 @@ int adopt_check_self(struct adopt *a, const struct config *cfg)
 		a->self[0] = '\0';
 	if (config_check_self(cfg, a->self, errors, sizeof(errors)) == 0)
 		return 0;
-	log_lines(LOG_LEVEL_ERR, errors);
-	return -EINVAL;
+	log_lines(cfg->builtin ? LOG_LEVEL_WARNING : LOG_LEVEL_ERR, errors);
+	/* Nobody wrote the built-in default for where this daemon runs: it
+	 * starts, and the cgroup holding it is not adopted (acceptable()). */
+	return cfg->builtin ? 0 : -EINVAL;
 }
 
 /* ------------------------------------------------------------ instances */
@@ -181,7 +183,8 @@ static void drop(struct adopt *a, struct scope *s, const char *why)
 static int other_job(const struct adopt *a, const char *rel, unsigned job)
 {
 	for (unsigned i = 0; i < a->cfg->n_cgroups; i++)
-		if (a->cfg->cgroups[i].job != job && pattern_match(a->cfg->cgroups[i].pattern, rel))
+		if (a->cfg->cgroups[i].job != job && pattern_match(a->cfg->cgroups[i].pattern, rel) &&
+		    !config_excluded(a->cfg, a->cfg->cgroups[i].job, rel))
 			return (int)i;
 	return -1;
 }
@@ -270,6 +273,12 @@ static void on_match(void *data, const char *rel, unsigned pattern, bool added)
 	if (!added) {
 		if (s && s->kind == SCOPE_KIND_INSTANCE)
 			drop(a, s, "was removed");
+		return;
+	}
+	if (config_excluded(a->cfg, p->job, rel)) {
+		/* A reload that excludes an instance lets it go. */
+		if (s && s->kind == SCOPE_KIND_INSTANCE && strcmp(s->name, job->name) == 0)
+			drop(a, s, "is excluded by cgroup_exclude");
 		return;
 	}
 	if (s && s->kind == SCOPE_KIND_INSTANCE && a->seen) {

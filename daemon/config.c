@@ -32,8 +32,43 @@
 
 #include "defaults.h"
 
-/* With no file, every key keeps its default and there are no jobs. */
-static const char builtin_text[] = "";
+/* With no file, every key keeps its default and there are no jobs, except
+ * on a systemd machine at a cgroup v2 root: there the workloads are already
+ * in systemd's units, and the default adopts them (README "On a systemd
+ * machine").  Processes in no job are never chosen at the v2 root, so what
+ * must never die is left out: the daemon's own unit, systemd's own services
+ * (journald, logind, udevd, networkd, resolved), D-Bus, ssh, display
+ * managers and NetworkManager.  %s is the mount. */
+static const char builtin_systemd_text[] =
+    "# the built-in default for a systemd machine on cgroup v2\n"
+    "[oomkitd]\n"
+    "machine = %s\n"
+    "policy = report, kill-lowest, kernel\n"
+    "\n"
+    "[job apps]\n"
+    "priority = 200\n"
+    "kill = job\n"
+    "cgroup = user.slice/user-*.slice/user@*.service/app.slice/*\n"
+    "\n"
+    "[job services]\n"
+    "priority = 300\n"
+    "cgroup = system.slice/*.service\n"
+    "cgroup_exclude = system.slice/oomkitd.service, system.slice/systemd-*.service\n"
+    "cgroup_exclude = system.slice/dbus.service, system.slice/dbus-broker.service\n"
+    "cgroup_exclude = system.slice/ssh.service, system.slice/sshd.service\n"
+    "cgroup_exclude = system.slice/display-manager.service, system.slice/gdm.service\n"
+    "cgroup_exclude = system.slice/sddm.service, system.slice/lightdm.service\n"
+    "cgroup_exclude = system.slice/NetworkManager.service, system.slice/polkit.service\n"
+    "\n"
+    "[job machines]\n"
+    "priority = 400\n"
+    "cgroup = machine.slice/*\n"
+    "\n"
+    "[job sessions]\n"
+    "priority = 600\n"
+    "kill = largest-leaf\n"
+    "cgroup = user.slice/user-*.slice/session-*.scope\n";
+#define BUILTIN_SOURCE "(built-in)"
 #define BUILTIN_SOURCE "(built-in)"
 
 #define CONFIG_FILE_MAX (1024 * 1024)
@@ -64,6 +99,7 @@ struct parse_state {
 	bool daemon_seen;
 	bool refuse_pending;   /* config_read(): keys the daemon does not act on yet are errors */
 	unsigned cgroups_cap;  /* slots in cfg->cgroups */
+	unsigned excludes_cap; /* slots in cfg->excludes */
 	unsigned rules_cap;    /* slots in cfg->rules */
 	unsigned commands_cap; /* slots in cfg->commands */
 	unsigned bad_line;     /* the reader refused this line: libinih's keys on it are skipped */
@@ -630,6 +666,7 @@ static int parse_shed_command(struct parse_state *st, const struct key *k, const
 struct cgroup_list {
 	struct parse_state *st;
 	unsigned added;
+	bool exclude; /* cgroup_exclude: into cfg->excludes */
 };
 
 static int cgroup_add(const char *item, void *userdata)
@@ -637,26 +674,29 @@ static int cgroup_add(const char *item, void *userdata)
 	struct cgroup_list *list = userdata;
 	struct parse_state *st = list->st;
 	struct config *cfg = st->cfg;
+	const char *key = list->exclude ? "cgroup_exclude" : "cgroup";
+	struct config_cgroup **array = list->exclude ? &cfg->excludes : &cfg->cgroups;
+	unsigned *n = list->exclude ? &cfg->n_excludes : &cfg->n_cgroups;
+	unsigned mine = list->exclude ? st->job->n_excludes : st->job->n_cgroups;
 	char why[PATTERN_MAX + 128];
 
 	if (pattern_check(item, why, sizeof(why)) < 0) {
-		add_error(st, st->line, "cgroup", "%s", why);
+		add_error(st, st->line, key, "%s", why);
 		return -EINVAL;
 	}
-	if (st->job->n_cgroups + list->added >= CONFIG_MAX_CGROUPS) {
-		add_error(st, st->line, "cgroup", "too many patterns (at most %d per job)",
-			  CONFIG_MAX_CGROUPS);
+	if (mine + list->added >= CONFIG_MAX_CGROUPS) {
+		add_error(st, st->line, key, "too many patterns (at most %d per job)", CONFIG_MAX_CGROUPS);
 		return -E2BIG;
 	}
-	if (cfg->n_cgroups >= CONFIG_MAX_CGROUPS_TOTAL) {
-		add_error(st, st->line, "cgroup", "too many patterns (at most %d in all)",
+	if (*n >= CONFIG_MAX_CGROUPS_TOTAL) {
+		add_error(st, st->line, key, "too many patterns (at most %d in all)",
 			  CONFIG_MAX_CGROUPS_TOTAL);
 		return -E2BIG;
 	}
-	if (reserve_one(st, (void **)&cfg->cgroups, cfg->n_cgroups, &st->cgroups_cap, sizeof(*cfg->cgroups)) <
-	    0)
+	if (reserve_one(st, (void **)array, *n, list->exclude ? &st->excludes_cap : &st->cgroups_cap,
+			sizeof(**array)) < 0)
 		return -ENOMEM;
-	struct config_cgroup *c = &cfg->cgroups[cfg->n_cgroups++];
+	struct config_cgroup *c = &(*array)[(*n)++];
 	snprintf(c->pattern, sizeof(c->pattern), "%s", item);
 	c->job = (unsigned)(st->job - cfg->jobs);
 	c->line = st->line;
@@ -666,9 +706,10 @@ static int cgroup_add(const char *item, void *userdata)
 
 /* field is the job itself.  Each "cgroup =" adds to the job's patterns;
  * a line with an error adds none of its own. */
-static int parse_cgroups(struct parse_state *st, const struct key *k, const char *value, void *field)
+static int parse_cgroup_list(struct parse_state *st, const struct key *k, const char *value, void *field,
+			     bool exclude)
 {
-	struct cgroup_list list = {.st = st};
+	struct cgroup_list list = {.st = st, .exclude = exclude};
 	struct config_job *job = field;
 	char bad[CONFIG_PATH_MAX];
 	int r = split_list(value, cgroup_add, &list, bad, sizeof(bad));
@@ -676,11 +717,21 @@ static int parse_cgroups(struct parse_state *st, const struct key *k, const char
 	if (r < 0) {
 		if (bad[0] == '\0')
 			add_error(st, st->line, k->name, "empty pattern in '%s'", value);
-		st->cfg->n_cgroups -= list.added;
+		*(exclude ? &st->cfg->n_excludes : &st->cfg->n_cgroups) -= list.added;
 		return r;
 	}
-	job->n_cgroups += list.added;
+	*(exclude ? &job->n_excludes : &job->n_cgroups) += list.added;
 	return 0;
+}
+
+static int parse_cgroups(struct parse_state *st, const struct key *k, const char *value, void *field)
+{
+	return parse_cgroup_list(st, k, value, field, false);
+}
+
+static int parse_excludes(struct parse_state *st, const struct key *k, const char *value, void *field)
+{
+	return parse_cgroup_list(st, k, value, field, true);
 }
 
 /* ------------------------------------------------------------ the keys */
@@ -762,6 +813,8 @@ static const struct key keys[] = {
     JOB_WHOLE("shed_command", parse_shed_command, 0),
     /* Issue 12: the job's instances are the cgroups these patterns match. */
     JOB_WHOLE("cgroup", parse_cgroups, KEY_REPEAT),
+    /* Cgroups the patterns match that are not instances: adopt.c skips them. */
+    JOB_WHOLE("cgroup_exclude", parse_excludes, KEY_REPEAT),
     JOB("managed_oom_preference", parse_bool, managed_oom_preference, 0, 0, 0, "yes"),
 };
 
@@ -1193,9 +1246,39 @@ static void check_cgroup_duplicates(struct parse_state *st)
 	free(order);
 }
 
+/* Whether job excludes exactly what pattern matches (the same pattern). */
+static bool excludes_pattern(const struct config *cfg, unsigned job, const char *pattern)
+{
+	for (unsigned i = 0; i < cfg->n_excludes; i++)
+		if (cfg->excludes[i].job == job && strcmp(cfg->excludes[i].pattern, pattern) == 0)
+			return true;
+	return false;
+}
+
+/* A cgroup_exclude of a job with no pattern it could narrow is a mistake. */
+static void check_cgroup_excludes(struct parse_state *st)
+{
+	struct config *cfg = st->cfg;
+
+	for (unsigned i = 0; i < cfg->n_excludes; i++) {
+		const struct config_cgroup *e = &cfg->excludes[i];
+		bool narrows = false;
+		for (unsigned k = 0; k < cfg->n_cgroups && !narrows; k++)
+			narrows = cfg->cgroups[k].job == e->job &&
+				  pattern_overlap(cfg->cgroups[k].pattern, e->pattern);
+		if (narrows)
+			continue;
+		snprintf(st->section, sizeof(st->section), "job %s", cfg->jobs[e->job].name);
+		add_error(st, e->line, "cgroup_exclude",
+			  "'%s' matches nothing a cgroup = pattern of the job matches", e->pattern);
+	}
+	st->section[0] = '\0';
+}
+
 /* Patterns of two jobs that one cgroup could match both of: refused at the
- * later one, naming the other (identical ones are duplicates, above).  A
- * cgroup is an instance of one job, with one priority and one chain. */
+ * later one, naming the other (identical ones are duplicates, above), unless
+ * one job's cgroup_exclude names the other's pattern exactly.  A cgroup is
+ * an instance of one job, with one priority and one chain. */
 static void check_cgroup_overlaps(struct parse_state *st)
 {
 	struct config *cfg = st->cfg;
@@ -1204,7 +1287,9 @@ static void check_cgroup_overlaps(struct parse_state *st)
 		for (unsigned k = i + 1; k < cfg->n_cgroups; k++) {
 			const struct config_cgroup *a = &cfg->cgroups[i], *b = &cfg->cgroups[k];
 			if (a->job == b->job || strcmp(a->pattern, b->pattern) == 0 ||
-			    !pattern_overlap(a->pattern, b->pattern))
+			    !pattern_overlap(a->pattern, b->pattern) ||
+			    excludes_pattern(cfg, a->job, b->pattern) ||
+			    excludes_pattern(cfg, b->job, a->pattern))
 				continue;
 			snprintf(st->section, sizeof(st->section), "job %s", cfg->jobs[b->job].name);
 			add_error(
@@ -1273,6 +1358,8 @@ static void link_lists(struct config *cfg)
 		cfg->jobs[cfg->commands[i].job].hooks[cfg->commands[i].hook] = cfg->commands[i].text;
 	for (unsigned i = cfg->n_cgroups; i-- > 0;)
 		cfg->jobs[cfg->cgroups[i].job].cgroups = &cfg->cgroups[i];
+	for (unsigned i = cfg->n_excludes; i-- > 0;)
+		cfg->jobs[cfg->excludes[i].job].excludes = &cfg->excludes[i];
 	for (unsigned i = cfg->n_rules; i-- > 0;)
 		if (cfg->rules[i].job == CONFIG_RULE_MACHINE)
 			cfg->machine_rules = &cfg->rules[i];
@@ -1311,6 +1398,7 @@ static int parse_text(const char *text, const char *source, bool refuse_pending,
 	end_section(st);
 	st->section[0] = '\0';
 	check_cgroup_duplicates(st);
+	check_cgroup_excludes(st);
 	check_cgroup_overlaps(st);
 	check_timings(st);
 
@@ -1322,6 +1410,7 @@ static int parse_text(const char *text, const char *source, bool refuse_pending,
 		r = st->out_of_memory ? -ENOMEM : -EINVAL;
 		free(cfg->jobs);
 		free(cfg->cgroups);
+		free(cfg->excludes);
 		free(cfg->rules);
 		free(cfg->commands);
 	}
@@ -1494,16 +1583,17 @@ int config_read(const char *path, const struct config_mount *mount, struct confi
 		size_t errors_len)
 {
 	struct config cfg;
-	char *text = NULL;
+	char *text = NULL, builtin[sizeof(builtin_systemd_text) + CONFIG_PATH_MAX];
 	int r;
 
 	if (path && (r = read_file(path, &text, errors, errors_len)) < 0)
 		return r;
-	r = parse_text(text ? text : builtin_text, path ? path : BUILTIN_SOURCE, true, &cfg, errors,
-		       errors_len);
+	r = parse_text(text ? text : config_builtin_text(mount, builtin, sizeof(builtin)),
+		       path ? path : BUILTIN_SOURCE, true, &cfg, errors, errors_len);
 	free(text);
 	if (r < 0)
 		return r;
+	cfg.builtin = !path;
 	if (mount && (r = config_resolve_machine(&cfg, mount, errors, errors_len)) < 0) {
 		config_free(&cfg);
 		return r;
@@ -1516,6 +1606,9 @@ void config_free(struct config *cfg)
 {
 	free(cfg->jobs);
 	free(cfg->cgroups);
+	free(cfg->excludes);
+	cfg->excludes = NULL;
+	cfg->n_excludes = 0;
 	free(cfg->rules);
 	free(cfg->commands);
 	cfg->commands = NULL;
@@ -1530,6 +1623,42 @@ void config_free(struct config *cfg)
 	cfg->n_machine_rules = 0;
 }
 
+bool config_excluded(const struct config *cfg, unsigned job, const char *rel)
+{
+	for (unsigned i = 0; i < cfg->n_excludes; i++)
+		if (cfg->excludes[i].job == job && pattern_match(cfg->excludes[i].pattern, rel))
+			return true;
+	return false;
+}
+
+const char *config_builtin_text(const struct config_mount *mount, char *buf, size_t len)
+{
+	if (!mount || !mount->root || !mount->v2 || !mount->systemd || len == 0)
+		return "";
+	int n = snprintf(buf, len, builtin_systemd_text, mount->root);
+	return n < 0 || (size_t)n >= len ? "" : buf;
+}
+
+/* A pattern takes in self if it matches self or an ancestor (not the root)
+ * that the job does not exclude. */
+static bool takes_in(const struct config *cfg, const struct config_cgroup *c, const char *self)
+{
+	char prefix[CONFIG_PATH_MAX];
+	size_t n = strlen(self);
+
+	if (n >= sizeof(prefix))
+		return pattern_match_self_or_ancestor(c->pattern, self);
+	for (size_t i = 1; i <= n; i++) {
+		if (self[i] != '/' && self[i] != '\0')
+			continue;
+		memcpy(prefix, self, i);
+		prefix[i] = '\0';
+		if (pattern_match(c->pattern, prefix) && !config_excluded(cfg, c->job, prefix))
+			return true;
+	}
+	return false;
+}
+
 int config_check_self(const struct config *cfg, const char *self, char *errors, size_t errors_len)
 {
 	struct parse_state st = {.source = cfg->source, .errors = errors, .errors_len = errors_len};
@@ -1538,7 +1667,7 @@ int config_check_self(const struct config *cfg, const char *self, char *errors, 
 		errors[0] = '\0';
 	for (unsigned i = 0; i < cfg->n_cgroups; i++) {
 		const struct config_cgroup *c = &cfg->cgroups[i];
-		if (!pattern_match_self_or_ancestor(c->pattern, self))
+		if (!takes_in(cfg, c, self))
 			continue;
 		snprintf(st.section, sizeof(st.section), "job %s", cfg->jobs[c->job].name);
 		add_error(&st, c->line, "cgroup", "'%s' takes in oomkitd's own cgroup %s", c->pattern, self);

@@ -89,6 +89,11 @@ struct config_job {
 	 * configuration's cgroups); none: the job is machine/NAME. */
 	const struct config_cgroup *cgroups;
 	unsigned n_cgroups;
+	/* cgroup_exclude: cgroups the patterns match that are not instances
+	 * (the daemon's own unit, services that must never die); into the
+	 * configuration's excludes. */
+	const struct config_cgroup *excludes;
+	unsigned n_excludes;
 	/* systemd's ManagedOOMPreference= of the job's cgroups is honoured
 	 * (snapshot.c reads it); no: this configuration decides alone. */
 	bool managed_oom_preference;
@@ -149,6 +154,11 @@ struct config {
 	unsigned n_jobs;
 	struct config_cgroup *cgroups; /* every job's, job by job; owned likewise */
 	unsigned n_cgroups;
+	struct config_cgroup *excludes; /* every job's cgroup_exclude, likewise */
+	unsigned n_excludes;
+	/* No file was read: the built-in default (for a systemd machine on
+	 * cgroup v2 when the mount said so, config_builtin_text()). */
+	bool builtin;
 	struct config_rule *rules; /* likewise: the machine's where [oomkitd] is, then job by job */
 	unsigned n_rules;
 	/* The [oomkitd] section's protect, prefer and avoid (into rules). */
@@ -197,6 +207,15 @@ void config_free(struct config *cfg);
 /* Refuses a configuration with a job whose cgroup pattern takes in self (a
  * cgroup relative to the root: the daemon's own) or one of its ancestors.
  * 0, or -EINVAL with one error per such pattern (as above). */
+/* Whether rel is one of the job's cgroup_exclude: matched by a pattern of
+ * the job, yet not an instance of it. */
+bool config_excluded(const struct config *cfg, unsigned job, const char *rel);
+
+/* The text of the built-in default for this mount: on a systemd machine at
+ * a cgroup v2 root the machine is that root and systemd's units are jobs;
+ * else empty (every key at its default, no jobs).  mount may be NULL. */
+const char *config_builtin_text(const struct config_mount *mount, char *buf, size_t len);
+
 int config_check_self(const struct config *cfg, const char *self, char *errors, size_t errors_len);
 
 /* Finds a job by name; NULL if there is none. */

@@ -52,6 +52,7 @@
 struct daemon {
 	struct config *cfg;
 	const char *config_path; /* NULL: the built-in configuration */
+	bool config_optional;	 /* --config-if-exists: NULL when it is not there */
 	bool dry_run;
 	oomkit_ctx *ctx;
 	struct loop loop;
@@ -81,6 +82,15 @@ struct daemon {
 };
 
 /* ------------------------------------------------------------ config */
+
+/* The file to read now: --config-if-exists gives the built-in default while
+ * the file does not exist (looked at again at each reload). */
+static const char *config_file(const struct daemon *d)
+{
+	if (d->config_optional && d->config_path && access(d->config_path, F_OK) < 0 && errno == ENOENT)
+		return NULL;
+	return d->config_path;
+}
 
 /* The memory mount as the configuration is resolved against it. */
 static struct config_mount mount_of(const oomkit_ctx *ctx)
@@ -141,33 +151,65 @@ static void drop_config(struct config *cfg)
 	free(cfg);
 }
 
-/* --check: the configuration as start would take it, the machine resolved
- * against this machine's memory mount (a context without a guardian only
- * finds the mount; nothing is created or changed). */
-static int check_config(const char *path)
+/* The memory mount as a context that only looks finds it (no guardian,
+ * nothing created or changed), its root copied into root: what --check and
+ * the built-in default resolve against before liboomkit starts.  false:
+ * no memory cgroup mount here. */
+static bool probe_mount(struct config_mount *mount, char *root, size_t len)
 {
 	struct oomkit_options opts;
 	oomkit_ctx *ctx = NULL;
-	char errors[CONFIG_ERRORS_MAX];
-	struct config *cfg;
 
 	oomkit_options_init(&opts);
 	opts.guardian = false;
 	opts.protect = false;
 	opts.max_cgroups = 1;
 	if (oomkit_new(&opts, &ctx) < 0)
-		ctx = NULL;
-	struct config_mount mount = ctx ? mount_of(ctx) : (struct config_mount){0};
-	int r = parse_config(path, ctx ? &mount : NULL, &cfg, errors, sizeof(errors));
+		return false;
+	*mount = mount_of(ctx);
+	snprintf(root, len, "%s", mount->root);
+	mount->root = root;
 	oomkit_free(ctx);
+	return true;
+}
+
+/* With no file, --check says what the built-in default is on this machine,
+ * as a file that would say the same. */
+static void print_builtin(const struct config *cfg, const struct config_mount *mount)
+{
+	char text[4096], chain[256];
+	const char *t = config_builtin_text(mount, text, sizeof(text));
+
+	if (t[0]) {
+		fputs(t, stdout);
+		return;
+	}
+	config_format_chain(&cfg->chain, chain, sizeof(chain));
+	printf("# the built-in default: every key at its default, no jobs\n[oomkitd]\nmachine = %s\n"
+	       "policy = %s\n",
+	       cfg->machine, chain);
+}
+
+/* --check: the configuration as start would take it, the machine resolved
+ * against this machine's memory mount. */
+static int check_config(const char *path)
+{
+	char errors[CONFIG_ERRORS_MAX], root[CONFIG_PATH_MAX];
+	struct config_mount mount = {0};
+	struct config *cfg;
+	bool found = probe_mount(&mount, root, sizeof(root));
+	int r = parse_config(path, found ? &mount : NULL, &cfg, errors, sizeof(errors));
+
 	if (r < 0) {
 		fputs(errors, stderr);
 		return 1;
 	}
-	if (!ctx)
+	if (!found)
 		fprintf(stderr,
 			"%s: no memory cgroup mount here: the machine path is not checked against it\n",
 			cfg->source);
+	if (!path)
+		print_builtin(cfg, found ? &mount : NULL);
 	printf("%s: ok, %u job%s\n", cfg->source, cfg->n_jobs, cfg->n_jobs == 1 ? "" : "s");
 	drop_config(cfg);
 	return 0;
@@ -251,11 +293,11 @@ static int apply_reload(struct daemon *d)
 {
 	struct config *n, *old = d->cfg;
 	struct config_mount mount = mount_of(d->ctx);
-	int r = load_config(d->config_path, &mount, &n);
+	const char *path = config_file(d);
+	int r = load_config(path, &mount, &n);
 
 	if (r < 0) {
-		log_err("reload: %s has errors; the running configuration stays",
-			d->config_path ? d->config_path : "(built-in)");
+		log_err("reload: %s has errors; the running configuration stays", path ? path : "(built-in)");
 		return r;
 	}
 	if (strcmp(n->machine, old->machine) != 0) {
@@ -266,8 +308,7 @@ static int apply_reload(struct daemon *d)
 		return -EINVAL;
 	}
 	if (adopt_check_self(&d->adopt, n) < 0) {
-		log_err("reload: %s has errors; the running configuration stays",
-			d->config_path ? d->config_path : "(built-in)");
+		log_err("reload: %s has errors; the running configuration stays", path ? path : "(built-in)");
 		drop_config(n);
 		return -EINVAL;
 	}
@@ -288,7 +329,7 @@ static int apply_reload(struct daemon *d)
 	adopt_reload(&d->adopt, n);
 	configure(d);
 	drop_config(old);
-	log_notice("reloaded %s: %u jobs", d->config_path ? d->config_path : "(built-in)", n->n_jobs);
+	log_notice("reloaded %s: %u jobs", path ? path : "(built-in)", n->n_jobs);
 	metrics_write(&d->metrics);
 	return 0;
 }
@@ -559,6 +600,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: oomkitd [-c|--config FILE] [--check] [--dry-run] [--release] [--no-seccomp]\n"
 		   "  -c, --config FILE  configuration (default: the built-in one)\n"
+		   "      --config-if-exists FILE\n"
+		   "                     FILE, or the built-in default while there is none\n"
 		   "      --check        validate the configuration and exit\n"
 		   "      --dry-run      decide and report, but change and kill nothing\n"
 		   "      --release      give the kernel OOM killer back to the machine and the\n"
@@ -570,13 +613,10 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"config", required_argument, NULL, 'c'},
-	    {"check", no_argument, NULL, 'C'},
-	    {"dry-run", no_argument, NULL, 'n'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"no-seccomp", no_argument, NULL, 'S'},
-	    {"release", no_argument, NULL, 'R'},
-	    {NULL, 0, NULL, 0},
+	    {"config", required_argument, NULL, 'c'}, {"config-if-exists", required_argument, NULL, 'E'},
+	    {"check", no_argument, NULL, 'C'},	      {"dry-run", no_argument, NULL, 'n'},
+	    {"help", no_argument, NULL, 'h'},	      {"no-seccomp", no_argument, NULL, 'S'},
+	    {"release", no_argument, NULL, 'R'},      {NULL, 0, NULL, 0},
 	};
 	static struct daemon D;
 	struct daemon *d = &D;
@@ -591,7 +631,12 @@ int main(int argc, char **argv)
 	d->sdbus.sock = -1;
 	while ((opt = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'E':
+			d->config_optional = true;
+			d->config_path = optarg;
+			break;
 		case 'c':
+			d->config_optional = false;
 			d->config_path = optarg;
 			break;
 		case 'C':
@@ -619,8 +664,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (check)
-		return check_config(d->config_path);
-	if (load_config(d->config_path, NULL, &d->cfg) < 0)
+		return check_config(config_file(d));
+	/* With no file the default depends on the machine (a systemd one on
+	 * cgroup v2 has its own), so the mount is looked at first. */
+	struct config_mount mount = {0};
+	char root[CONFIG_PATH_MAX];
+	const char *path = config_file(d);
+	bool found = !path && probe_mount(&mount, root, sizeof(root));
+	if (load_config(path, found ? &mount : NULL, &d->cfg) < 0)
 		return 1;
 	if (release) {
 		char state[CONFIG_SOCKET_MAX + 32];

@@ -1041,6 +1041,7 @@ static void assert_same_meaning(const struct config *a, const struct config *b)
 	memset(y.source, 0, sizeof(y.source));
 	x.machine_line = y.machine_line = 0;
 	x.machine_limit_line = y.machine_limit_line = 0;
+	x.builtin = y.builtin = false;
 	assert_int_equal(x.n_jobs, 0);
 	assert_int_equal(y.n_jobs, 0);
 	assert_memory_equal(&x, &y, sizeof(x));
@@ -1330,6 +1331,94 @@ static void test_check_self(void **state)
 	drop(cfg);
 }
 
+/* cgroup_exclude: cgroups a job's patterns match that are not its
+ * instances; the self-check and the overlap check count what is left. */
+static void test_cgroup_exclude(void **state)
+{
+	(void)state;
+	struct config *cfg =
+	    parse_ok("[job services]\ncgroup = system.slice/*.service\n"
+		     "cgroup_exclude = system.slice/oomkitd.service, system.slice/systemd-*.service\n"
+		     "cgroup_exclude = system.slice/nginx.service\n"
+		     "[job web]\ncgroup = system.slice/nginx.service\n"
+		     "[job services2]\ncgroup = other.slice/*\n");
+	char errors[CONFIG_ERRORS_MAX], text[4096];
+
+	assert_int_equal(cfg->jobs[0].n_excludes, 3);
+	assert_string_equal(cfg->jobs[0].excludes[1].pattern, "system.slice/systemd-*.service");
+	assert_int_equal(cfg->jobs[1].n_excludes, 0);
+	assert_true(config_excluded(cfg, 0, "system.slice/oomkitd.service"));
+	assert_true(config_excluded(cfg, 0, "system.slice/systemd-journald.service"));
+	assert_false(config_excluded(cfg, 0, "system.slice/batch.service"));
+	assert_false(config_excluded(cfg, 2, "system.slice/oomkitd.service"));
+	assert_int_equal(config_check_self(cfg, "system.slice/oomkitd.service", errors, sizeof(errors)), 0);
+	assert_int_equal(config_check_self(cfg, "system.slice/other.service", errors, sizeof(errors)),
+			 -EINVAL);
+	assert_string_equal(errors,
+			    "oomkitd.conf:2: [job services] cgroup: 'system.slice/*.service' takes in "
+			    "oomkitd's own cgroup system.slice/other.service\n");
+	drop(cfg);
+
+	/* web overlaps services: allowed only with services excluding it exactly. */
+	assert_int_equal(config_parse_string("[job services]\ncgroup = system.slice/*.service\n"
+					     "[job web]\ncgroup = system.slice/nginx.service\n",
+					     "oomkitd.conf", &(struct config){0}, errors, sizeof(errors)),
+			 -EINVAL);
+	assert_non_null(strstr(errors,
+			       "oomkitd.conf:4: [job web] cgroup: 'system.slice/nginx.service' and job "
+			       "services's"));
+	assert_int_equal(config_parse_string("[job a]\ncgroup = system.slice/*.service\n"
+					     "cgroup_exclude = user.slice/*\n"
+					     "[job b]\ncgroup_exclude = x.slice/*\n"
+					     "[job c]\ncgroup = c.slice/*\ncgroup_exclude = /abs\n",
+					     "oomkitd.conf", &(struct config){0}, errors, sizeof(errors)),
+			 -EINVAL);
+	assert_non_null(strstr(errors,
+			       "oomkitd.conf:3: [job a] cgroup_exclude: 'user.slice/*' matches nothing a "
+			       "cgroup = pattern of the job matches\n"));
+	assert_non_null(
+	    strstr(errors, "oomkitd.conf:5: [job b] cgroup_exclude: 'x.slice/*' matches nothing"));
+	assert_non_null(strstr(errors, "oomkitd.conf:8: [job c] cgroup_exclude: "));
+
+	/* The built-in default: a systemd machine on cgroup v2 has one of its
+	 * own, which adopts the units and leaves the daemon's out; else none. */
+	struct config_mount sd = {.root = "/sys/fs/cgroup", .v2 = true, .systemd = true};
+	struct config_mount v1 = {.root = "/sys/fs/cgroup/memory", .v2 = false, .systemd = true};
+	struct config_mount v2 = {.root = "/sys/fs/cgroup", .v2 = true, .systemd = false};
+	assert_string_equal(config_builtin_text(&v1, text, sizeof(text)), "");
+	assert_string_equal(config_builtin_text(&v2, text, sizeof(text)), "");
+	assert_string_equal(config_builtin_text(NULL, text, sizeof(text)), "");
+	assert_non_null(strstr(config_builtin_text(&sd, text, sizeof(text)), "machine = /sys/fs/cgroup\n"));
+	cfg = calloc(1, sizeof(*cfg));
+	assert_non_null(cfg);
+	if (config_read(NULL, &sd, cfg, errors, sizeof(errors)) != 0)
+		fail_msg("the built-in systemd default has errors:\n%s", errors);
+	assert_true(cfg->builtin);
+	assert_true(cfg->machine_is_root);
+	assert_int_equal(cfg->n_jobs, 4);
+	const struct config_job *services = config_find_job(cfg, "services");
+	assert_non_null(services);
+	unsigned si = (unsigned)(services - cfg->jobs);
+	assert_int_equal(config_check_self(cfg, "system.slice/oomkitd.service", errors, sizeof(errors)), 0);
+	for (const char *const *u =
+		 (const char *const[]){"ssh.service", "sshd.service", "systemd-journald.service",
+				       "systemd-logind.service", "dbus.service", "systemd-udevd.service",
+				       "gdm.service", NULL};
+	     *u; u++) {
+		char rel[128];
+		snprintf(rel, sizeof(rel), "system.slice/%s", *u);
+		assert_true(config_excluded(cfg, si, rel));
+	}
+	assert_false(config_excluded(cfg, si, "system.slice/redis-server.service"));
+	drop(cfg);
+	cfg = calloc(1, sizeof(*cfg));
+	assert_non_null(cfg);
+	assert_int_equal(config_read(NULL, &v1, cfg, errors, sizeof(errors)), 0);
+	assert_int_equal(cfg->n_jobs, 0);
+	assert_true(cfg->builtin);
+	drop(cfg);
+}
+
 /* examples/NAME, parsed into *cfg (skipped outside the source tree). */
 static void parse_example(const char *name, struct config *cfg)
 {
@@ -1490,6 +1579,7 @@ int main(void)
 	    cmocka_unit_test(test_cgroups_read),
 	    cmocka_unit_test(test_cgroups_refused),
 	    cmocka_unit_test(test_check_self),
+	    cmocka_unit_test(test_cgroup_exclude),
 	    cmocka_unit_test(test_rules),
 	    cmocka_unit_test(test_rules_limits),
 	    cmocka_unit_test(test_rules_read),

@@ -1097,6 +1097,62 @@ check_oomkitd_anchor() {
 	daemon_config # the shared configuration again, for any check after this one
 }
 
+# No configuration file on a systemd machine: the built-in default adopts
+# systemd's units (services, user apps, login sessions, machines) under the
+# v2-root machine, leaves out the daemon's own unit and what must never die,
+# and a hog in a service pays when the machine runs out; sshd, journald and a
+# login session (a real one, over ssh) live, and the kernel kills nothing.
+check_builtin_default() {
+	local hog ssh0 jd0 sess k0 r0 report out unit=sdg-default-hog.service
+	systemctl stop systemd-oomd.service systemd-oomd.socket 2>/dev/null
+	systemctl stop $UNIT
+	rm -f "$OOMKITD_CONF"
+	out=$("$OOMKITD" --check 2>&1)
+	expect "oomkitd --check with no file prints the systemd default" eval \
+		'grep -qx "machine = /sys/fs/cgroup" <<<"$out" && grep -qx "\[job services\]" <<<"$out" && grep -qx "(built-in): ok, 4 jobs" <<<"$out"'
+	expect "ssh.service runs" wait_for 60 active_unit ssh.service
+	# A login session, as a user makes one: root over ssh with a key.
+	mkdir -p -m 700 /root/.ssh
+	[[ -e /root/.ssh/id_ed25519 ]] || ssh-keygen -q -t ed25519 -N '' -f /root/.ssh/id_ed25519
+	cat /root/.ssh/id_ed25519.pub >>/root/.ssh/authorized_keys
+	ssh -n -o StrictHostKeyChecking=no -o BatchMode=yes -i /root/.ssh/id_ed25519 root@127.0.0.1 \
+		'exec sleep 3600' </dev/null >/dev/null 2>>"$SDG_STDERR" &
+	expect "the ssh login is a session scope" wait_for 60 eval \
+		'sess=$(pgrep -n -f "^sleep 3600$") && grep -q "/session-[0-9]*\.scope$" /proc/$sess/cgroup'
+	sess=$(pgrep -n -f '^sleep 3600$')
+	ssh0=$(prop ssh.service MainPID) jd0=$(prop systemd-journald.service MainPID)
+	expect "the unit starts with no configuration file" timeout 120 systemctl restart $UNIT
+	if ! active; then
+		journal $UNIT | tail -n 20 | sed 's/^/sdguest:   journal: /'
+		return
+	fi
+	expect "the daemon says the machine is the v2 root" wait_journal 30 $UNIT 'machine: the cgroup v2 root; out of memory when'
+	expect "the login session is an instance of sessions" wait_journal 30 $UNIT 'sessions \[session-[0-9]*\.scope\]: adopted'
+	k0=$(vmstat_oom_kill) r0=$(report_count)
+	start_batch hog $unit 2000
+	expect "the hog's unit is an instance of services" wait_journal 60 $UNIT "services \[$unit\]: adopted"
+	out=$(oomkit --socket $SOCK status 2>&1)
+	expect "oomkit status shows the default's instances" eval \
+		'grep -q "services \[$unit\]" <<<"$out" && grep -q "sessions \[session-" <<<"$out"'
+	expect "nor oomkitd, ssh, journald or logind is adopted" eval \
+		'! grep -qE "\[(oomkitd|ssh|systemd-journald|systemd-logind|dbus)\.service\]" <<<"$out"'
+	expect "the hog dies" wait_for 240 dead "$hog"
+	expect "its unit is no longer active" wait_for 30 eval '[ "$(prop $unit ActiveState)" != active ]'
+	expect "oomkitd said the machine was out of memory" wait_journal 30 $UNIT 'machine: MemAvailable .* is below machine_available'
+	expect "a report was written" wait_for 30 eval '(($(report_count) > r0))'
+	report=$(newest_report)
+	expect "the report names the hog as the victim" grep -q "\"victim_pid\":$hog," "$report"
+	expect "the kernel OOM killer killed nothing (oom_kill $k0 -> $(vmstat_oom_kill))" [ "$(vmstat_oom_kill)" = "$k0" ]
+	expect "sshd lives" eval '[ "$(prop ssh.service MainPID)" = "$ssh0" ] && alive "$ssh0"'
+	expect "journald lives" eval '[ "$(prop systemd-journald.service MainPID)" = "$jd0" ] && alive "$jd0"'
+	expect "the login session lives" alive "$sess"
+	((check_failed)) && journal $UNIT | tail -n 25 | sed 's/^/sdguest:   journal: /'
+	kill "$sess" 2>/dev/null
+	systemctl stop $unit 2>/dev/null
+	systemctl stop $UNIT
+	daemon_config # the shared configuration again, for any check after this one
+}
+
 say "START"
 run_checks "$0"
 say "RESULT $checks_passed passed, $checks_failed failed"

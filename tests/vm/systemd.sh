@@ -60,7 +60,7 @@ prog=systemd.sh
 # (--debs) install the project's .deb files; redis-server, a real service
 # that holds data, for the whole-machine checks.
 base_packages=(systemd systemd-sysv dbus dbus-user-session libpam-systemd systemd-oomd procps
-	util-linux login passwd apt redis-server)
+	util-linux login passwd apt redis-server openssh-server)
 
 build= cache= qexit= only= logfile= debs=
 checks=$here/guest-systemd.sh
