@@ -69,7 +69,6 @@ static const char builtin_systemd_text[] =
     "kill = largest-leaf\n"
     "cgroup = user.slice/user-*.slice/session-*.scope\n";
 #define BUILTIN_SOURCE "(built-in)"
-#define BUILTIN_SOURCE "(built-in)"
 
 #define CONFIG_FILE_MAX (1024 * 1024)
 #define LINE_MAX_LEN 190 /* libinih's line buffer is 200 bytes, less "\r\n\0" and margin */
@@ -1579,6 +1578,48 @@ int config_resolve_machine(struct config *cfg, const struct config_mount *mount,
 	return 0;
 }
 
+#define SWAP(a, b)                                                                                           \
+	do {                                                                                                 \
+		__typeof__(a) swap_tmp_ = (a);                                                               \
+		(a) = (b);                                                                                   \
+		(b) = swap_tmp_;                                                                             \
+	} while (0)
+
+/* A file that names no machine, machine_limit or job keeps the machine's built-in
+ * scope: on a systemd machine on cgroup v2 the root, with systemd's units as
+ * jobs; every other setting of the file applies as written.  So the shipped
+ * file, every key of which is commented out, means exactly what no file
+ * means, and uncommenting readonly_status or report_dir keeps the jobs.  The
+ * built-in jobs are parsed with the file's delay, which their defaults
+ * (hook_timeout) derive from. */
+static int take_builtin_scope(struct config *cfg, const struct config_mount *mount, char *errors,
+			      size_t errors_len)
+{
+	char text[sizeof(builtin_systemd_text) + CONFIG_PATH_MAX], with_delay[sizeof(text) + 64], d[32];
+	const char *t = config_builtin_text(mount, text, sizeof(text)), *at = strstr(t, "[oomkitd]\n");
+	struct config b;
+
+	if (!t[0] || !at)
+		return 0;
+	value_format_duration(cfg->delay_ms, d, sizeof(d));
+	at += strlen("[oomkitd]\n");
+	snprintf(with_delay, sizeof(with_delay), "%.*sdelay = %s\n%s", (int)(at - t), t, d, at);
+	int r = parse_text(with_delay, BUILTIN_SOURCE, true, &b, errors, errors_len);
+	if (r < 0)
+		return r;
+	snprintf(cfg->machine, sizeof(cfg->machine), "%s", b.machine);
+	cfg->machine_line = b.machine_line; /* named by the default, as the root must be */
+	SWAP(cfg->jobs, b.jobs);
+	SWAP(cfg->n_jobs, b.n_jobs);
+	SWAP(cfg->cgroups, b.cgroups);
+	SWAP(cfg->n_cgroups, b.n_cgroups);
+	SWAP(cfg->excludes, b.excludes);
+	SWAP(cfg->n_excludes, b.n_excludes);
+	cfg->builtin = true;
+	config_free(&b);
+	return 0;
+}
+
 int config_read(const char *path, const struct config_mount *mount, struct config *ret, char *errors,
 		size_t errors_len)
 {
@@ -1594,6 +1635,11 @@ int config_read(const char *path, const struct config_mount *mount, struct confi
 	if (r < 0)
 		return r;
 	cfg.builtin = !path;
+	if (path && cfg.machine_line == 0 && cfg.machine_limit_line == 0 && cfg.n_jobs == 0 &&
+	    (r = take_builtin_scope(&cfg, mount, errors, errors_len)) < 0) {
+		config_free(&cfg);
+		return r;
+	}
 	if (mount && (r = config_resolve_machine(&cfg, mount, errors, errors_len)) < 0) {
 		config_free(&cfg);
 		return r;

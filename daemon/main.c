@@ -208,7 +208,10 @@ static int check_config(const char *path)
 		fprintf(stderr,
 			"%s: no memory cgroup mount here: the machine path is not checked against it\n",
 			cfg->source);
-	if (!path)
+	if (path && cfg->builtin)
+		printf("# %s names no machine and no job: this machine's built-in default is its scope\n",
+		       path);
+	if (!path || cfg->builtin)
 		print_builtin(cfg, found ? &mount : NULL);
 	printf("%s: ok, %u job%s\n", cfg->source, cfg->n_jobs, cfg->n_jobs == 1 ? "" : "s");
 	drop_config(cfg);
@@ -665,12 +668,13 @@ int main(int argc, char **argv)
 	}
 	if (check)
 		return check_config(config_file(d));
-	/* With no file the default depends on the machine (a systemd one on
-	 * cgroup v2 has its own), so the mount is looked at first. */
+	/* The default depends on the machine (a systemd one on cgroup v2 has
+	 * its own), for no file and for a file that names no machine and no
+	 * job, so the mount is looked at first. */
 	struct config_mount mount = {0};
 	char root[CONFIG_PATH_MAX];
 	const char *path = config_file(d);
-	bool found = !path && probe_mount(&mount, root, sizeof(root));
+	bool found = probe_mount(&mount, root, sizeof(root));
 	if (load_config(path, found ? &mount : NULL, &d->cfg) < 0)
 		return 1;
 	if (release) {

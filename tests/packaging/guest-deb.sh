@@ -85,7 +85,12 @@ check_install() {
 	expect "its guardian runs" test -n "$(guardian_pid)"
 	expect "the daemon said READY=1 once" [ "$(journal_count $UNIT 'oomkitd ready')" = 1 ]
 	expect "systemd did not restart it" [ "$(prop $UNIT NRestarts)" = 0 ]
-	note "as shipped: $(oomkitd --check --config $CONF 2>&1)"
+	note "as shipped: $(oomkitd --check --config $CONF 2>&1 | tail -n 1)"
+	# The conffile sets nothing: on this systemd machine on cgroup v2 it
+	# means the built-in default, the whole machine with systemd's units.
+	expect "as shipped, the daemon takes the built-in default: the whole machine, four jobs of units" \
+		[ "$(journal_count $UNIT 'oomkitd ready: machine /sys/fs/cgroup, 4 jobs')" = 1 ]
+	expect "oomkit status shows the default's services job" bash -c 'oomkit status | grep -q "^services "'
 	journal $UNIT | tail -n 5 | sed 's/^/sdguest:   journal: /'
 }
 
@@ -100,6 +105,8 @@ check_status() {
 	expect "the daemon reloads it" systemctl reload $UNIT
 	expect "with readonly_status, a user reads the status" wait_for 30 runuser -u test -- oomkit status >/dev/null ||
 		note "as the user: $(runuser -u test -- oomkit status 2>&1 | head -n 2)"
+	expect "the reload keeps the default's jobs (the file still names no machine and no job)" \
+		wait_for 30 bash -c "journalctl -b -u $UNIT -o cat | grep -q 'reloaded .*: 4 jobs'"
 	# A machine and a job of the test's own (the machine changes only with a
 	# restart).
 	mkdir -p /run/systemd/system

@@ -1417,6 +1417,43 @@ static void test_cgroup_exclude(void **state)
 	assert_int_equal(cfg->n_jobs, 0);
 	assert_true(cfg->builtin);
 	drop(cfg);
+
+	/* A file that names no machine and no job (the shipped conffile, with
+	 * a key or two uncommented) keeps the built-in scope, its other keys
+	 * as written; one that names a machine or a job is its own. */
+	static const char *const texts[] = {
+	    "; c\n\n[oomkitd]\n;machine = /x\n",
+	    "[oomkitd]\nreadonly_status = yes\ndelay = 3s\n",
+	    "[oomkitd]\nmachine = /sys/fs/cgroup/oomkit\n",
+	    "[job a]\n",
+	};
+	const unsigned jobs[] = {4, 4, 0, 1};
+	for (int i = 0; i < 4; i++) {
+		char *path = temp_file(texts[i], strlen(texts[i]));
+		cfg = calloc(1, sizeof(*cfg));
+		assert_non_null(cfg);
+		if (config_read(path, &sd, cfg, errors, sizeof(errors)) != 0)
+			fail_msg("%s: %s", texts[i], errors);
+		assert_int_equal(cfg->builtin, i < 2);
+		assert_int_equal(cfg->n_jobs, jobs[i]);
+		assert_int_equal(cfg->machine_is_root, i < 2);
+		if (i == 1) {
+			assert_true(cfg->readonly_status);
+			assert_int_equal(cfg->delay_ms, 3000);
+			assert_int_equal(cfg->jobs[0].hook_timeout_ms, 750);
+		}
+		unlink(path);
+		drop(cfg);
+		/* On a machine without a default of its own, the file is all. */
+		cfg = calloc(1, sizeof(*cfg));
+		assert_non_null(cfg);
+		path = temp_file(texts[i], strlen(texts[i]));
+		assert_int_equal(config_read(path, &v1, cfg, errors, sizeof(errors)), i == 2 ? -EINVAL : 0);
+		if (i != 2)
+			assert_int_equal(cfg->n_jobs, i == 3 ? 1 : 0);
+		unlink(path);
+		drop(cfg);
+	}
 }
 
 /* examples/NAME, parsed into *cfg (skipped outside the source tree). */
