@@ -675,18 +675,43 @@ static pid_t spawn_victim(const char *job, unsigned mib, const char *mode, const
 	return th_spawn(&how, argv);
 }
 
-/* Reads a witness file the victim writes; false while it is not there. */
+struct witness {
+	char path[300];
+	char *buf;
+	size_t len;
+};
+
+static bool witness_written(void *arg)
+{
+	struct witness *w = arg;
+	return th_read_file(w->path, w->buf, w->len) > 0;
+}
+
+/* Reads a witness file the victim writes, waiting up to 20 s for it. */
 static bool witness(const char *name, char *buf, size_t len)
 {
-	char path[300];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	uint64_t end = th_now_ms() + 20000;
-	do {
-		if (th_read_file(path, buf, len) > 0)
-			return true;
-		th_sleep_ms(20);
-	} while (th_now_ms() < end);
-	return false;
+	struct witness w = {.buf = buf, .len = len};
+	snprintf(w.path, sizeof(w.path), "%s/%s", dir, name);
+	return th_wait_for(witness_written, &w, 20000);
+}
+
+struct limit_is {
+	const char *rel;
+	uint64_t bytes;
+};
+
+static bool limit_is(void *arg)
+{
+	const struct limit_is *l = arg;
+	return cg_limit(l->rel) == l->bytes;
+}
+
+/* A loan's headroom is taken back: the job's limit is bytes again (20 s). */
+static void check_repaid(const char *what, const char *rel, uint64_t bytes)
+{
+	struct limit_is l = {rel, bytes};
+	th_check(th_wait_for(limit_is, &l, 20000), "%s: the headroom is taken back (%" PRIu64 ")", what,
+		 cg_limit(rel));
 }
 
 /* The shed policy (issue 17) where the hold is memory.high (v2) or the
@@ -715,10 +740,7 @@ static void job_shed(void)
 		 "shed: resolved by shedding (%s)", r ? jstr(r, "outcome") : "");
 	json_free(r);
 	th_check(th_alive(v), "shed: nothing was killed");
-	uint64_t end = th_now_ms() + 20000;
-	while (cg_limit(rel) != 32 * MIB && th_now_ms() < end)
-		th_sleep_ms(20);
-	th_check(cg_limit(rel) == 32 * MIB, "shed: the headroom is taken back (%" PRIu64 ")", cg_limit(rel));
+	check_repaid("shed", rel, 32 * MIB);
 	th_check(cg_oom_kills(rel) == 0 && vmstat_oom_kill() == k0, "shed: the kernel killed nothing");
 	kill(v, SIGKILL);
 	th_wait_exit(v, 10000);
@@ -745,11 +767,7 @@ static void job_graceful(void)
 	th_check(r && strcmp(jstr(r, "ended_by"), "SIGTERM") == 0,
 		 "graceful: the report says SIGTERM ended it (%s)", r ? jstr(r, "ended_by") : "");
 	json_free(r);
-	uint64_t end = th_now_ms() + 20000;
-	while (cg_limit(rel) != 32 * MIB && th_now_ms() < end)
-		th_sleep_ms(20);
-	th_check(cg_limit(rel) == 32 * MIB, "graceful: the headroom is taken back (%" PRIu64 ")",
-		 cg_limit(rel));
+	check_repaid("graceful", rel, 32 * MIB);
 	th_check(cg_oom_kills(rel) == 0 && vmstat_oom_kill() == k0, "graceful: the kernel killed nothing");
 }
 
