@@ -411,9 +411,7 @@ check_hooks() {
 	expect "inside the unit's sandbox: /var is read-only to it" [ -s /run/oomkit/hook-ro ]
 	expect "after_kill saw the victim gone" wait_for 10 grep -q gone /run/oomkit/hook-after
 	expect "the report records both hooks" wait_for 10 eval "grep -q '\"hook\":\"after_kill\"' \"\$(newest_report)\""
-	if ((check_failed)); then
-		journal $UNIT | tail -n 30 | sed 's/^/sdguest:   oomkitd: /'
-	fi
+	daemon_log_if_failed 30
 	daemon_config
 	expect "the daemon restarts with the checks' configuration" timeout 120 systemctl restart $UNIT
 }
@@ -477,11 +475,17 @@ sd_unit() { # name memory_max hog_mib
 		"$HOG 4 & echo \$! >/run/sdd/$1.keeper; read x </run/sdd/$1.go; $HOG $3 1024 2000 & echo \$! >/run/sdd/$1.hog; wait"
 }
 
+# After a failed check: the daemon's last N lines of journal (default 20).
+daemon_log_if_failed() { # [n]
+	((check_failed)) || return 0
+	journal $UNIT | tail -n "${1:-20}" | sed 's/^/sdguest:   oomkitd: /'
+}
+
 # After a failed check: what the daemon and its helper said, and what the
 # unit's cgroup and systemd hold.
 sd_diag() { # unit
 	((check_failed)) || return 0
-	journal $UNIT | tail -n 40 | sed 's/^/sdguest:   oomkitd: /'
+	daemon_log_if_failed 40
 	note "$1: memory.high $(cat $CG/system.slice/"$1"/memory.high 2>&1) memory.max" \
 		"$(cat $CG/system.slice/"$1"/memory.max 2>&1); MemoryHigh=$(prop "$1" MemoryHigh)" \
 		"MemoryMax=$(prop "$1" MemoryMax) ActiveState=$(prop "$1" ActiveState)"
@@ -668,7 +672,7 @@ check_sd_run_scope() {
 	expect "oomkit status shows it" eval "oomkit --socket $SOCK status | grep -q 'sdrun \[$scope\]'"
 	expect "oomkit run in a job without a scope pattern is refused" eval \
 		"! oomkit --socket $SOCK run --job sdheld -- true 2>/dev/null"
-	((check_failed)) && journal $UNIT | tail -n 30 | sed 's/^/sdguest:   oomkitd: /'
+	daemon_log_if_failed 30
 	kill_quietly "$pid"
 	sd_done
 }
@@ -677,8 +681,9 @@ check_sd_run_scope() {
 
 # Issue 12: the whole machine, the cgroup v2 root, with jobs adopting what
 # systemd runs.  systemd-oomd is stopped meanwhile: the test is of oomkitd.
-root_config() {
-	cat >"$OOMKITD_CONF" <<-EOF
+# The [oomkitd] section of a configuration whose machine is the v2 root.
+root_section() {
+	cat <<-EOF
 	[oomkitd]
 	machine = $CG
 	machine_available = 128M
@@ -686,6 +691,11 @@ root_config() {
 	report_dir = $REPORTS
 	socket = $SOCK
 	metrics = /var/lib/oomkit/oomkit.prom
+	EOF
+}
+
+root_config() {
+	{ root_section; cat <<-EOF; } >"$OOMKITD_CONF"
 
 	[job redis]
 	priority = 900
@@ -774,7 +784,7 @@ machine_runs_out() { # unit hog-args...
 	expect "the report names the hog as the victim" grep -q "\"victim_pid\":$hog," "$report"
 	expect "chosen by kill-lowest in job batch" grep -q '"policy":"kill-lowest"' "$report"
 	note "report: $(grep -o '"reason":"[^"]*"' "$report" | head -n 1)"
-	((check_failed)) && journal $UNIT | tail -n 20 | sed 's/^/sdguest:   journal: /'
+	daemon_log_if_failed 20
 	data "oomkitd-root workload=$unit victim=$( (($(vmstat_oom_kill) > k0)) && echo kernel || echo "$unit")" \
 		"keys_before=$keys0 keys_after=$(redis_keys) oom_kill_delta=$(($(vmstat_oom_kill) - k0))"
 }
@@ -898,7 +908,7 @@ check_kubernetes_node() {
 	expect "the report names the besteffort process, by kill-lowest" \
 		eval "grep -q '\"victim_pid\":$be,' '$report' && grep -q '\"policy\":\"kill-lowest\"' '$report'"
 	note "report: $(grep -o '"reason":"[^"]*"' "$report" | head -n 1)"
-	((check_failed)) && journal $UNIT | tail -n 20 | sed 's/^/sdguest:   oomkitd: /'
+	daemon_log_if_failed 20
 	kill_quietly "$g" "$b" "$be"
 	rm -f /var/tmp/sdg-cache
 	daemon_config
@@ -915,14 +925,7 @@ check_user_apps() {
 	uid=$(id -u $user)
 	expect "lingering starts the user's manager" loginctl enable-linger $user
 	expect "user@$uid.service runs" wait_for 120 eval '[ "$(prop user@$uid.service ActiveState)" = active ]'
-	cat >"$OOMKITD_CONF" <<-EOF
-	[oomkitd]
-	machine = $CG
-	machine_available = 128M
-	policy = report, kill-lowest, kernel
-	report_dir = $REPORTS
-	socket = $SOCK
-	metrics = /var/lib/oomkit/oomkit.prom
+	{ root_section; cat <<-EOF; } >"$OOMKITD_CONF"
 
 	[job user-apps]
 	priority = 200
@@ -957,7 +960,7 @@ check_user_apps() {
 	report=$(newest_report)
 	expect "the report names the app" grep -q "\"victim_pid\":$app," "$report"
 	note "report: $(grep -o '"reason":"[^"]*"' "$report" | head -n 1)"
-	((check_failed)) && journal $UNIT | tail -n 20 | sed 's/^/sdguest:   oomkitd: /'
+	daemon_log_if_failed 20
 	kill -9 "$session" "$app" 2>/dev/null
 	loginctl disable-linger $user
 	rm -f /var/tmp/sdg-cache
@@ -1146,7 +1149,7 @@ check_builtin_default() {
 	expect "sshd lives" eval '[ "$(prop ssh.service MainPID)" = "$ssh0" ] && alive "$ssh0"'
 	expect "journald lives" eval '[ "$(prop systemd-journald.service MainPID)" = "$jd0" ] && alive "$jd0"'
 	expect "the login session lives" alive "$sess"
-	((check_failed)) && journal $UNIT | tail -n 25 | sed 's/^/sdguest:   journal: /'
+	daemon_log_if_failed 25
 	kill "$sess" 2>/dev/null
 	systemctl stop $unit 2>/dev/null
 	systemctl stop $UNIT
