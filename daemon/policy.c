@@ -228,10 +228,22 @@ static bool candidate(const struct policy_input *in, const struct policy_proc *p
 	return in_scope(in, p) && !policy_protected(in, p) && !leaf_spared(in, p);
 }
 
-/* Preferred first, avoided last: the first key of every policy's order. */
-static unsigned tier(const struct policy_proc *p)
+/* Avoided by systemd's ManagedOOMPreference=avoid, not by a rule of the file. */
+static bool systemd_avoided(const struct policy_proc *p)
 {
-	return p->place == PLACE_PREFER ? 0 : p->place == PLACE_AVOID ? 2 : 1;
+	return p->place == PLACE_AVOID && !p->rule;
+}
+
+/* Preferred first, avoided last: the first key of every policy's order.
+ * systemd's avoid does not outrank the file's priorities: in kill-lowest at
+ * machine level it orders only among its priority (lowest_before). */
+static unsigned tier(const struct policy_input *in, bool by_priority, const struct policy_proc *p)
+{
+	if (p->place == PLACE_PREFER)
+		return 0;
+	if (p->place != PLACE_AVOID || (by_priority && in->scope == SCOPE_MACHINE && systemd_avoided(p)))
+		return 1;
+	return 2;
 }
 
 /* A policy that chooses a process: which candidates it takes, and whether a
@@ -278,6 +290,8 @@ static bool lowest_before(const struct policy_input *in, const struct policy_pro
 		const struct policy_group *ga = &in->groups[a->group], *gb = &in->groups[b->group];
 		if (ga->priority != gb->priority)
 			return ga->priority < gb->priority;
+		if (systemd_avoided(a) != systemd_avoided(b))
+			return systemd_avoided(b);
 		if (ga->usage_bytes != gb->usage_bytes)
 			return ga->usage_bytes > gb->usage_bytes;
 		return strcmp(ga->name, gb->name) > 0;
@@ -319,8 +333,11 @@ static const struct order orders[POLICY__COUNT] = {
 static bool before(const struct policy_input *in, const struct order *o, const struct policy_proc *a,
 		   const struct policy_proc *b)
 {
-	if (tier(a) != tier(b))
-		return tier(a) < tier(b);
+	bool by_priority = o == &orders[POLICY_KILL_LOWEST];
+	unsigned ta = tier(in, by_priority, a), tb = tier(in, by_priority, b);
+
+	if (ta != tb)
+		return ta < tb;
 	return o->before(in, a, b);
 }
 
@@ -396,12 +413,15 @@ static const struct policy_proc *leaf_victim(const struct policy_input *in, cons
 }
 
 /* " (placed first by prefer = comm:x (line 3))": what the rules did to it. */
-static void placed_by(const struct policy_proc *p, char *buf, size_t len)
+static void placed_by(const struct policy_input *in, const struct order *o, const struct policy_proc *p,
+		      char *buf, size_t len)
 {
 	char rule[POLICY_RULE_MAX];
 
 	policy_format_rule(p, rule, sizeof(rule));
-	if (p->place == PLACE_PREFER)
+	if (p->place == PLACE_AVOID && tier(in, o == &orders[POLICY_KILL_LOWEST], p) == 1)
+		snprintf(buf, len, " (%s: no other candidate of its priority or lower)", rule);
+	else if (p->place == PLACE_PREFER)
 		snprintf(buf, len, " (placed first by %s)", rule);
 	else if (p->place == PLACE_AVOID)
 		snprintf(buf, len, " (placed last by %s: no other candidate)", rule);
@@ -413,8 +433,8 @@ static void placed_by(const struct policy_proc *p, char *buf, size_t len)
  * kill = job loses every process, unless one of them is protected: then only
  * the chosen one goes, since protected processes are never killed.  A job
  * with kill = largest-leaf loses its largest candidate instead. */
-static void choose(const struct policy_input *in, const struct policy_proc *victim, struct policy_decision *d,
-		   const char *why)
+static void choose(const struct policy_input *in, const struct order *o, const struct policy_proc *victim,
+		   struct policy_decision *d, const char *why)
 {
 	char size[32], placed[POLICY_RULE_MAX + 48], leaf[96] = "";
 	int g = victim->group;
@@ -428,7 +448,7 @@ static void choose(const struct policy_input *in, const struct policy_proc *vict
 		victim = v;
 	}
 	fmt_bytes(victim->rss_bytes, size, sizeof(size));
-	placed_by(victim, placed, sizeof(placed));
+	placed_by(in, o, victim, placed, sizeof(placed));
 	d->victim_pid = victim->pid;
 	d->victim_start_time = victim->start_time;
 	d->victim_group = g;
@@ -519,7 +539,7 @@ static bool do_kill_lowest(const struct policy_input *in, struct policy_decision
 	else
 		snprintf(why, sizeof(why), "process %d has the lowest rank in job %s (oom_score_adj %d)%s",
 			 best->pid, in->groups[in->scope_group].name, best->oom_score_adj, among(best));
-	choose(in, best, d, why);
+	choose(in, &orders[POLICY_KILL_LOWEST], best, d, why);
 	return true;
 }
 
@@ -534,7 +554,7 @@ static bool do_kill_newest(const struct policy_input *in, struct policy_decision
 	}
 	snprintf(why, sizeof(why), "process %d started last%s (start time %" PRIu64 ")", best->pid,
 		 among(best), best->start_time);
-	choose(in, best, d, why);
+	choose(in, &orders[POLICY_KILL_NEWEST], best, d, why);
 	return true;
 }
 
@@ -548,7 +568,7 @@ static bool do_kill_largest(const struct policy_input *in, struct policy_decisio
 		return false;
 	}
 	snprintf(why, sizeof(why), "process %d is the largest%s", best->pid, among(best));
-	choose(in, best, d, why);
+	choose(in, &orders[POLICY_KILL_LARGEST], best, d, why);
 	return true;
 }
 
@@ -567,7 +587,7 @@ static bool do_kill_over_expected(const struct policy_input *in, struct policy_d
 	snprintf(why, sizeof(why),
 		 "job %s uses %" PRIu64 "%% of its expected %s, the most above expectation%s", g->name,
 		 (uint64_t)((unsigned __int128)g->usage_bytes * 100 / g->expect_bytes), e, among(best));
-	choose(in, best, d, why);
+	choose(in, &orders[POLICY_KILL_OVER_EXPECTED], best, d, why);
 	return true;
 }
 

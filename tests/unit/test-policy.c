@@ -258,6 +258,8 @@ static void test_protection(void **state)
 	assert_true(policy_protected(&(struct policy_input){.n_groups = 0}, &procs[0]));
 }
 
+static const struct match_expr avoid_rule = {.kind = MATCH_COMM, .text = "batch"};
+
 /* systemd's ManagedOOMPreference= (issue 12): a rule of the file wins;
  * otherwise omit protects like a protect rule and avoid avoids like an
  * avoid rule. */
@@ -295,6 +297,26 @@ static void test_systemd_preference(void **state)
 	for (unsigned i = 0; i < 4; i++)
 		procs[i].oom_score_adj = -1000;
 	d = decide(SCOPE_MACHINE, 0, "kill-newest");
+	assert_int_equal(d.victim_pid, 300);
+
+	/* kill-lowest: systemd's avoid orders only among a priority, the
+	 * file's priorities come first (oomkitd.conf(5)): batch (100), avoided,
+	 * still goes before player (500) ... */
+	setup(NULL);
+	for (unsigned i = 0; i < n_procs; i++)
+		procs[i].place = policy_systemd_place(PLACE_NONE, false, procs[i].group == BATCH);
+	d = decide(SCOPE_MACHINE, 0, "kill-lowest");
+	assert_int_equal(d.victim_pid, 201);
+	assert_non_null(strstr(d.reason, "ManagedOOMPreference=avoid): no other candidate of its priority"));
+	/* ... but after player when both have priority 100, though batch uses less. */
+	groups[PLAYER].priority = 100;
+	d = decide(SCOPE_MACHINE, 0, "kill-lowest");
+	assert_int_equal(d.victim_pid, 300);
+	assert_null(strstr(d.reason, "avoid"));
+	/* An avoid rule of the file still outranks priorities. */
+	groups[PLAYER].priority = 500;
+	procs[2].rule = procs[3].rule = &avoid_rule;
+	d = decide(SCOPE_MACHINE, 0, "kill-lowest");
 	assert_int_equal(d.victim_pid, 300);
 }
 

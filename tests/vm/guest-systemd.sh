@@ -848,6 +848,38 @@ check_oomd_preference() {
 	systemctl stop sdg-batch-keep.service
 }
 
+# ManagedOOMPreference=avoid (user.oomd_avoid) makes a unit the last choice
+# among its priority, not never, and not before a job the file ranks higher:
+# the avoided batch unit leaks and is the larger, the other holds 24 MiB.
+# The machine running out kills the plain unit first, then the avoided one
+# (its report says why), and never redis, priority 900.
+check_oomd_avoid() {
+	local idle leak k0 r0 first second
+	active || { root_config; timeout 120 systemctl restart $UNIT; }
+	k0=$(vmstat_oom_kill) r0=$(report_count)
+	start_batch idle sdg-batch-idle.service 24
+	expect "the plain unit holds 24 MiB" wait_for 120 rss_at_least "$idle" 24
+	expect "and is adopted by batch" wait_journal 60 $UNIT 'batch \[sdg-batch-idle.service\]: adopted'
+	systemctl reset-failed sdg-batch-avoid.service 2>/dev/null
+	systemd-run --quiet --unit=sdg-batch-avoid.service --property=Type=exec \
+		--property=ManagedOOMPreference=avoid "$HOG" 2000 1024 20000
+	leak=$(prop sdg-batch-avoid.service MainPID)
+	expect "the avoided unit says so" [ "$(prop sdg-batch-avoid.service ManagedOOMPreference)" = avoid ]
+	expect "the plain unit dies" wait_for 240 dead "$idle"
+	expect "then the avoided leak, all that is left of batch" wait_for 240 dead "$leak"
+	expect "the kernel OOM killer killed nothing" [ "$(vmstat_oom_kill)" = "$k0" ]
+	expect "two reports were written" wait_for 30 eval '(($(report_count) >= r0 + 2))'
+	# Reports are named oom-<sequence>-<scope>.json: the name orders them.
+	first=$(grep -l "\"victim_pid\":$idle," "$REPORTS"/*.json | head -n 1)
+	second=$(grep -l "\"victim_pid\":$leak," "$REPORTS"/*.json | head -n 1)
+	note "plain: ${first##*/}, avoided: ${second##*/}"
+	expect "a report names each victim" [ -n "$first" ] && [ -n "$second" ]
+	expect "the plain unit's kill came first" [[ "${first##*/}" < "${second##*/}" ]]
+	expect "the avoided unit's report says why" grep -q 'ManagedOOMPreference=avoid): no other candidate' "$second"
+	expect "redis lives" active_unit redis-server.service
+	systemctl stop sdg-batch-idle.service sdg-batch-avoid.service 2>/dev/null
+}
+
 # A unit started after oomkitd is adopted when its cgroup appears, by an
 # inotify event: the daemon sleeps before and after (0 wakeups in 3 s).
 check_adopt_later() {
