@@ -76,9 +76,14 @@ rss_at_least() { [ "$(awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null ||
 
 # --- A job: kill-newest would take the preferred process first, ahead of a
 # newer one; keephog is protected.
+# A process's start time is counted in clock ticks: c is started only once
+# the clock has passed a's tick, or the two tie and size decides instead.
+start_tick() { awk '{ sub(/.*\) /, ""); print $20 }' "/proc/$1/stat"; }
+past_start() { [ "$(awk -v hz="$(getconf CLK_TCK)" '{ printf "%d", $1 * hz }' /proc/uptime)" -gt "$(($(start_tick "$1") + 1))" ]; }
 k=$(HOG_BIN="$TMP/keephog" spawn ex 2)
 a=$(spawn ex 6)
 b=$(HOG_BIN="$TMP/prefhog" spawn ex 30)
+wait_for 10 past_start "$a" || fail "ex: the clock did not pass a's start"
 c=$(spawn ex 2) # the newest
 for p in "$k" "$a" "$b" "$c"; do wait_for 10 rss_at_least "$p" 2048 || fail "ex: $p did not grow"; done
 wait_for 10 rss_at_least "$b" $((30 << 10)) || fail "ex: the preferred hog did not grow"
