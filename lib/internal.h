@@ -170,7 +170,9 @@ int oomkit__cgroup_relpath(const char *in, const char *root, char *out, size_t o
  * len - 1 bytes).  Returns its length; -EFBIG if it did not fit. */
 int oomkit__read_file_at(int dirfd, const char *name, char *buf, size_t len);
 
-/* pread()s an already open file from offset 0, like oomkit__read_file_at. */
+/* pread()s an already open cgroup control file from offset 0, like
+ * oomkit__read_file_at; a read that leaves room in buf is taken as the whole
+ * file (cgroupfs writes a control file out in one go). */
 int oomkit__pread_all(int fd, char *buf, size_t len);
 
 /* Writes a string to dirfd/name (O_WRONLY|O_TRUNC not used: cgroupfs). */

@@ -25,7 +25,11 @@ static int gone_errno(int err)
 }
 
 /* Reads fd into buf (pread at offsets from 0 if positional, else read) until
- * end of file, then checks with one more byte that nothing was left out. */
+ * end of file, then checks with one more byte that nothing was left out.
+ * Positional reads are of cgroup control files, which the kernel writes out
+ * whole in one show() call into a read with room for it: a pread that
+ * leaves room in buf has read all there is, and a second call to see the
+ * end would be one more system call on the handler path. */
 static int read_all(int fd, bool positional, char *buf, size_t len)
 {
 	size_t n = 0, room;
@@ -49,6 +53,8 @@ static int read_all(int fd, bool positional, char *buf, size_t len)
 		if (n >= room)
 			return -EFBIG;
 		n += (size_t)k;
+		if (positional && n < room)
+			break;
 	}
 	buf[n] = '\0';
 	return (int)n;
