@@ -311,6 +311,8 @@ static void land_now(struct inflight *f, struct flight *fl)
 	log_at(fl->failed ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO, "%s: %s", fl->label, fl->result);
 	metrics_changed(f->metrics);
 	*fl = (struct flight){.report_fd = -1, .pidfd = -1};
+	/* Its deadline goes with it: a landed flight wakes nobody later. */
+	arm(f, now_ns());
 }
 
 bool inflight_exiting(const struct inflight *f, const struct scope *scope)

@@ -70,6 +70,12 @@ check "and no other" has_metric 'oomkit_kills_total{name="web",policy="kill-lowe
 check "the decision is in its histogram" wait_for 10 has_metric 'oomkit_decision_seconds_count 1'
 check "counted up to +Inf" has_metric 'oomkit_decision_seconds_bucket{le="+Inf"} 1'
 check "and the memory freed in its own" wait_for 10 has_metric 'oomkit_freed_seconds_count 1'
+# The kill has landed (its freed time is counted): nothing is left to wake
+# the daemon, not even the victim's exit deadline (the delay, 20 s ahead),
+# which goes with the victim.  What may still be armed is due within
+# moments (the library's 10 ms looks at the memcg leaving OOM).
+far_timer() { timers_of "$1" | tr -d '(,' | awk '$1 >= 6 { found = 1 } END { exit !found }'; }
+check "no timer is left for the victim's exit deadline" eval "! far_timer $DPID"
 check "after the OOM the timers are disarmed again" wait_for 10 disarmed "$DPID"
 
 # An OOM held while a prompt client that never answers is asked: one hold,
