@@ -295,6 +295,8 @@ static void on_match(void *data, const char *rel, unsigned pattern, bool added)
 		char buf[SHOWN_MAX];
 		if (err == -ENAMETOOLONG)
 			log_err("%s: cgroup %s: its path is too long to adopt", job->name, shown(rel, buf));
+		else if (err == -ENOMEM)
+			log_err("%s: cgroup %s: out of memory to adopt it", job->name, shown(rel, buf));
 		else
 			log_err("%s: no room to adopt %s: oomkitd has room for %u jobs and instances",
 				job->name, shown(rel, buf), a->scopes->max_jobs);

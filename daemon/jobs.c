@@ -95,7 +95,10 @@ int jobs_setup(struct jobs *j, const struct config *cfg)
 
 	j->cfg = cfg;
 	/* config_resolve_machine() made machine_rel, against this memory mount. */
-	snprintf(machine->rel, sizeof(machine->rel), "%s", cfg->machine_rel);
+	if ((r = scope_set_machine_rel(j->scopes, cfg->machine_rel)) < 0) {
+		log_err("machine %s: %s", cfg->machine, strerror(-r));
+		return r;
+	}
 	machine->chain = &cfg->chain;
 	/* The v2 root exists, has no limit and no memory.events: lowmem.c watches it. */
 	if (cfg->machine_is_root) {

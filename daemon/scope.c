@@ -15,23 +15,41 @@ unsigned scopes_room(unsigned configured)
 	return n < 64 ? 64 : n > CONFIG_MAX_JOBS ? CONFIG_MAX_JOBS : n;
 }
 
+/* What a free slot's, and a removed scope's, path and label read. */
+static const char empty[] = "";
+
+static void clear(struct scope *s)
+{
+	free(s->strs);
+	memset(s, 0, sizeof(*s));
+	s->rel = s->label = empty;
+}
+
 int scopes_init(struct scopes *t, unsigned max_jobs)
 {
 	memset(t, 0, sizeof(*t));
 	t->jobs = calloc(max_jobs, sizeof(*t->jobs));
 	if (!t->jobs)
 		return -ENOMEM;
+	for (unsigned i = 0; i < max_jobs; i++)
+		t->jobs[i].rel = t->jobs[i].label = empty;
 	t->max_jobs = max_jobs;
 	t->machine.kind = SCOPE_KIND_MACHINE;
 	t->machine.in_use = true;
 	t->machine.gen = ++t->next_gen;
 	snprintf(t->machine.name, sizeof(t->machine.name), "%s", SCOPE_MACHINE_NAME);
-	snprintf(t->machine.label, sizeof(t->machine.label), "%s", SCOPE_MACHINE_NAME);
+	t->machine.rel = empty;
+	t->machine.label = SCOPE_MACHINE_NAME;
 	return 0;
 }
 
 void scopes_free(struct scopes *t)
 {
+	for (unsigned i = 0; t->jobs && i < t->n_slots; i++)
+		free(t->jobs[i].strs);
+	free(t->machine.strs);
+	t->machine.strs = NULL;
+	t->machine.rel = empty;
 	free(t->jobs);
 	t->jobs = NULL;
 	t->max_jobs = t->n_slots = 0;
@@ -39,24 +57,56 @@ void scopes_free(struct scopes *t)
 
 /* An instance is labelled by the last component of its cgroup, which
  * tells instances apart within a job (batch-17.service, app-x.scope); the
- * full path is in the scope's rel for whoever needs it. */
-static void set_label(struct scope *s)
+ * full path is in the scope's rel for whoever needs it.  Writes the label
+ * (shorter than SCOPE_LABEL_MAX) to label. */
+static void make_label(const struct scope *s, const char *rel, char *label)
 {
-	const char *base = strrchr(s->rel, '/');
+	const char *base = strrchr(rel, '/');
 	char shown[SCOPE_LABEL_MAX];
 
 	size_t n = strlen(s->name);
 
-	memcpy(s->label, s->name, n + 1);
+	memcpy(label, s->name, n + 1);
 	if (s->kind != SCOPE_KIND_INSTANCE)
 		return;
-	base = base ? base + 1 : s->rel;
+	base = base ? base + 1 : rel;
 	oomkit__escape_str(shown, sizeof(shown) - n - 3, base);
-	memcpy(s->label + n, " [", 2);
+	memcpy(label + n, " [", 2);
 	n += 2;
 	size_t k = strlen(shown);
-	memcpy(s->label + n, shown, k);
-	memcpy(s->label + n + k, "]", 2);
+	memcpy(label + n, shown, k);
+	memcpy(label + n + k, "]", 2);
+}
+
+/* s's path and label, in one allocation of their length: off the OOM path
+ * (start, reload, adoption), so an OOM reads them but never makes them. */
+static int set_strs(struct scope *s, const char *rel)
+{
+	char label[SCOPE_LABEL_MAX];
+	size_t n = strlen(rel);
+
+	if (n >= SCOPE_REL_MAX)
+		return -ENAMETOOLONG;
+	make_label(s, rel, label);
+	size_t k = strlen(label);
+	char *strs = malloc(n + 1 + k + 1);
+	if (!strs)
+		return -ENOMEM;
+	memcpy(strs, rel, n + 1);
+	memcpy(strs + n + 1, label, k + 1);
+	free(s->strs);
+	s->strs = strs;
+	s->rel = strs;
+	s->label = strs + n + 1;
+	return 0;
+}
+
+int scope_set_machine_rel(struct scopes *t, const char *rel)
+{
+	int r = set_strs(&t->machine, rel);
+	if (r == 0)
+		t->machine.label = SCOPE_MACHINE_NAME;
+	return r;
 }
 
 /* Keeps each job's count of the other scopes within its memcg (d: +1 for s
@@ -73,7 +123,7 @@ static struct scope *add(struct scopes *t, enum scope_kind kind, const struct co
 {
 	struct scope *s = NULL;
 
-	if (strlen(rel) >= sizeof(s->rel)) {
+	if (strlen(rel) >= SCOPE_REL_MAX) {
 		*ret_err = -ENAMETOOLONG;
 		return NULL;
 	}
@@ -86,13 +136,17 @@ static struct scope *add(struct scopes *t, enum scope_kind kind, const struct co
 		*ret_err = -ENOSPC;
 		return NULL;
 	}
-	memset(s, 0, sizeof(*s));
+	clear(s);
 	s->kind = kind;
+	snprintf(s->name, sizeof(s->name), "%s", job->name);
+	int r = set_strs(s, rel);
+	if (r < 0) {
+		clear(s);
+		*ret_err = r;
+		return NULL;
+	}
 	s->in_use = true;
 	s->gen = ++t->next_gen;
-	snprintf(s->name, sizeof(s->name), "%s", job->name);
-	snprintf(s->rel, sizeof(s->rel), "%s", rel);
-	set_label(s);
 	s->job = job;
 	s->chain = &job->chain;
 	/* The new scope's own count: the others already within it. */
@@ -118,7 +172,7 @@ void scope_remove(struct scopes *t, struct scope *s)
 {
 	if (s->in_use && s != &t->machine)
 		count_nested(t, s, -1);
-	memset(s, 0, sizeof(*s));
+	clear(s);
 }
 
 struct scope *scope_next(const struct scopes *t, const struct scope *prev)

@@ -9,8 +9,10 @@
  * There is one way to find a scope (by name, by watch, by cgroup path) and
  * one way to walk them (scope_next); a slot in use says so (in_use), and a
  * scope_ref notices a scope that a reload removed and whose slot may hold
- * another job by now.  The table is sized once at start: nothing here
- * allocates after scopes_init().
+ * another job by now.  The table is sized once at start; a scope's memcg
+ * path and label are one allocation of their own length, made when a slot is
+ * given a scope (at start, reload and adoption, never on an OOM's path) and
+ * freed with it: a slot is 400 bytes, not the 1.1 KiB fixed-size paths took.
  */
 #ifndef OOMKITD_SCOPE_H
 #define OOMKITD_SCOPE_H
@@ -41,10 +43,14 @@ enum scope_kind {
 struct scope {
 	enum scope_kind kind;
 	bool in_use;
-	uint64_t gen;			  /* a new number each time a slot is given a scope */
-	char name[CONFIG_NAME_MAX];	  /* "machine" or the job's name */
-	char rel[SCOPE_REL_MAX];	  /* its memcg, relative to the memory root */
-	char label[SCOPE_LABEL_MAX];	  /* for logs and people: the name, or "job [cgroup]" */
+	uint64_t gen;		    /* a new number each time a slot is given a scope */
+	char name[CONFIG_NAME_MAX]; /* "machine" or the job's name */
+	/* Its memcg, relative to the memory root (shorter than SCOPE_REL_MAX),
+	 * and for logs and people its name, or "job [cgroup]" (shorter than
+	 * SCOPE_LABEL_MAX): both in strs, or "" in a free slot. */
+	const char *rel;
+	const char *label;
+	char *strs;
 	const struct config_job *job;	  /* a job's configuration; NULL for the machine */
 	const struct policy_chain *chain; /* re-pointed on reload, like job */
 	oomkit_watch *watch;		  /* NULL: not watched (removed, or failed) */
@@ -88,9 +94,13 @@ unsigned scopes_room(unsigned configured);
 /* Allocates max_jobs slots; the machine is named and marked in use. */
 int scopes_init(struct scopes *t, unsigned max_jobs);
 void scopes_free(struct scopes *t);
+/* Gives the machine its memcg path (its label stays "machine"): 0,
+ * -ENAMETOOLONG or -ENOMEM. */
+int scope_set_machine_rel(struct scopes *t, const char *rel);
 
 /* A free slot for a job named name at rel; NULL when the table is full or
- * rel does not fit (-ENAMETOOLONG in *ret_err then, -ENOSPC when full). */
+ * rel does not fit (-ENAMETOOLONG in *ret_err then, -ENOSPC when full,
+ * -ENOMEM when its path cannot be allocated). */
 struct scope *scope_add_job(struct scopes *t, const struct config_job *job, const char *rel, int *ret_err);
 /* A free slot for an instance of job at rel (an existing cgroup a pattern
  * of the job matched); NULL and *ret_err as for scope_add_job(). */
