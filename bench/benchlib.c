@@ -333,6 +333,14 @@ uint64_t bl_proc_private_kib(pid_t pid)
 	return clean == UINT64_MAX || dirty == UINT64_MAX ? UINT64_MAX : clean + dirty;
 }
 
+uint64_t bl_proc_pss_kib(pid_t pid)
+{
+	char buf[4096];
+	if (read_proc(pid, "smaps_rollup", buf, sizeof(buf)) < 0)
+		return UINT64_MAX;
+	return find_key(buf, "Pss");
+}
+
 uint64_t bl_proc_cpu_ns(pid_t pid)
 {
 	char buf[128];

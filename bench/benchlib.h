@@ -120,6 +120,9 @@ uint64_t bl_proc_status(pid_t pid, const char *key);
 /* Memory only this process holds (Private_Clean + Private_Dirty of
  * /proc/PID/smaps_rollup), KiB; UINT64_MAX if unknown. */
 uint64_t bl_proc_private_kib(pid_t pid);
+/* Its proportional share (Pss of /proc/PID/smaps_rollup: each page divided
+ * by the processes that map it), KiB; UINT64_MAX if unknown. */
+uint64_t bl_proc_pss_kib(pid_t pid);
 
 /* Time on CPU (first field of /proc/PID/schedstat), ns; UINT64_MAX if unknown. */
 uint64_t bl_proc_cpu_ns(pid_t pid);

@@ -9,7 +9,10 @@
  * the window: voluntary context switches (each one a wakeup) and CPU time,
  * of the process and its guardian together; after it: resident, locked and
  * private memory (resident counts the shared C library each locked process
- * maps in whole; private is what the process alone costs the machine).
+ * maps in whole; private is what the process alone costs the machine), and
+ * the proportional share (PSS: private, plus each shared page divided by the
+ * processes that map it; what the machine pays for it, which depends on how
+ * many other processes share its libraries).
  *
  * earlyoom runs as pid 1 of a pid namespace with a private /proc and with
  * --dryrun, so it could not kill anything even if memory ran low.
@@ -145,9 +148,10 @@ static int report(unsigned seconds)
 		struct subject *s = &subjects[i];
 		uint64_t sw = sum2(bl_proc_wakeups, s), cpu = sum2(bl_proc_cpu_ns, s);
 		uint64_t rss = sum2(rss_kib, s), lck = sum2(lck_kib, s), own = sum2(bl_proc_private_kib, s);
+		uint64_t pss = sum2(bl_proc_pss_kib, s);
 		char series[512];
 		if (sw == UINT64_MAX || cpu == UINT64_MAX || rss == UINT64_MAX || lck == UINT64_MAX ||
-		    own == UINT64_MAX || s->switches == UINT64_MAX) {
+		    own == UINT64_MAX || pss == UINT64_MAX || s->switches == UINT64_MAX) {
 			bl_fail("idle: cannot read the counters of %s (pid %d): did it exit?", s->side,
 				(int)s->pid);
 			failed = 1;
@@ -167,6 +171,8 @@ static int report(unsigned seconds)
 		bl_sample("footprint", series, (double)lck);
 		snprintf(series, sizeof(series), "private-%s%s%s", s->side, at, n);
 		bl_sample("footprint", series, (double)own);
+		snprintf(series, sizeof(series), "pss-%s%s%s", s->side, at, n);
+		bl_sample("footprint", series, (double)pss);
 	}
 	return failed;
 }

@@ -38,7 +38,7 @@ for n in IDLE_N:
 for n in DAEMON_N:
     ROWS.append((f"3 idle CPU per 10 s, oomkitd {n} jobs", "ms", "idle", f"cpu-oomkitd@{n}", "cpu-earlyoom",
                  "earlyoom", ""))
-for kind, what in (("rss", "resident"), ("locked", "locked"), ("private", "private")):
+for kind, what in (("rss", "resident"), ("locked", "locked"), ("private", "private"), ("pss", "proportional")):
     for n in IDLE_N:
         ROWS.append((f"4 footprint {what}, {n} memcgs", "KiB", "footprint", f"{kind}-oomkit@{n}",
                      f"{kind}-earlyoom", "earlyoom", "≤ 4096 at 1000" if kind == "rss" and n == 1000 else ""))
