@@ -1308,6 +1308,12 @@ static void cmd_prompt(struct control *ctl, struct client *c)
 {
 	bool listening = c->prompt;
 
+	/* The candidates' table is made for the first listener, before any
+	 * question it could be asked (prompt.h). */
+	if (prompt_make_room(ctl->prompt) < 0) {
+		put_error(c, "out of memory for the prompt's candidates");
+		return;
+	}
 	c->prompt = true;
 	(void)client_user(c);
 	put_ok(c);

@@ -13,7 +13,13 @@ int prompt_init(struct prompt *p, size_t max_procs)
 	memset(p, 0, sizeof(*p));
 	p->report_fd = -1;
 	p->max_procs = max_procs;
-	p->procs = calloc(max_procs, sizeof(*p->procs));
+	return 0;
+}
+
+int prompt_make_room(struct prompt *p)
+{
+	if (!p->procs)
+		p->procs = calloc(p->max_procs, sizeof(*p->procs));
 	return p->procs ? 0 : -ENOMEM;
 }
 
@@ -65,7 +71,7 @@ void prompt_prepare(struct prompt *p, struct scope *scope, const struct policy_i
 	/* Preferred first, then those no rule placed, avoided last; within each,
 	 * the snapshot's order.  Protected processes are never offered. */
 	static const enum policy_place tiers[] = {PLACE_PREFER, PLACE_NONE, PLACE_AVOID};
-	for (unsigned t = 0; t < sizeof(tiers) / sizeof(tiers[0]); t++)
+	for (unsigned t = 0; p->procs && t < sizeof(tiers) / sizeof(tiers[0]); t++)
 		for (unsigned i = 0; i < in->n_procs && p->n_procs < p->max_procs; i++) {
 			const struct policy_proc *c = &in->procs[i];
 			if (in->scope == SCOPE_JOB && c->group != (int)in->scope_group)

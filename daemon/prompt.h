@@ -101,7 +101,14 @@ struct prompt {
 	struct prompt_listener listener;
 };
 
+/* Room for max_procs candidates is made by prompt_make_room(), not here. */
 int prompt_init(struct prompt *p, size_t max_procs);
+/* Makes the candidates' table (max_procs of them, 104 bytes each) if it is
+ * not made yet: when a client first listens, off the OOM path, so a daemon
+ * that no one ever listens to does not hold it resident.  Until then
+ * prompt_prepare() prepares no candidates, and no question can be asked,
+ * for no one listens.  0 or -ENOMEM. */
+int prompt_make_room(struct prompt *p);
 void prompt_free(struct prompt *p);
 void prompt_set_listener(struct prompt *p, const struct prompt_listener *l);
 
