@@ -253,7 +253,8 @@ static void drop(struct control *ctl, int i)
 	if (c->run_pidfd >= 0)
 		close(c->run_pidfd);
 	reset_reply(c);
-	memset(c, 0, offsetof(struct client, in));
+	free(c->in);
+	memset(c, 0, sizeof(*c));
 	c->fd = c->pidfd = c->reply.fd = c->run_pidfd = -1;
 }
 
@@ -363,8 +364,17 @@ static void admit(struct control *ctl, int fd)
 		refuse(fd, cred.uid, i);
 		return;
 	}
+	char *bufs = malloc(PROTOCOL_REQUEST_MAX + CONTROL_OUT_MAX);
+	if (!bufs) {
+		log_warning("control: no memory for the connection of pid %d (uid %u)", (int)cred.pid,
+			    (unsigned)cred.uid);
+		close(fd);
+		return;
+	}
 	struct client *c = client_at(ctl, i);
-	memset(c, 0, offsetof(struct client, in));
+	memset(c, 0, sizeof(*c));
+	c->in = bufs;
+	c->out = bufs + PROTOCOL_REQUEST_MAX;
 	c->fd = fd;
 	c->uid = cred.uid;
 	c->pid = cred.pid;
@@ -445,7 +455,7 @@ static void progress(struct client *c)
 
 static struct protocol_buf outbuf(struct client *c)
 {
-	return (struct protocol_buf){.data = c->out, .len = c->out_len, .cap = sizeof(c->out)};
+	return (struct protocol_buf){.data = c->out, .len = c->out_len, .cap = CONTROL_OUT_MAX};
 }
 
 /* Runs protocol_put_*(buf, args...) into the client's buffer: true if it
@@ -561,7 +571,7 @@ static bool put_job(struct control *ctl, struct client *c, const struct scope *j
 static bool fill_status(struct control *ctl, struct client *c)
 {
 	if (c->reply.stage == 0) {
-		if (c->out_len + 2 * PROTOCOL_RECORD_MAX > sizeof(c->out) || !put_ok(c) ||
+		if (c->out_len + 2 * PROTOCOL_RECORD_MAX > CONTROL_OUT_MAX || !put_ok(c) ||
 		    !put_machine(ctl, c))
 			return false;
 		c->reply.stage = 1;
@@ -1452,7 +1462,7 @@ static bool next_request(struct control *ctl, struct client *c)
 	char *nl = memchr(c->in, '\n', c->in_len);
 
 	/* Room for a whole error or first piece, so no request is lost. */
-	if (!nl || c->out_len + 2 * PROTOCOL_RECORD_MAX > sizeof(c->out))
+	if (!nl || c->out_len + 2 * PROTOCOL_RECORD_MAX > CONTROL_OUT_MAX)
 		return false;
 	/* Out of in[] first: what the request sets off may turn to this client again. */
 	size_t len = (size_t)(nl - c->in), used = len + 1;
@@ -1505,7 +1515,7 @@ static void pump(struct control *ctl, int i)
 	c->pumping = false;
 	arm_deadline(c, now_ns());
 	uint32_t events =
-	    (busy(c) || c->in_len == sizeof(c->in) ? 0u : EPOLLIN) | (c->out_len ? EPOLLOUT : 0u);
+	    (busy(c) || c->in_len == PROTOCOL_REQUEST_MAX ? 0u : EPOLLIN) | (c->out_len ? EPOLLOUT : 0u);
 	watch(ctl, i, events);
 }
 
@@ -1548,7 +1558,7 @@ static bool receive(struct control *ctl, int i)
 		char buf[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(16 * sizeof(int))];
 		struct cmsghdr align;
 	} cbuf;
-	struct iovec iov = {.iov_base = c->in + c->in_len, .iov_len = sizeof(c->in) - c->in_len};
+	struct iovec iov = {.iov_base = c->in + c->in_len, .iov_len = PROTOCOL_REQUEST_MAX - c->in_len};
 	struct msghdr mh = {
 	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf, .msg_controllen = sizeof(cbuf)};
 
@@ -1573,7 +1583,7 @@ static bool receive(struct control *ctl, int i)
 		c->discarding = !nl;
 	}
 	/* A full buffer without a newline: too long for a request. */
-	if (c->in_len == sizeof(c->in) && !memchr(c->in, '\n', c->in_len)) {
+	if (c->in_len == PROTOCOL_REQUEST_MAX && !memchr(c->in, '\n', c->in_len)) {
 		put_error(c, "request too long (at most %d bytes)", PROTOCOL_REQUEST_MAX - 1);
 		c->in_len = 0;
 		c->sender = 0;

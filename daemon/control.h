@@ -89,8 +89,12 @@ struct client {
 	} question;
 	struct control_outcome outcome;
 	size_t in_len, out_len;
-	char in[PROTOCOL_REQUEST_MAX];
-	char out[CONTROL_OUT_MAX];
+	/* PROTOCOL_REQUEST_MAX and CONTROL_OUT_MAX bytes, one allocation made
+	 * when a connection takes the slot and freed when it leaves (off the
+	 * OOM path; a prompt client's are there before any question it is
+	 * sent), so an idle daemon does not hold 32 slots' buffers resident. */
+	char *in;
+	char *out;
 };
 
 struct control {
