@@ -15,14 +15,15 @@ unsigned scopes_room(unsigned configured)
 	return n < 64 ? 64 : n > CONFIG_MAX_JOBS ? CONFIG_MAX_JOBS : n;
 }
 
-/* What a free slot's, and a removed scope's, path and label read. */
+/* What a free slot's, and a removed scope's, path reads. */
 static const char empty[] = "";
 
 static void clear(struct scope *s)
 {
-	free(s->strs);
+	if (s->rel != empty)
+		free((char *)s->rel);
 	memset(s, 0, sizeof(*s));
-	s->rel = s->label = empty;
+	s->rel = empty;
 }
 
 int scopes_init(struct scopes *t, unsigned max_jobs)
@@ -32,23 +33,24 @@ int scopes_init(struct scopes *t, unsigned max_jobs)
 	if (!t->jobs)
 		return -ENOMEM;
 	for (unsigned i = 0; i < max_jobs; i++)
-		t->jobs[i].rel = t->jobs[i].label = empty;
+		t->jobs[i].rel = empty;
 	t->max_jobs = max_jobs;
 	t->machine.kind = SCOPE_KIND_MACHINE;
 	t->machine.in_use = true;
 	t->machine.gen = ++t->next_gen;
 	snprintf(t->machine.name, sizeof(t->machine.name), "%s", SCOPE_MACHINE_NAME);
+	snprintf(t->machine.label, sizeof(t->machine.label), "%s", SCOPE_MACHINE_NAME);
 	t->machine.rel = empty;
-	t->machine.label = SCOPE_MACHINE_NAME;
 	return 0;
 }
 
 void scopes_free(struct scopes *t)
 {
 	for (unsigned i = 0; t->jobs && i < t->n_slots; i++)
-		free(t->jobs[i].strs);
-	free(t->machine.strs);
-	t->machine.strs = NULL;
+		if (t->jobs[i].rel != empty)
+			free((char *)t->jobs[i].rel);
+	if (t->machine.rel != empty)
+		free((char *)t->machine.rel);
 	t->machine.rel = empty;
 	free(t->jobs);
 	t->jobs = NULL;
@@ -57,56 +59,47 @@ void scopes_free(struct scopes *t)
 
 /* An instance is labelled by the last component of its cgroup, which
  * tells instances apart within a job (batch-17.service, app-x.scope); the
- * full path is in the scope's rel for whoever needs it.  Writes the label
- * (shorter than SCOPE_LABEL_MAX) to label. */
-static void make_label(const struct scope *s, const char *rel, char *label)
+ * full path is in the scope's rel for whoever needs it. */
+static void set_label(struct scope *s)
 {
-	const char *base = strrchr(rel, '/');
+	const char *base = strrchr(s->rel, '/');
 	char shown[SCOPE_LABEL_MAX];
 
 	size_t n = strlen(s->name);
 
-	memcpy(label, s->name, n + 1);
+	memcpy(s->label, s->name, n + 1);
 	if (s->kind != SCOPE_KIND_INSTANCE)
 		return;
-	base = base ? base + 1 : rel;
+	base = base ? base + 1 : s->rel;
 	oomkit__escape_str(shown, sizeof(shown) - n - 3, base);
-	memcpy(label + n, " [", 2);
+	memcpy(s->label + n, " [", 2);
 	n += 2;
 	size_t k = strlen(shown);
-	memcpy(label + n, shown, k);
-	memcpy(label + n + k, "]", 2);
+	memcpy(s->label + n, shown, k);
+	memcpy(s->label + n + k, "]", 2);
 }
 
-/* s's path and label, in one allocation of their length: off the OOM path
- * (start, reload, adoption), so an OOM reads them but never makes them. */
-static int set_strs(struct scope *s, const char *rel)
+/* s's path, in an allocation of its length: off the OOM path (start,
+ * reload, adoption), so an OOM reads it but never makes it. */
+static int set_rel(struct scope *s, const char *rel)
 {
-	char label[SCOPE_LABEL_MAX];
 	size_t n = strlen(rel);
 
 	if (n >= SCOPE_REL_MAX)
 		return -ENAMETOOLONG;
-	make_label(s, rel, label);
-	size_t k = strlen(label);
-	char *strs = malloc(n + 1 + k + 1);
-	if (!strs)
+	char *copy = malloc(n + 1);
+	if (!copy)
 		return -ENOMEM;
-	memcpy(strs, rel, n + 1);
-	memcpy(strs + n + 1, label, k + 1);
-	free(s->strs);
-	s->strs = strs;
-	s->rel = strs;
-	s->label = strs + n + 1;
+	memcpy(copy, rel, n + 1);
+	if (s->rel != empty)
+		free((char *)s->rel);
+	s->rel = copy;
 	return 0;
 }
 
 int scope_set_machine_rel(struct scopes *t, const char *rel)
 {
-	int r = set_strs(&t->machine, rel);
-	if (r == 0)
-		t->machine.label = SCOPE_MACHINE_NAME;
-	return r;
+	return set_rel(&t->machine, rel);
 }
 
 /* Keeps each job's count of the other scopes within its memcg (d: +1 for s
@@ -139,12 +132,13 @@ static struct scope *add(struct scopes *t, enum scope_kind kind, const struct co
 	clear(s);
 	s->kind = kind;
 	snprintf(s->name, sizeof(s->name), "%s", job->name);
-	int r = set_strs(s, rel);
+	int r = set_rel(s, rel);
 	if (r < 0) {
 		clear(s);
 		*ret_err = r;
 		return NULL;
 	}
+	set_label(s);
 	s->in_use = true;
 	s->gen = ++t->next_gen;
 	s->job = job;

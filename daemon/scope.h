@@ -10,9 +10,9 @@
  * one way to walk them (scope_next); a slot in use says so (in_use), and a
  * scope_ref notices a scope that a reload removed and whose slot may hold
  * another job by now.  The table is sized once at start; a scope's memcg
- * path and label are one allocation of their own length, made when a slot is
- * given a scope (at start, reload and adoption, never on an OOM's path) and
- * freed with it: a slot is 400 bytes, not the 1.1 KiB fixed-size paths took.
+ * path is an allocation of its own length, made when a slot is given a scope
+ * (at start, reload and adoption, never on an OOM's path) and freed with it:
+ * a slot is 608 bytes, not the 1112 a fixed 512-byte path took.
  */
 #ifndef OOMKITD_SCOPE_H
 #define OOMKITD_SCOPE_H
@@ -45,12 +45,15 @@ struct scope {
 	bool in_use;
 	uint64_t gen;		    /* a new number each time a slot is given a scope */
 	char name[CONFIG_NAME_MAX]; /* "machine" or the job's name */
-	/* Its memcg, relative to the memory root (shorter than SCOPE_REL_MAX),
-	 * and for logs and people its name, or "job [cgroup]" (shorter than
-	 * SCOPE_LABEL_MAX): both in strs, or "" in a free slot. */
+	/* Its memcg, relative to the memory root (shorter than SCOPE_REL_MAX):
+	 * an allocation of its length, or "" in a free slot.  Nothing keeps a
+	 * pointer to it past the turn that read it (copies are made). */
 	const char *rel;
-	const char *label;
-	char *strs;
+	/* For logs and people: the name, or "job [cgroup]".  Inline, since a
+	 * snapshot's group names point here and outlive the turn (an open
+	 * prompt's candidates, an outcome told later): a removed scope's slot
+	 * must stay readable. */
+	char label[SCOPE_LABEL_MAX];
 	const struct config_job *job;	  /* a job's configuration; NULL for the machine */
 	const struct policy_chain *chain; /* re-pointed on reload, like job */
 	oomkit_watch *watch;		  /* NULL: not watched (removed, or failed) */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * test-scope.c - the scope table: a scope's memcg path and label, each an
- * allocation of its own length made when its slot is given (scope.h), read
- * back as they were given, with an instance's hostile cgroup name escaped in
- * its label; a removed scope's slot reads "" and no longer answers to its
+ * test-scope.c - the scope table: a scope's memcg path (an allocation of its
+ * own length made when its slot is given, scope.h) and label read back as
+ * they were given, with an instance's hostile cgroup name escaped in its
+ * label; a removed scope's slot reads "" and no longer answers to its
  * reference; a path too long or a full table refuses without a slot taken.
  */
 #include <errno.h>
