@@ -25,6 +25,10 @@ static void report_row(const struct cli *cli, const struct protocol_report *rep)
 		oomkit__json_open(jw, NULL, '{');
 		oomkit__json_u64(jw, "id", rep->id);
 		oomkit__json_str(jw, "scope", rep->scope);
+		if (rep->instance)
+			oomkit__json_str(jw, "instance", rep->instance);
+		else
+			oomkit__json_null(jw, "instance");
 		oomkit__json_u64(jw, "bytes", rep->bytes);
 		oomkit__json_fixed(jw, "time", rep->time_ms, 3);
 		oomkit__json_str(jw, "action", rep->action);
@@ -37,6 +41,9 @@ static void report_row(const struct cli *cli, const struct protocol_report *rep)
 	/* 6+1+14+1+10+1+8+1+7+1 = 50 columns, 30 left for the reason. */
 	printf("%6u %-14s %s %s %7d %s\n", rep->id, when, COL(rep->scope, 10), COL(rep->action, 8),
 	       (int)rep->victim_pid, TTY(rep->reason, 30));
+	/* An instance's name under its job's, whole: batch [batch-17.service]. */
+	if (rep->instance)
+		printf("%22s[%s]\n", "", TTY(rep->instance, 56));
 }
 
 static int list_reports(const struct cli *cli)

@@ -277,6 +277,7 @@ static struct flight *take_flight(struct chain *c, struct scope *scope, const st
 	struct flight *fl = inflight_take(c->inflight, scope_ref(scope), scope->name, scope->rel, spare);
 
 	snprintf(fl->label, sizeof(fl->label), "%s", scope->label);
+	fl->instance = scope->kind == SCOPE_KIND_INSTANCE;
 
 	fl->action = policy_action_name(dec->action);
 	fl->jobs_later = scope->kind != SCOPE_KIND_MACHINE;
@@ -354,7 +355,10 @@ static struct flight *take_flight_for_prompt(struct chain *c, struct flight *spa
 {
 	struct prompt *p = c->prompt;
 
-	return inflight_take(c->inflight, p->scope, p->scope_name, p->rel, spare);
+	struct flight *fl = inflight_take(c->inflight, p->scope, p->scope_name, p->rel, spare);
+
+	fl->instance = p->instance;
+	return fl;
 }
 
 /* Closes the open question with no action: its report is finished now. */

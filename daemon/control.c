@@ -686,7 +686,8 @@ static bool put_report_entry(struct client *c, const struct report_entry *e)
 					    .time_ms = e->time_ms,
 					    .action = e->action,
 					    .victim_pid = e->victim_pid,
-					    .reason = e->reason};
+					    .reason = e->reason,
+					    .instance = e->instance[0] ? e->instance : NULL};
 	return PUT(c, protocol_put_report, &rec);
 }
 

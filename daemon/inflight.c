@@ -288,6 +288,7 @@ static void land_now(struct inflight *f, struct flight *fl)
 				     .action = fl->action,
 				     .victim_pid = fl->victim_pid,
 				     .reason = fl->reason,
+				     .instance = fl->instance ? fl->rel : NULL,
 				     .readers = &fl->readers};
 
 	if (!fl->t.acted_ns)

@@ -70,6 +70,7 @@ struct flight {
 	char scope_name[CONFIG_NAME_MAX]; /* the report's file is named after it */
 	char label[SCOPE_LABEL_MAX];	  /* for the log: "job [cgroup]" for an instance */
 	char rel[SCOPE_REL_MAX];
+	bool instance; /* the scope is a job's instance: its report is listed with rel's last name */
 	/* The report, its head written (fd -1: none). */
 	int report_fd;
 	unsigned report_id;

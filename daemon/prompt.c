@@ -63,6 +63,7 @@ void prompt_prepare(struct prompt *p, struct scope *scope, const struct policy_i
 	p->scope = scope_ref(scope);
 	snprintf(p->scope_name, sizeof(p->scope_name), "%s", scope->name);
 	snprintf(p->rel, sizeof(p->rel), "%s", scope->rel);
+	p->instance = scope->kind == SCOPE_KIND_INSTANCE;
 	p->asker = (struct protocol_asker){.job = job, .has_owner = job && scope->job->has_owner};
 	if (p->asker.has_owner)
 		p->asker.owner = scope->job->owner;

@@ -78,6 +78,7 @@ struct prompt {
 	struct scope_ref scope;
 	char scope_name[CONFIG_NAME_MAX];
 	char rel[SCOPE_REL_MAX];
+	bool instance;		     /* the scope is a job's instance */
 	struct protocol_asker asker; /* who may see and answer it */
 	bool can_grow;		     /* a job's OOM and the machine has room: "grow" is offered */
 	bool declined;		     /* everyone asked said "let the system decide" */

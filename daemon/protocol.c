@@ -664,6 +664,7 @@ int protocol_put_report(struct protocol_buf *b, const struct protocol_report *r)
 	l_str(&l, r->action, CUT_WORD);
 	l_i64(&l, r->victim_pid);
 	l_str(&l, r->reason, CUT_TEXT);
+	l_str(&l, r->instance ? r->instance : "-", CUT_TEXT);
 	return put(b, &l);
 }
 
@@ -946,6 +947,8 @@ int protocol_parse_report(const struct protocol_record *r, struct protocol_repor
 	rep.scope = r->field[2];
 	rep.action = r->field[5];
 	rep.reason = r->field[7];
+	/* A daemon before instances sends none. */
+	rep.instance = r->n > 8 && strcmp(r->field[8], "-") != 0 ? r->field[8] : NULL;
 	*ret = rep;
 	return 0;
 }

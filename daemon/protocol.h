@@ -185,6 +185,9 @@ struct protocol_report {
 	const char *action;
 	pid_t victim_pid; /* 0: none */
 	const char *reason;
+	/* An instance's cgroup's last name; NULL (sent "-") for a job or the
+	 * machine, and from a daemon before instances. */
+	const char *instance;
 };
 
 /* The first line of a prompt frame, then a candidate record per process,

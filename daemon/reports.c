@@ -78,6 +78,17 @@ static int by_id(const void *a, const void *b)
 
 /* ------------------------------------------------------------ readers */
 
+/* e's instance: the last name of cgroup rel, cut to fit (NULL: none). */
+static void set_instance(struct report_entry *e, const char *rel)
+{
+	const char *leaf = rel ? strrchr(rel, '/') : NULL;
+	const char *name = leaf ? leaf + 1 : rel ? rel : "";
+	size_t n = strnlen(name, sizeof(e->instance) - 1);
+
+	memcpy(e->instance, name, n);
+	e->instance[n] = '\0';
+}
+
 void reports_readers_add(struct report_readers *r, uid_t uid)
 {
 	if (uid == 0 || reports_readers_has(r, uid) || r->n >= REPORTS_READERS_MAX)
@@ -103,6 +114,13 @@ static void ws(struct scan *s)
 {
 	while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\t' || *s->p == '\r'))
 		s->p++;
+}
+
+/* Whether the next value begins with c (nothing taken). */
+static bool next_is(struct scan *s, char c)
+{
+	ws(s);
+	return s->p < s->end && *s->p == c;
 }
 
 static bool take(struct scan *s, char c)
@@ -286,6 +304,11 @@ void reports_scan_head(const char *buf, size_t len, struct report_entry *e)
 		} else if (strcmp(key, "concerns") == 0) {
 			if (!uid_list(&s, e))
 				return;
+		} else if (strcmp(key, "instance") == 0 && next_is(&s, '"')) {
+			char rel[512];
+			if (!string(&s, rel, sizeof(rel)))
+				return;
+			set_instance(e, rel);
 		} else if (!skip(&s)) {
 			return;
 		}
@@ -608,6 +631,7 @@ static void add_entry(struct reports *r, unsigned id, const char *scope, uint64_
 	e->victim_pid = sum ? sum->victim_pid : 0;
 	snprintf(e->action, sizeof(e->action), "%s", sum && sum->action ? sum->action : "?");
 	snprintf(e->reason, sizeof(e->reason), "%s", sum && sum->reason ? sum->reason : "");
+	set_instance(e, sum ? sum->instance : NULL);
 	if (sum && sum->readers)
 		e->readers = *sum->readers;
 }

@@ -32,6 +32,8 @@
 #define REPORTS_MAX 4096
 #define REPORTS_ACTION_MAX 16
 #define REPORTS_REASON_MAX 160
+/* An instance's cgroup's last name (batch-17.service), cut to fit. */
+#define REPORTS_INSTANCE_MAX 128
 /* The scope's owner, and a victim's uid and job owner, for the decision and
  * for a prompt's followup: at most five distinct uids. */
 #define REPORTS_READERS_MAX 8
@@ -50,12 +52,13 @@ bool reports_readers_has(const struct report_readers *r, uid_t uid);
 struct report_entry {
 	unsigned id;
 	uint64_t bytes;
-	uint64_t time_ms;		 /* when it was written (wall clock, ms since the epoch) */
-	pid_t victim_pid;		 /* 0: none */
-	char scope[CONFIG_NAME_MAX];	 /* "machine" or the job's name */
-	char action[REPORTS_ACTION_MAX]; /* the decision's action; "?" if the file does not say */
-	char reason[REPORTS_REASON_MAX]; /* cut to fit */
-	struct report_readers readers;	 /* the uids it concerns */
+	uint64_t time_ms;		     /* when it was written (wall clock, ms since the epoch) */
+	pid_t victim_pid;		     /* 0: none */
+	char scope[CONFIG_NAME_MAX];	     /* "machine" or the job's name */
+	char action[REPORTS_ACTION_MAX];     /* the decision's action; "?" if the file does not say */
+	char reason[REPORTS_REASON_MAX];     /* cut to fit */
+	char instance[REPORTS_INSTANCE_MAX]; /* an instance's cgroup's last name; "": none */
+	struct report_readers readers;	     /* the uids it concerns */
 };
 
 /* What a report says, for its index entry. */
@@ -64,6 +67,7 @@ struct report_summary {
 	const char *action;
 	pid_t victim_pid;
 	const char *reason;
+	const char *instance; /* an instance's cgroup (relative); NULL for a job or the machine */
 	const struct report_readers *readers; /* NULL: none */
 };
 
@@ -108,7 +112,7 @@ const struct report_entry *reports_find(const struct reports *r, unsigned id);
 /* Opens report id for reading: an fd, or -ENOENT. */
 int reports_open_existing(const struct reports *r, unsigned id);
 
-/* Fills e's time, action, victim, reason and readers from the head of a
+/* Fills e's time, instance, action, victim, reason and readers from the head of a
  * report (buf[0, len), possibly cut short); what it does not find stays as
  * it is.  Exposed for the unit tests. */
 void reports_scan_head(const char *buf, size_t len, struct report_entry *e);

@@ -200,7 +200,7 @@ static void check_record(char *line)
 		put = protocol_put_job(&b, &j);
 	else if (r.n == 10 && protocol_parse_proc(&r, &p) == 0)
 		put = protocol_put_proc(&b, &p);
-	else if (r.n == 8 && protocol_parse_report(&r, &rep) == 0)
+	else if (r.n == 9 && protocol_parse_report(&r, &rep) == 0)
 		put = protocol_put_report(&b, &rep);
 	else if (r.n == 9 && protocol_parse_candidate(&r, &c) == 0)
 		put = protocol_put_candidate(&b, &c);

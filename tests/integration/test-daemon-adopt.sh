@@ -90,6 +90,19 @@ check "the report names the instance" test -n "$report"
 id=$(grep -o '"id":[0-9]*' "$report" | head -n 1 | cut -d: -f2)
 "$OOMKIT" reports show "$id" >"$TMP/show.txt" 2>&1
 check "reports show: the instance after its job" grep -q 'of job batch \[svc-2\]' "$TMP/show.txt"
+"$OOMKIT" reports >"$TMP/reports.txt" 2>&1
+# under_row FILE ID LINE: the line after report ID's row in a listing is LINE.
+under_row() { grep -A1 -E "^ *$2 .* batch +kill " "$1" | sed -n 2p | grep -qxF -- "$3"; }
+check "reports: the instance's name under its job's row" \
+	under_row "$TMP/reports.txt" "$id" "                      [svc-2]"
+# report_instance FILE ID: the instance a `reports --json` listing gives report ID.
+report_instance() {
+	python3 -c '
+import json, sys
+print({r["id"]: r["instance"] for r in json.load(open(sys.argv[1]))}.get(int(sys.argv[2]), "absent"))' "$1" "$2"
+}
+"$OOMKIT" --json reports >"$TMP/reports.json"
+check "reports --json: the instance's name" test "$(report_instance "$TMP/reports.json" "$id")" = svc-2
 kill -9 "$old" 2>/dev/null
 
 # Going away.
@@ -147,6 +160,17 @@ check "oomkitd --release exits 0" test $? = 0
 check "--release gives the instance its kernel killer back" eval '! held_off ext/svc-3'
 check "and the other instances" eval '! held_off ext/svc-1'
 check "a held cgroup no pattern matches keeps its hold" held_off ext/other-held
+
+# Started again, the daemon indexes its reports from their files: the
+# instance's is still listed with it, the job's with none.
+echo 0 >"$R/ext/other-held/memory.oom_control"
+start_daemon
+"$OOMKIT" --json reports >"$TMP/reports.json"
+outer_id=$(grep -l '"job":"outer"' "$TMP"/reports/*.json | head -n 1 | sed 's/.*oom-0*\([0-9][0-9]*\)-.*/\1/')
+check "after a restart, the instance's report keeps its name" \
+	test "$(report_instance "$TMP/reports.json" "$id")" = svc-2
+check "and a job's report has none" test "$(report_instance "$TMP/reports.json" "${outer_id:-0}")" = None
+stop_daemon
 
 # Bad input.  A pattern that takes in the daemon's own memcg (its reserve,
 # $M-daemon) is refused at start, naming file:line.

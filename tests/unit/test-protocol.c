@@ -268,7 +268,8 @@ static void test_records_round_trip(void **state)
 					    .time_ms = 1700000000042,
 					    .action = "kill",
 					    .victim_pid = 42,
-					    .reason = "largest\tprocess"};
+					    .reason = "largest\tprocess",
+					    .instance = "batch-\n.17.service"};
 	const struct protocol_question q = {.id = 7, .scope = "web", .timeout_ms = 1000};
 	const struct protocol_candidate c = {.pid = 43,
 					     .job = "web",
@@ -338,6 +339,17 @@ static void test_records_round_trip(void **state)
 	assert_int_equal(protocol_parse_report(&r, &rep2), 0);
 	assert_true(rep2.id == 7 && rep2.time_ms == 1700000000042 && rep2.victim_pid == 42);
 	assert_string_equal(rep2.reason, rep.reason);
+	assert_string_equal(rep2.instance, rep.instance);
+	/* A job's report ("-"), and one from a daemon before instances: none. */
+	char job_rep[] = "report\t8\tweb\t10\t1.000\tkill\t5\tr\t-";
+	char old_rep[] = "report\t9\tweb\t10\t1.000\tkill\t5\tr";
+	struct protocol_record r_rep;
+	assert_int_equal(protocol_parse_record(job_rep, &r_rep), 0);
+	assert_int_equal(protocol_parse_report(&r_rep, &rep2), 0);
+	assert_true(rep2.id == 8 && rep2.instance == NULL);
+	assert_int_equal(protocol_parse_record(old_rep, &r_rep), 0);
+	assert_int_equal(protocol_parse_report(&r_rep, &rep2), 0);
+	assert_true(rep2.id == 9 && rep2.victim_pid == 5 && rep2.instance == NULL);
 
 	const char *chunk, *text;
 	size_t chunk_len;

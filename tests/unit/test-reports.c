@@ -4,7 +4,8 @@
  * (daemon/reports.c, reports_scan_head()): the decision before the snapshot
  * (today's reports) and after it (older ones), escapes, a head cut short,
  * and text that is not a report.  What is not found stays as it was.
- * And the uids a report concerns (its readers), from its head and its tail.
+ * And the uids a report concerns (its readers), from its head and its tail,
+ * and the name of the instance an OOM was in.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -93,6 +94,34 @@ static void test_cut_and_garbage(void **state)
 	assert_int_equal(strlen(e.reason), REPORTS_REASON_MAX - 1);
 }
 
+/* An instance's OOM is listed with its cgroup's last name; a job's
+ * (instance null) and a report before instances with none. */
+static void test_instance(void **state)
+{
+	(void)state;
+	static const char head[] = "{\"time\":1,\"scope\":\"job\",\"job\":\"batch\","
+				   "\"instance\":\"system.slice/batch-17.service\",\"cgroup\":\"x\","
+				   "\"decision\":{\"action\":\"kill\"}}";
+	static const char job[] = "{\"time\":1,\"job\":\"web\",\"instance\":null,"
+				  "\"decision\":{\"action\":\"kill\"}}";
+	static const char top[] = "{\"instance\":\"top.scope\",\"decision\":{}}";
+	struct report_entry e = scan(head, strlen(head));
+
+	assert_string_equal(e.instance, "batch-17.service");
+	assert_string_equal(e.action, "kill");
+	e = scan(job, strlen(job));
+	assert_string_equal(e.instance, "");
+	assert_string_equal(e.action, "kill");
+	assert_string_equal(scan(top, strlen(top)).instance, "top.scope");
+
+	/* A name longer than the index keeps is cut, terminated. */
+	char big[2 * REPORTS_INSTANCE_MAX + 64];
+	int n = snprintf(big, sizeof(big), "{\"instance\":\"a/");
+	memset(big + n, 'u', 2 * REPORTS_INSTANCE_MAX);
+	strcpy(big + n + 2 * REPORTS_INSTANCE_MAX, "\",\"decision\":{}}");
+	assert_int_equal(strlen(scan(big, strlen(big)).instance), REPORTS_INSTANCE_MAX - 1);
+}
+
 /* The uids a report concerns: from the head's "concerns", and the last one
  * in the tail; root, duplicates and what is not a uid are left out. */
 static void test_readers(void **state)
@@ -136,9 +165,8 @@ static void test_readers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_today),
-	    cmocka_unit_test(test_older),
-	    cmocka_unit_test(test_cut_and_garbage),
+	    cmocka_unit_test(test_today),    cmocka_unit_test(test_older),
+	    cmocka_unit_test(test_instance), cmocka_unit_test(test_cut_and_garbage),
 	    cmocka_unit_test(test_readers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
