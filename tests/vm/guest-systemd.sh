@@ -535,6 +535,8 @@ check_sd_unit_limit() {
 	expect "a report was written" wait_for 10 eval '(($(report_count) > r0))'
 	report=$(newest_report)
 	expect "it names the hog, kill-newest" grep -q "\"victim_pid\":$hog,.*kill-newest\|kill-newest.*\"victim_pid\":$hog," "$report"
+	expect "oomkit reports lists it with the unit under its job" eval \
+		"oomkit --socket $SOCK reports | grep -A1 ' sdbatch ' | grep -qxF '                      [$u]'"
 	expect "the unit is held again, and systemd says so" eval "held system.slice/$u && sd_truthful $u"
 	sd_diag $u
 	sd_done $u
