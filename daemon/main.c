@@ -506,7 +506,7 @@ static int setup_modules(struct daemon *d)
 	if ((source = loop_add_source(&d->loop, on_library, d)) < 0)
 		return source;
 	loop_on_reload(&d->loop, reload, d);
-	if ((r = sdbus_attach(&d->sdbus, &d->loop)) < 0)
+	if ((r = sdbus_attach(&d->sdbus, &d->loop, &d->scopes)) < 0)
 		return r;
 	configure(d);
 	return loop_add_fd(&d->loop, oomkit_fd(d->ctx), source, 0, EPOLLIN);

@@ -73,6 +73,10 @@ struct scope {
 	/* How many other scopes' memcgs are this one's or below it: with none, a
 	 * process of a job's OOM is the job's without a search (scope_of_cgroup). */
 	unsigned nested;
+	/* The latest memory.high and memory.max of its unit that systemd has not
+	 * heard of yet: the helper's queue was full (sdbus.c sends it later). */
+	bool sd_waiting;
+	uint64_t sd_high_bytes, sd_max_bytes;
 };
 
 struct scopes {

@@ -164,8 +164,20 @@ static int wait_msg(int sock, struct sdbus_msg *m, int timeout_ms)
 	return n == (ssize_t)sizeof(*m) ? 0 : n < 0 ? -errno : -EPIPE;
 }
 
+/* Every scope's waiting change forgotten: nobody is left to tell. */
+static void forget_waiting(struct sdbus *b)
+{
+	if (!b->behind || !b->scopes)
+		return;
+	b->scopes->machine.sd_waiting = false;
+	SCOPE_FOREACH_JOB (s, b->scopes)
+		s->sd_waiting = false;
+	b->behind = false;
+}
+
 static void reap(struct sdbus *b)
 {
+	forget_waiting(b);
 	if (b->loop && b->sock >= 0)
 		loop_del_fd(b->loop, b->sock);
 	if (b->sock >= 0)
@@ -208,12 +220,16 @@ int sdbus_start(struct sdbus *b, const char *state_path)
 	return 0;
 }
 
+static void send_waiting(struct sdbus *b);
+
 static void on_answer(void *data, uint32_t index, uint32_t events)
 {
 	struct sdbus *b = data;
 	struct sdbus_msg m;
 
 	(void)index;
+	if ((events & EPOLLOUT) && b->behind)
+		send_waiting(b);
 	for (;;) {
 		ssize_t n = recv(b->sock, &m, sizeof(m), MSG_DONTWAIT);
 		if (n == (ssize_t)sizeof(m)) {
@@ -236,8 +252,9 @@ static void on_answer(void *data, uint32_t index, uint32_t events)
 	}
 }
 
-int sdbus_attach(struct sdbus *b, struct loop *loop)
+int sdbus_attach(struct sdbus *b, struct loop *loop, struct scopes *scopes)
 {
+	b->scopes = scopes;
 	if (b->sock < 0)
 		return 0;
 	int source = loop_add_source(loop, on_answer, b);
@@ -256,15 +273,83 @@ static int send_msg(struct sdbus *b, const struct sdbus_msg *m)
 	return n == (ssize_t)sizeof(*m) ? 0 : n < 0 ? -errno : -EIO;
 }
 
+/* Woken when the helper's queue has room (EPOLLOUT), while changes wait. */
+static void watch_room(struct sdbus *b, bool on)
+{
+	if (b->loop && b->sock >= 0)
+		(void)loop_mod_fd(b->loop, b->sock, b->source, 0, EPOLLIN | (on ? EPOLLOUT : 0));
+}
+
+static void dropped(struct sdbus *b, const char *unit, int err)
+{
+	if (b->dropped++ == 0)
+		log_warning("%s: systemd not told of memory.high/max (%s)", unit, strerror(-err));
+}
+
+/* rel's change waits in its scope, replacing one that waited before. */
+static void wait_in_scope(struct sdbus *b, const char *rel, const char *unit, uint64_t high_bytes,
+			  uint64_t max_bytes)
+{
+	struct scope *s = b->scopes ? scope_by_rel(b->scopes, rel) : NULL;
+
+	if (!s) {
+		dropped(b, unit, -ENOBUFS);
+		return;
+	}
+	s->sd_high_bytes = high_bytes;
+	s->sd_max_bytes = max_bytes;
+	s->sd_waiting = true;
+	if (!b->behind) {
+		log_info("systemd helper %d is behind: changes wait, each unit's latest", (int)b->pid);
+		b->behind = true;
+		watch_room(b, true);
+	}
+}
+
+/* The change that waits in s, if any: false if the queue is full again. */
+static bool send_scope(struct sdbus *b, struct scope *s)
+{
+	struct sdbus_msg m = {.op = SDBUS_SET, .high_bytes = s->sd_high_bytes, .max_bytes = s->sd_max_bytes};
+
+	if (!s->sd_waiting)
+		return true;
+	if (!sdbus_unit_of(s->rel, m.unit, sizeof(m.unit))) {
+		s->sd_waiting = false;
+		return true;
+	}
+	int r = send_msg(b, &m);
+	if (r == -EAGAIN)
+		return false;
+	if (r < 0)
+		dropped(b, m.unit, r);
+	s->sd_waiting = false;
+	return true;
+}
+
+/* As much of what waits as the queue takes; caught up once all went. */
+static void send_waiting(struct sdbus *b)
+{
+	if (!send_scope(b, &b->scopes->machine))
+		return;
+	SCOPE_FOREACH_JOB (s, b->scopes)
+		if (!send_scope(b, s))
+			return;
+	b->behind = false;
+	watch_room(b, false);
+	log_info("systemd helper %d caught up", (int)b->pid);
+}
+
 void sdbus_limits(struct sdbus *b, const char *rel, uint64_t high_bytes, uint64_t max_bytes)
 {
 	struct sdbus_msg m = {.op = SDBUS_SET, .high_bytes = high_bytes, .max_bytes = max_bytes};
 
 	if (b->sock < 0 || !sdbus_unit_of(rel, m.unit, sizeof(m.unit)))
 		return;
-	int r = send_msg(b, &m);
-	if (r < 0 && b->dropped++ == 0)
-		log_warning("%s: systemd not told of memory.high/max (%s)", m.unit, strerror(-r));
+	int r = b->behind ? -EAGAIN : send_msg(b, &m);
+	if (r == -EAGAIN)
+		wait_in_scope(b, rel, m.unit, high_bytes, max_bytes);
+	else if (r < 0)
+		dropped(b, m.unit, r);
 }
 
 int sdbus_scope(struct sdbus *b, uint64_t id, pid_t pid, const char *unit, const char *slice)

@@ -6,7 +6,11 @@
  * wrote in them passed on, transient scopes for `oomkit run`, and the units
  * put back when the daemon stops or by `oomkitd --release`.  Sending is one
  * fixed-size datagram, never waiting and never allocating, so the library's
- * limits callback may send from the handler path.
+ * limits callback may send from the handler path.  When the helper falls
+ * behind (a burst of changes fills its queue), a change waits in the scope
+ * it is of, the latest per scope, and goes when the queue has room; every
+ * later change waits behind it, so systemd hears of each unit's changes in
+ * order and ends with its latest.
  */
 #ifndef OOMKITD_SDBUS_H
 #define OOMKITD_SDBUS_H
@@ -17,6 +21,7 @@
 #include <sys/types.h>
 
 #include "loop.h"
+#include "scope.h"
 #include "sdbus-wire.h"
 
 struct sdbus {
@@ -27,7 +32,9 @@ struct sdbus {
 	/* A SCOPE request's answer: result 0 or -errno, error what failed. */
 	void (*on_done)(void *data, uint64_t id, int result, const char *error);
 	void *data;
-	uint64_t dropped; /* changes not passed on (the helper's queue was full) */
+	struct scopes *scopes; /* where changes wait while the helper is behind */
+	bool behind;	       /* changes wait: new ones wait behind them */
+	uint64_t dropped;      /* changes not passed on: of no scope, or the helper failed */
 };
 
 /* Whether systemd runs this machine on the unified hierarchy (sd_booted()'s
@@ -57,9 +64,11 @@ int sdbus_state_path(const char *socket, char *buf, size_t len);
  * $OOMKITD_SYSTEMD) and waits for it to be on the bus; b->sock stays -1 on
  * failure, which is logged: the daemon then writes limits itself only. */
 int sdbus_start(struct sdbus *b, const char *state_path);
-/* Answers come through the loop from now on. */
-int sdbus_attach(struct sdbus *b, struct loop *loop);
-/* The library's limits callback's work: if rel is a unit's, systemd is told. */
+/* Answers come through the loop from now on; changes that cannot go at
+ * once wait in scopes. */
+int sdbus_attach(struct sdbus *b, struct loop *loop, struct scopes *scopes);
+/* The library's limits callback's work: if rel is a unit's, systemd is told,
+ * now or, if the helper is behind, when it has room. */
 void sdbus_limits(struct sdbus *b, const char *rel, uint64_t high_bytes, uint64_t max_bytes);
 /* Asks for a transient scope unit in slice holding pid; on_done answers id.
  * 0, or -ENOTCONN without a helper, -EAGAIN if it cannot take it now. */

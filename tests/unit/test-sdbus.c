@@ -3,7 +3,10 @@
  * test-sdbus.c - which cgroups daemon/sdbus.c takes for systemd's (a unit's
  * cgroup under slices only: what oomkitd changes there goes through systemd)
  * and which it leaves to direct writes, with a table of good and hostile
- * paths; and where the helper's state file goes.
+ * paths; where the helper's state file goes; and what happens when the
+ * helper falls behind: on a real socket pair whose far end is not read until
+ * the queue is full, changes wait in their scopes, the latest per unit, and
+ * go in order once it is read.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -13,6 +16,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "sdbus.h"
 
@@ -119,12 +124,118 @@ static void test_state_path(void **state)
 			 -ENAMETOOLONG);
 }
 
+/* ------------------------------------------------------------ behind */
+
+struct helper_end {
+	int fd;
+	unsigned n;
+	struct sdbus_msg last[4]; /* the latest SET per unit, by unit index */
+	unsigned sets[4];	  /* SETs per unit */
+};
+
+static const char *const units[] = {"system.slice/u0.service", "system.slice/u1.service",
+				    "system.slice/u2.service", "system.slice/ghost.service"};
+
+/* Reads everything the daemon's side sent. */
+static void drain(struct helper_end *h)
+{
+	struct sdbus_msg m;
+
+	while (recv(h->fd, &m, sizeof(m), MSG_DONTWAIT) == (ssize_t)sizeof(m)) {
+		h->n++;
+		assert_int_equal(m.op, SDBUS_SET);
+		for (unsigned i = 0; i < 4; i++)
+			if (strcmp(m.unit, strrchr(units[i], '/') + 1) == 0) {
+				h->last[i] = m;
+				h->sets[i]++;
+			}
+	}
+}
+
+static void stop_when_caught_up(void *data)
+{
+	struct sdbus *b = data;
+	if (!b->behind)
+		loop_stop(b->loop);
+}
+
+static void test_behind(void **state)
+{
+	static struct config_job job = {.name = "units"};
+	struct scopes t;
+	struct loop loop;
+	struct sdbus b = {.sock = -1};
+	struct helper_end h = {0};
+	int sv[2], err;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(scopes_init(&t, 8), 0);
+	assert_int_equal(scope_set_machine_rel(&t, ""), 0);
+	struct scope *s[3];
+	for (unsigned i = 0; i < 3; i++)
+		assert_non_null(s[i] = scope_add_instance(&t, &job, units[i], &err));
+	assert_int_equal(loop_init(&loop), 0);
+	b.sock = sv[0];
+	b.pid = getpid();
+	h.fd = sv[1];
+	assert_int_equal(sdbus_attach(&b, &loop, &t), 0);
+
+	/* Unit 0 changes until the queue is full (93 changes here): nothing is
+	 * lost from then on. */
+	uint64_t v = 0;
+	while (!b.behind && v < 1000000) {
+		v++;
+		sdbus_limits(&b, units[0], v, v + 1);
+	}
+	assert_true(b.behind);
+	assert_true(s[0]->sd_waiting);
+	uint64_t queued = v - 1; /* the last one waits */
+	/* Behind, every change waits, the latest per scope; one of no scope is lost. */
+	sdbus_limits(&b, units[1], 11, 12);
+	sdbus_limits(&b, units[1], 13, 14);
+	sdbus_limits(&b, units[2], 21, 22);
+	sdbus_limits(&b, units[0], 7, 8);
+	sdbus_limits(&b, units[3], 31, 32);
+	assert_int_equal(b.dropped, 1);
+	/* A scope removed while its change waits: nobody to tell. */
+	scope_remove(&t, s[2]);
+	/* Not a unit's cgroup: never sent, never waits. */
+	sdbus_limits(&b, "outside/x", 1, 2);
+
+	/* The helper reads what was queued; the rest goes once there is room. */
+	drain(&h);
+	assert_int_equal(h.n, queued);
+	assert_int_equal(h.last[0].high_bytes, queued);
+	loop_on_turn(&loop, stop_when_caught_up, &b);
+	assert_int_equal(loop_run(&loop), 0);
+	assert_false(b.behind);
+	drain(&h);
+	assert_int_equal(h.n, queued + 2);
+	assert_true(h.last[0].high_bytes == 7 && h.last[0].max_bytes == 8);
+	assert_true(h.last[1].high_bytes == 13 && h.last[1].max_bytes == 14);
+	assert_int_equal(h.sets[1], 1);
+	assert_int_equal(h.sets[2], 0);
+	assert_int_equal(h.sets[3], 0);
+	assert_false(s[0]->sd_waiting || s[1]->sd_waiting);
+
+	/* Caught up, a change goes at once again. */
+	sdbus_limits(&b, units[1], 15, 16);
+	assert_false(b.behind);
+	drain(&h);
+	assert_true(h.last[1].high_bytes == 15 && h.sets[1] == 2);
+
+	loop_close(&loop);
+	close(sv[0]);
+	close(sv[1]);
+	scopes_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_unit_of),
-	    cmocka_unit_test(test_unit_of_long),
-	    cmocka_unit_test(test_scope_for),
+	    cmocka_unit_test(test_unit_of),	 cmocka_unit_test(test_behind),
+	    cmocka_unit_test(test_unit_of_long), cmocka_unit_test(test_scope_for),
 	    cmocka_unit_test(test_state_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
