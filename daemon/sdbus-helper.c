@@ -197,28 +197,72 @@ static int load_state(const char *path)
 	return 0;
 }
 
-/* ------------------------------------------------------------ systemd */
+/* ------------------------------------------------------------ the bus */
 
-static int get_limit(const char *unit, const char *prop, uint64_t *ret)
+/* The system bus, connected now.  sd-bus finishes its handshake only when
+ * the bus is used, and dbus-daemon closes a connection that has not
+ * authenticated within its auth_timeout (30 s on Debian): a helper with
+ * nothing to tell systemd for that long would find its bus closed at its
+ * first change.  A method call of the bus's own completes the handshake. */
+static int connect_bus(void)
 {
 	sd_bus_error err = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+
+	bus = sd_bus_flush_close_unref(bus);
+	int r = sd_bus_open_system(&bus);
+	if (r >= 0)
+		r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+				       "org.freedesktop.DBus", "GetId", &err, &reply, NULL);
+	if (r < 0)
+		say("<3>cannot connect to the system bus: %s", err.message ? err.message : strerror(-r));
+	sd_bus_error_free(&err);
+	sd_bus_message_unref(reply);
+	return r;
+}
+
+/* After a call failed with r: whether the bus was gone (dbus-daemon closed
+ * the connection, or was restarted) and is connected again, for one retry. */
+static bool reconnected(int r)
+{
+	if (r != -ENOTCONN && r != -ECONNRESET && r != -EPIPE)
+		return false;
+	say("<4>the system bus connection is gone (%s): connecting again", strerror(-r));
+	return connect_bus() >= 0;
+}
+
+/* ------------------------------------------------------------ systemd */
+
+static int get_limit_once(const char *unit, const char *prop, uint64_t *ret, sd_bus_error *err)
+{
 	char *path = NULL;
 	const char *iface = unit_interface(unit);
 	int r = iface ? sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path) : -EINVAL;
 	if (r >= 0)
-		r = sd_bus_get_property_trivial(bus, "org.freedesktop.systemd1", path, iface, prop, &err, 't',
+		r = sd_bus_get_property_trivial(bus, "org.freedesktop.systemd1", path, iface, prop, err, 't',
 						ret);
-	if (r < 0)
-		say("<4>%s: cannot read %s: %s", unit, prop, err.message ? err.message : strerror(-r));
-	sd_bus_error_free(&err);
 	free(path);
 	return r;
 }
 
-/* SetUnitProperties(unit, runtime=true, the props of mask). */
-static int set_limits(const char *unit, unsigned mask, uint64_t high, uint64_t max)
+static int get_limit(const char *unit, const char *prop, uint64_t *ret)
 {
 	sd_bus_error err = SD_BUS_ERROR_NULL;
+	int r = get_limit_once(unit, prop, ret, &err);
+
+	if (r < 0 && reconnected(r)) {
+		sd_bus_error_free(&err);
+		r = get_limit_once(unit, prop, ret, &err);
+	}
+	if (r < 0)
+		say("<4>%s: cannot read %s: %s", unit, prop, err.message ? err.message : strerror(-r));
+	sd_bus_error_free(&err);
+	return r;
+}
+
+/* SetUnitProperties(unit, runtime=true, the props of mask). */
+static int set_limits_once(const char *unit, unsigned mask, uint64_t high, uint64_t max, sd_bus_error *err)
+{
 	sd_bus_message *m = NULL, *reply = NULL;
 	int r =
 	    sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
@@ -234,12 +278,24 @@ static int set_limits(const char *unit, unsigned mask, uint64_t high, uint64_t m
 	if (r >= 0)
 		r = sd_bus_message_close_container(m);
 	if (r >= 0)
-		r = sd_bus_call(bus, m, 0, &err, &reply);
+		r = sd_bus_call(bus, m, 0, err, &reply);
+	sd_bus_message_unref(m);
+	sd_bus_message_unref(reply);
+	return r;
+}
+
+static int set_limits(const char *unit, unsigned mask, uint64_t high, uint64_t max)
+{
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	int r = set_limits_once(unit, mask, high, max, &err);
+
+	if (r < 0 && reconnected(r)) {
+		sd_bus_error_free(&err);
+		r = set_limits_once(unit, mask, high, max, &err);
+	}
 	if (r < 0)
 		say("<4>%s: SetUnitProperties: %s", unit, err.message ? err.message : strerror(-r));
 	sd_bus_error_free(&err);
-	sd_bus_message_unref(m);
-	sd_bus_message_unref(reply);
 	return r;
 }
 
@@ -307,7 +363,7 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
 
 /* StartTransientUnit(unit, "fail", PIDs=[pid], Slice=slice), as
  * `systemd-run --scope` does, then the start job's end. */
-static int start_scope(const struct sdbus_msg *msg, char *error, size_t error_len)
+static int start_scope_once(const struct sdbus_msg *msg, char *error, size_t error_len)
 {
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	sd_bus_message *m = NULL, *reply = NULL;
@@ -362,6 +418,15 @@ static int start_scope(const struct sdbus_msg *msg, char *error, size_t error_le
 	sd_bus_message_unref(m);
 	sd_bus_message_unref(reply);
 	return r < 0 ? r : 0;
+}
+
+static int start_scope(const struct sdbus_msg *msg, char *error, size_t error_len)
+{
+	int r = start_scope_once(msg, error, error_len);
+
+	if (r < 0 && reconnected(r))
+		r = start_scope_once(msg, error, error_len);
+	return r;
 }
 
 /* ------------------------------------------------------------ main */
@@ -449,11 +514,9 @@ int main(int argc, char **argv)
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
-	int r = sd_bus_open_system(&bus);
-	if (r < 0) {
-		say("<3>cannot connect to the system bus: %s", strerror(-r));
+	int r = connect_bus();
+	if (r < 0)
 		return 1;
-	}
 	lock_state(release ? release : state_path);
 	if (release) {
 		state_path = release;
