@@ -653,6 +653,73 @@ check_sd_release() {
 	sd_done $u
 }
 
+# A burst of changes while the systemd helper cannot keep up (stopped here):
+# its queue takes 93, the rest wait in the daemon, the latest of each unit,
+# and go once it has room.  Ten units adopted, then twelve reloads that raise
+# their job's limit: a change of each unit's memory.max and one of its hold
+# per reload, 240 changes.  At the end systemd has been told the
+# last of each unit: systemctl show tells the truth, nothing was dropped.
+sd_many_limit() { # MiB
+	sed -i "/^\[job sdmany\]/,/^\$/s/^limit = .*/limit = $1M/" "$OOMKITD_CONF"
+}
+
+all_held() { # unit...
+	local u
+	for u in "$@"; do
+		held system.slice/"$u" || return 1
+	done
+}
+
+sd_reload() {
+	local n0
+	n0=$(journal_count $UNIT 'reloaded ')
+	timeout 60 systemctl reload $UNIT && wait_journal 30 $UNIT 'reloaded ' "$n0"
+}
+
+check_sd_behind() {
+	local i u helper behind0 caught0 mib=40 units=()
+	sd_daemon
+	cat >>"$OOMKITD_CONF" <<-EOF
+
+	[job sdmany]
+	priority = 200
+	cgroup = system.slice/sdmany-*.service
+	limit = ${mib}M
+	policy = report, kill-largest, kernel
+	EOF
+	expect "the daemon takes the new job" sd_reload
+	for i in $(seq 1 10); do
+		units+=(sdmany-$i.service)
+		systemd-run --quiet --unit=sdmany-$i -p MemoryMax=32M -p MemoryAccounting=yes sleep infinity
+	done
+	expect "the ten units are adopted and held" wait_for 60 all_held "${units[@]}"
+	# Stopped only now: a unit started in the slice makes systemd write its
+	# siblings' cgroup attributes again, and what it has not heard of yet is
+	# undone (the helper is there to tell it).
+	helper=$(pgrep -x oomkitd-systemd)
+	behind0=$(journal_count $UNIT 'is behind: changes wait') caught0=$(journal_count $UNIT 'caught up')
+	expect "the helper is stopped" kill -STOP "$helper"
+	for i in $(seq 1 12); do
+		mib=$((40 + i))
+		sd_many_limit $mib
+		expect "reload $i: the job's limit is ${mib}M" sd_reload
+	done
+	expect "the helper's queue filled: changes wait" wait_journal 10 $UNIT 'is behind: changes wait' "$behind0"
+	expect "the helper goes on" kill -CONT "$helper"
+	expect "and the daemon's waiting changes go" wait_journal 120 $UNIT 'caught up' "$caught0"
+	for u in "${units[@]}"; do
+		expect "$u: systemd tells its MemoryMax=, ${mib}M" \
+			wait_for 60 eval "[ \"\$(prop $u MemoryMax)\" = $((mib << 20)) ]"
+		expect "$u: and its MemoryHigh=, the hold" sd_truthful $u
+	done
+	expect "no change was dropped" eval "! journal $UNIT | grep -q 'systemd not told'"
+	sd_diag "${units[0]}"
+	((check_failed)) && journalctl -b -o cat --no-pager -u dbus.service | tail -n 8 | sed 's/^/sdguest:   dbus: /'
+	((check_failed)) && journal $UNIT | grep -E 'sdmany|helper|system bus' | head -n 30 | sed 's/^/sdguest:   oomkitd: /'
+	kill -CONT "$helper" 2>/dev/null # whatever failed: the daemon's stop waits for it
+	sd_done "${units[@]}"
+}
+
 # (issue 12, test 5) oomkit run in a job of patterns: systemd starts the
 # process in a transient scope (keeping its pid) in the slice the pattern
 # names, and the job adopts the scope.
