@@ -707,9 +707,10 @@ check_sd_behind() {
 	expect "the helper's queue filled: changes wait" wait_journal 10 $UNIT 'is behind: changes wait' "$behind0"
 	expect "the helper goes on" kill -CONT "$helper"
 	expect "and the daemon's waiting changes go" wait_journal 120 $UNIT 'caught up' "$caught0"
+	# The helper has the changes now; systemd hears of them one call each.
+	wait_for 60 eval "[ \"\$(prop ${units[-1]} MemoryMax)\" = $((mib << 20)) ]"
 	for u in "${units[@]}"; do
-		expect "$u: systemd tells its MemoryMax=, ${mib}M" \
-			wait_for 60 eval "[ \"\$(prop $u MemoryMax)\" = $((mib << 20)) ]"
+		expect "$u: systemd tells its MemoryMax=, ${mib}M" [ "$(prop $u MemoryMax)" = $((mib << 20)) ]
 		expect "$u: and its MemoryHigh=, the hold" sd_truthful $u
 	done
 	expect "no change was dropped" eval "! journal $UNIT | grep -q 'systemd not told'"
