@@ -879,6 +879,15 @@ enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct
 		log_debug("%s: OOM while it sheds: waiting for it", scope->label);
 		return OOMKIT_WAIT;
 	}
+	/* Nor while its question is open: the kernel signals an OOM again each
+	 * time a task enters the OOM wait anew, and that is the OOM asked about,
+	 * whose answer (or deadline) decides.  Run again, the chain would find
+	 * the prompt busy, go past it and kill a second victim beside the one
+	 * the person then chooses. */
+	if (c->prompt->active && scope_get(c->prompt->scope) == scope) {
+		log_debug("%s: OOM while its question is open: waiting for the answer", scope->label);
+		return OOMKIT_WAIT;
+	}
 	r = take_input(c, c->snap, scope, first_step, &in);
 	if (r < 0) {
 		log_err("%s: cannot list processes: %s; the kernel decides", scope->label, strerror(-r));
