@@ -236,7 +236,7 @@ static void parse_direction(const uint8_t *data, size_t size)
 		FUZZ_CHECK(frame[end - 1] == '\n' && frame[end - 2] == '.');
 		protocol_reader_init(&rd, frame, end);
 		if ((l = protocol_next_line(&rd)) && protocol_parse_status(l, &st) == 0)
-			FUZZ_CHECK(st.kind >= PROTOCOL_OK && st.kind <= PROTOCOL_QUESTION);
+			FUZZ_CHECK(st.kind >= PROTOCOL_OK && st.kind <= PROTOCOL_DONE);
 		while ((l = protocol_next_line(&rd)))
 			check_record(l);
 	}
