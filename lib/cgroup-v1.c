@@ -157,6 +157,12 @@ int oomkit__v1_watch_origin(oomkit_ctx *ctx, const struct oomkit_watch *w, char 
 	if (len >= out_len)
 		return -ENAMETOOLONG;
 	if (w->parentfd >= 0 && oomkit__v1_oom_control(ctx, "", w->parentfd, &oc) == 0 && !oc.under_oom) {
+		/* The kernel marks a subtree under OOM, and unmarks it, top down
+		 * and at once.  w was read under OOM before its parent was read
+		 * out of it: either w's own limit was hit, or a parent's OOM ended
+		 * between the two reads.  Read again after the parent, w tells. */
+		if (oomkit__v1_oom_control(ctx, w->cgroup, w->oomfd, &oc) == 0 && !oc.under_oom)
+			return -ESTALE;
 		memcpy(out, w->cgroup, len + 1);
 		return 0;
 	}

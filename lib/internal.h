@@ -345,7 +345,8 @@ int oomkit__oom_state_at(oomkit_ctx *ctx, const char *rel, struct oomkit__oom_co
 int oomkit__event_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_cgroup_memory *ret);
 
 /* Finds the origin of an OOM that w sees (its cgroup or an ancestor) into
- * out.  -EOPNOTSUPP where each cgroup's events are its own (v2). */
+ * out.  -EOPNOTSUPP where each cgroup's events are its own (v2); -ESTALE if
+ * w is no longer under OOM (a parent's OOM ended while it was read). */
 int oomkit__oom_origin(oomkit_ctx *ctx, const struct oomkit_watch *w, char *out, size_t out_len);
 
 /* The controller naming the memory hierarchy's line of /proc/PID/cgroup

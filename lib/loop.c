@@ -691,10 +691,15 @@ static bool read_event(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__q
 	q->gone = fill_memory(ctx, w, ev) == -ENOENT && faccessat(w->dirfd, "cgroup.procs", F_OK, 0) < 0;
 	if (q->gone)
 		return true;
-	if (w->kind == OOMKIT_EVENT_OOM && ev->under_oom &&
-	    oomkit__oom_origin(ctx, w, q->origin, sizeof(q->origin)) >= 0) {
+	int o = w->kind == OOMKIT_EVENT_OOM && ev->under_oom
+		    ? oomkit__oom_origin(ctx, w, q->origin, sizeof(q->origin))
+		    : -EOPNOTSUPP;
+	if (o >= 0) {
 		ev->origin = q->origin;
 		ev->own = strcmp(q->origin, w->cgroup) == 0;
+	} else if (o == -ESTALE) {
+		/* A parent's OOM ended as we looked (oomkit__oom_origin). */
+		ev->under_oom = false;
 	} else if (w->kind == OOMKIT_EVENT_THRESHOLD) {
 		ev->threshold_bytes = w->threshold_bytes;
 		ev->rising = ev->usage_bytes >= w->threshold_bytes;
