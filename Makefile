@@ -7,7 +7,7 @@ FUZZ_BUILD ?= build-fuzz
 DEB_BUILD ?= build-deb
 # Everything the build, the tests (including the qemu guest tier and the
 # fuzzers) and the benchmarks need, as Debian packages.
-DEB_DEPS := meson ninja-build pkg-config gcc clang clang-format libclang-rt-14-dev libcmocka-dev libinih-dev libcap-ng-dev libseccomp-dev libsystemd-dev \
+DEB_DEPS := meson ninja-build pkg-config gcc musl-tools clang clang-format libclang-rt-14-dev libcmocka-dev libinih-dev libcap-ng-dev libseccomp-dev libsystemd-dev \
 	python3 qemu-system-x86 busybox-static cpio gzip mmdebstrap e2fsprogs gnuplot-nox earlyoom valgrind \
 	debhelper dpkg-dev lintian man-db git python3-yaml python3-prometheus-client nodejs \
 	libglib2.0-dev xvfb dbus-daemon dbus-bin dunst imagemagick fonts-dejavu-core redis-server redis-tools
