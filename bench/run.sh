@@ -146,10 +146,11 @@ run_guest() {
 			wrong = v["victim"] == "oomd-hog.service" ? 0 : 1
 			print "S anchor " side "-wrong " wrong
 			if (v["victim"] != "none") print "S anchor " side "-kill " v["kill_after_ms"]
+			else if (v["waited_ms"] != "") print "S anchor " side "-nokill " v["waited_ms"]
 			after = v["keeper_rss_kib_after"] == "" ? 0 : v["keeper_rss_kib_after"]
 			print "S anchor " side "-lost " (v["keeper_rss_kib_before"] - after) / 1024
 			if (v["victim"] == "none")
-				print "N anchor: boot " boot ": " side " killed no unit within the check'"'"'s wait"
+				print "N anchor: boot " boot ": " side " killed no unit within the check'"'"'s wait (" v["waited_ms"] " ms)"
 			else
 				print "N anchor: boot " boot ": " side " killed " v["victim"] " after " v["kill_after_ms"] " ms"
 		}' "$log" >> "$RAW/anchor.txt"
