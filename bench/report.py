@@ -26,6 +26,8 @@ ROWS = [
      "p99 ≤ 1000"),
     ("2 resolve: last touch → victim gone, usage < limit/2", "ms", "resolve", "oomkit", "kernel",
      "kernel OOM killer", "ratio ≤ 1.1"),
+    ("2 resolve floor: SIGKILL → victim gone, usage < limit/2, no OOM", "ms", "resolve", "exit", "kernel",
+     "kernel OOM killer", ""),
 ]
 for n in IDLE_N:
     ROWS.append((f"3 idle wakeups per 10 s, {n} memcgs", "", "idle", f"wakeups-oomkit@{n}", "wakeups-earlyoom",
@@ -206,7 +208,8 @@ PANELS = [
     ("1 notify: last touch → handler entry (µs)",
      [("notify/oomkit", "oomkit"), ("notify/eventfd", "bare eventfd"), ("notify/oomkit-rt", "oomkit, SCHED_FIFO"),
       ("notify/eventfd-rt", "bare eventfd, SCHED_FIFO")]),
-    ("2 resolve: last touch → resolved (ms)", [("resolve/oomkit", "oomkit"), ("resolve/kernel", "kernel killer")]),
+    ("2 resolve: last touch → resolved (ms)", [("resolve/oomkit", "oomkit"), ("resolve/kernel", "kernel killer"),
+                                               ("resolve/exit", "the victim's exit alone (floor)")]),
     ("5 storm: each hog, last touch → exit (ms)",
      [(f"storm/{s}-hog@{n}", f"{s} N={n}") for n in (10, 500) for s in ("oomkit", "kernel")]),
     ("6 machine: crossing → hog dead (ms)", [("machine/oomkit", "oomkit"), ("machine/earlyoom", "earlyoom")]),
