@@ -83,7 +83,8 @@ static double one_exit(const char *cg, const char *hog_path, struct bl_hog_stamp
 		waitpid(pid, NULL, 0);
 	}
 	if (!done) {
-		bl_fail("resolve: the hog of %s did not fill %d MiB and exit when killed", cg, RESOLVE_FLOOR_MIB);
+		bl_fail("resolve: the hog of %s did not fill %d MiB and exit when killed", cg,
+			RESOLVE_FLOOR_MIB);
 		return -1;
 	}
 	return (double)(done - start) / 1e6;
@@ -141,7 +142,8 @@ int bench_resolve(int argc, char **argv)
 	}
 	bl_note(
 	    "resolve: %u pairs, memcg limit %llu MiB, hog wanting %d MiB; resolved = victim exited and usage "
-	    "under half the limit; exit = a hog holding %d MiB killed by SIGKILL without an OOM, timed from the "
+	    "under half the limit; exit = a hog holding %d MiB killed by SIGKILL without an OOM, timed from "
+	    "the "
 	    "kill (the floor of both sides)",
 	    pairs, RESOLVE_LIMIT / BL_MIB, HOG_MIB, RESOLVE_FLOOR_MIB);
 	for (unsigned i = 0; i < pairs && failed < 5; i++)

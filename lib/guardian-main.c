@@ -28,7 +28,6 @@ int main(int argc, char **argv)
 {
 	long parent = -1, backend = -1, flags = 0;
 
-
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--parent") == 0)
 			parent = number(argv[i + 1]);
