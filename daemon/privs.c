@@ -93,6 +93,8 @@ static const int allowed[] = {
 	/* the kill path */
 	SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_send_signal), SCMP_SYS(process_mrelease), SCMP_SYS(kill),
 	SCMP_SYS(tgkill),
+	/* ... which steps off the CPU where its victim wakes (kill.c) */
+	SCMP_SYS(getcpu), SCMP_SYS(sched_getaffinity), SCMP_SYS(sched_setaffinity),
 	/* sockets (their families are checked below) */
 	SCMP_SYS(bind), SCMP_SYS(listen), SCMP_SYS(accept4), SCMP_SYS(connect), SCMP_SYS(getsockopt),
 	SCMP_SYS(setsockopt),

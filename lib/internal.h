@@ -46,6 +46,7 @@ struct oomkit__proc_stat {
 	pid_t sid;	     /* field 6: the session leader's pid */
 	int tty_nr;	     /* field 7: the controlling terminal; 0 for none */
 	uint64_t start_time; /* field 22, clock ticks */
+	int processor;	     /* field 39: the CPU it last ran on; -1 if not told */
 };
 
 struct oomkit__proc_status {

@@ -421,7 +421,10 @@ int oomkit__parse_proc_stat(const char *buf, size_t len, struct oomkit__proc_sta
 	memcpy(st.comm, comm.p, span_len(comm) < sizeof(st.comm) ? span_len(comm) : sizeof(st.comm) - 1);
 
 	/* Field 3 is the state, 4 the parent, 5 the process group, 6 the
-	 * session, 7 the terminal, 22 the start time. */
+	 * session, 7 the terminal, 22 the start time; 39 the CPU it last ran
+	 * on, only a hint (the kill path's, kill.c), so -1 when it is missing
+	 * or odd rather than an error. */
+	st.processor = -1;
 	for (int field = 3; field <= 22; field++) {
 		if (!next_token(&s, &tok))
 			return -EINVAL;
@@ -451,6 +454,9 @@ int oomkit__parse_proc_stat(const char *buf, size_t len, struct oomkit__proc_sta
 				return -EINVAL;
 		}
 	}
+	for (int field = 23; field <= 39 && next_token(&s, &tok); field++)
+		if (field == 39 && span_to_u64(tok, &v) == 0 && v < INT_MAX)
+			st.processor = (int)v;
 	*ret = st;
 	return 0;
 }

@@ -374,6 +374,74 @@ static void test_kill_start(void **state)
 	oomkit_free(ctx);
 }
 
+/* The CPU /proc/PID/stat says pid last ran on (field 39), or -1. */
+static int last_cpu(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	for (int field = 2; p && field < 39; field++)
+		p = strchr(p + 1, ' ');
+	return p ? atoi(p + 1) : -1;
+}
+
+/* oomkit_kill() steps off the CPU where its victim will wake, so that the
+ * victim's exit and process_mrelease free its memory side by side (kill.c),
+ * and gives the caller its own CPU mask back; pinned to that CPU alone it
+ * stays.  The caller is put on the victim's CPU just before each kill, but
+ * the scheduler may move it between that and the library's look: of five
+ * tries, at least one must find it there and step aside, and every one
+ * must leave the mask as it was and kill the victim. */
+static void test_kill_steps_aside(void **state)
+{
+	(void)state;
+	cpu_set_t mine, one, after;
+	assert_int_equal(sched_getaffinity(0, sizeof(mine), &mine), 0);
+	if (CPU_COUNT(&mine) < 2)
+		skip(); /* one CPU: there is nowhere to step to */
+	int cpu = 0;
+	while (!CPU_ISSET(cpu, &mine))
+		cpu++;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	const char *cg = tl_cgroup("aside", 64 * TL_MIB);
+	oomkit_ctx *ctx = new_ctx(false, false);
+	char want[64];
+	snprintf(want, sizeof(want), "stepped off CPU %d, where the victim wakes", cpu);
+	int stepped = 0;
+	for (int i = 0; i < 6; i++) {
+		bool pinned = i == 5; /* the last try: the caller may use that CPU alone */
+		/* The victim inherits the one CPU, so stat names it when it sleeps. */
+		assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+		pid_t v = tl_spawn_hog(cg, 4, 1024, 0);
+		assert_true(tl_wait_usage(cg, 4 * TL_MIB, 10000));
+		assert_int_equal(last_cpu(v), cpu);
+		uint64_t st = start_time_of(ctx, v);
+		logbuf[0] = 0;
+		if (!pinned)
+			assert_int_equal(sched_setaffinity(0, sizeof(mine), &mine), 0);
+		assert_int_equal(oomkit_kill(ctx, v, st, 10000), 0);
+		int status = tl_wait_exit(v, 5000);
+		assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+		assert_int_equal(sched_getaffinity(0, sizeof(after), &after), 0);
+		assert_true(CPU_EQUAL(&after, pinned ? &one : &mine));
+		if (pinned)
+			assert_null(strstr(logbuf, "stepped off"));
+		else
+			stepped += strstr(logbuf, want) != NULL;
+	}
+	assert_int_equal(sched_setaffinity(0, sizeof(mine), &mine), 0);
+	print_message("kill: stepped off the victim's CPU in %d of 5 tries\n", stepped);
+	assert_true(stepped >= 1);
+	oomkit_free(ctx);
+}
+
 static void test_kill_pid_reuse(void **state)
 {
 	(void)state;
@@ -998,6 +1066,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_kill_one_of_three),
 	    cmocka_unit_test(test_kill_start),
+	    cmocka_unit_test(test_kill_steps_aside),
 	    cmocka_unit_test(test_kill_pid_reuse),
 	    cmocka_unit_test(test_kill_cgroup_freezer),
 	    cmocka_unit_test(test_kill_cgroup_rounds),

@@ -96,6 +96,43 @@ static void test_parse_proc_stat(void **state)
 	}
 }
 
+/* Field 39, the CPU a process last ran on: a hint for the kill path, so a
+ * line without it, or with something odd there, parses with -1. */
+struct cpu_row {
+	const char *name;
+	const char *buf;
+	size_t len;
+	int processor;
+};
+
+#define STAT_TO_38                                                                                           \
+	" S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 999 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 "  \
+	"38"
+
+static const struct cpu_row cpu_rows[] = {
+    {"real", BUF("12661 (cat)" STAT_TAIL), 0},
+    {"CPU 3, more fields after", BUF("9 (x)" STAT_TO_38 " 3 40 41 42\n"), 3},
+    {"CPU 1023, the last field", BUF("9 (x)" STAT_TO_38 " 1023"), 1023},
+    {"exactly 22 fields", BUF("9 (x)" STAT_SHORT), -1},
+    {"cut at field 38", BUF("9 (x)" STAT_TO_38), -1},
+    {"CPU junk", BUF("9 (x)" STAT_TO_38 " 3x 40"), -1},
+    {"CPU negative", BUF("9 (x)" STAT_TO_38 " -1 40"), -1},
+    {"CPU beyond int", BUF("9 (x)" STAT_TO_38 " 2147483648 40"), -1},
+    {"CPU overflow", BUF("9 (x)" STAT_TO_38 " 99999999999999999999 40"), -1},
+};
+
+static void test_parse_proc_stat_processor(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < N_ELEMENTS(cpu_rows); i++) {
+		const struct cpu_row *t = &cpu_rows[i];
+		struct oomkit__proc_stat st;
+		memset(&st, 0x5a, sizeof(st));
+		EXPECT_INT(t->name, oomkit__parse_proc_stat(t->buf, t->len, &st), 0);
+		EXPECT_INT(t->name, st.processor, t->processor);
+	}
+}
+
 /* The session fields a terminal-safe kill needs (5, 6, 7), tables of their own. */
 struct session_row {
 	const char *name;
@@ -295,8 +332,11 @@ static void test_format_cmdline(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_parse_proc_stat),	    cmocka_unit_test(test_parse_proc_status),
-	    cmocka_unit_test(test_parse_proc_stat_session), cmocka_unit_test(test_parse_proc_status_signals),
+	    cmocka_unit_test(test_parse_proc_stat),
+	    cmocka_unit_test(test_parse_proc_status),
+	    cmocka_unit_test(test_parse_proc_stat_session),
+	    cmocka_unit_test(test_parse_proc_status_signals),
+	    cmocka_unit_test(test_parse_proc_stat_processor),
 	    cmocka_unit_test(test_format_cmdline),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
