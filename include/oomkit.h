@@ -410,9 +410,11 @@ int oomkit_process_exe(oomkit_ctx *ctx, pid_t pid, char *buf, size_t len);
 
 /* Kills one process without races: pidfd_open, check start_time (0: skip the
  * check), pidfd_send_signal(SIGKILL), process_mrelease, then wait up to
- * timeout_ms (-1: no limit) for it to exit.  -ESRCH: gone already (a zombie
- * included); -ESTALE: the pid now belongs to another process (nothing was
- * sent); -ETIMEDOUT: signalled but not yet gone. */
+ * timeout_ms (-1: no limit) for it to exit.  A caller on the CPU the victim
+ * last ran on steps off it for the signal and the release (its affinity mask
+ * is given back), so the victim's exit and the release run side by side.
+ * -ESRCH: gone already (a zombie included); -ESTALE: the pid now belongs to
+ * another process (nothing was sent); -ETIMEDOUT: signalled but not yet gone. */
 int oomkit_kill(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, int timeout_ms);
 
 /* oomkit_kill() without the wait, for an event loop: on success *ret_pidfd
