@@ -209,7 +209,7 @@ PANELS = [
      [("notify/oomkit", "oomkit"), ("notify/eventfd", "bare eventfd"), ("notify/oomkit-rt", "oomkit, SCHED_FIFO"),
       ("notify/eventfd-rt", "bare eventfd, SCHED_FIFO")]),
     ("2 resolve: last touch → resolved (ms)", [("resolve/oomkit", "oomkit"), ("resolve/kernel", "kernel killer"),
-                                               ("resolve/exit", "the victim's exit alone (floor)")]),
+                                               ("resolve/exit", "victim exit alone (floor)")]),
     ("5 storm: each hog, last touch → exit (ms)",
      [(f"storm/{s}-hog@{n}", f"{s} N={n}") for n in (10, 500) for s in ("oomkit", "kernel")]),
     ("6 machine: crossing → hog dead (ms)", [("machine/oomkit", "oomkit"), ("machine/earlyoom", "earlyoom")]),
