@@ -54,34 +54,52 @@ static uint64_t wait_resolved(pid_t pid, int usage_fd)
 	return 0;
 }
 
-/* The floor: a hog of RESOLVE_FLOOR_MIB in cg, killed once it has touched
- * all of it (it then waits for a signal); the figure in ms, or -1. */
-static double one_exit(const char *cg, const char *hog_path, struct bl_hog_stamp *hs)
+/* A hog of mib in cg, its stamp cleared and cg's usage file open for the
+ * observer: the hog's pid and *ret_usage_fd, or -1. */
+static pid_t spawn_observed(const char *cg, unsigned mib, const char *hog_path, struct bl_hog_stamp *hs,
+			    int *ret_usage_fd)
 {
 	char path[512];
-	const uint64_t pages = (uint64_t)RESOLVE_FLOOR_MIB * BL_MIB / BL_PAGE;
 	snprintf(path, sizeof(path), "%s/memory.usage_in_bytes", bl_abs(cg));
-	int usage_fd = open(path, O_RDONLY | O_CLOEXEC);
+	*ret_usage_fd = open(path, O_RDONLY | O_CLOEXEC);
 	hs->pages = 0;
 	hs->last_touch_ns = 0;
-	pid_t pid = usage_fd < 0 ? -1 : bl_spawn_hog(cg, RESOLVE_FLOOR_MIB, 1024, 0, hog_path);
-	uint64_t end = bl_now_ns() + (uint64_t)RESOLVE_TIMEOUT_MS * 1000000u, start = 0, done = 0;
-	while (pid > 0 && hs->pages < pages && bl_now_ns() < end)
-		bl_sleep_us(1000);
-	if (pid > 0 && hs->pages >= pages) {
-		/* Its last page is touched; the store that counted it may come a
-		 * moment before the touch itself, so the kill waits a little. */
-		bl_sleep_us(2000);
-		start = bl_now_ns();
-		if (kill(pid, SIGKILL) == 0)
-			done = wait_resolved(pid, usage_fd);
-	}
+	return *ret_usage_fd < 0 ? -1 : bl_spawn_hog(cg, mib, 1024, 0, hog_path);
+}
+
+/* Ends what spawn_observed() started, whatever the run came to. */
+static void reap_observed(pid_t pid, int usage_fd)
+{
 	if (usage_fd >= 0)
 		close(usage_fd);
 	if (pid > 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 	}
+}
+
+/* Whether the floor's hog has touched every page and sleeps in pause(),
+ * the only sleep it has once its memory is touched. */
+static bool filled(pid_t pid, const struct bl_hog_stamp *hs)
+{
+	return hs->pages >= (uint64_t)RESOLVE_FLOOR_MIB * BL_MIB / BL_PAGE && th_proc_state(pid) == 'S';
+}
+
+/* The floor: a hog of RESOLVE_FLOOR_MIB in cg, killed once it holds all of
+ * it; the figure in ms, or -1. */
+static double one_exit(const char *cg, const char *hog_path, struct bl_hog_stamp *hs)
+{
+	int usage_fd;
+	pid_t pid = spawn_observed(cg, RESOLVE_FLOOR_MIB, hog_path, hs, &usage_fd);
+	uint64_t end = bl_now_ns() + (uint64_t)RESOLVE_TIMEOUT_MS * 1000000u, start = 0, done = 0;
+	while (pid > 0 && !filled(pid, hs) && bl_now_ns() < end)
+		bl_sleep_us(1000);
+	if (pid > 0 && filled(pid, hs)) {
+		start = bl_now_ns();
+		if (kill(pid, SIGKILL) == 0)
+			done = wait_resolved(pid, usage_fd);
+	}
+	reap_observed(pid, usage_fd);
 	if (!done) {
 		bl_fail("resolve: the hog of %s did not fill %d MiB and exit when killed", cg,
 			RESOLVE_FLOOR_MIB);
@@ -93,20 +111,11 @@ static double one_exit(const char *cg, const char *hog_path, struct bl_hog_stamp
 /* One OOM on cg; the figure in ms, or -1. */
 static double one_run(int side, const char *cg, const char *hog_path, struct bl_hog_stamp *hs)
 {
-	char path[512];
-	snprintf(path, sizeof(path), "%s/memory.usage_in_bytes", bl_abs(cg));
-	int usage_fd = open(path, O_RDONLY | O_CLOEXEC);
 	uint64_t kills = th_cg_key(BL_MEMORY_ROOT, cg, "memory.oom_control", "oom_kill");
-	hs->pages = 0;
-	hs->last_touch_ns = 0;
-	pid_t pid = usage_fd < 0 ? -1 : bl_spawn_hog(cg, HOG_MIB, 1024, 0, hog_path);
+	int usage_fd;
+	pid_t pid = spawn_observed(cg, HOG_MIB, hog_path, hs, &usage_fd);
 	uint64_t done = pid > 0 ? wait_resolved(pid, usage_fd) : 0;
-	if (usage_fd >= 0)
-		close(usage_fd);
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
+	reap_observed(pid, usage_fd);
 	if (!done || !hs->last_touch_ns) {
 		bl_fail("resolve: the %s side did not resolve the OOM of %s", side_name[side], cg);
 		return -1;
