@@ -162,14 +162,35 @@ int th_read_line(int fd, char *buf, size_t len, int timeout_ms)
 
 /* ---------------------------------------------------------------- processes */
 
+/* The fields of /proc/PID/stat from the state letter on (after the last
+ * ')', so a comm such as "a) Z (" cannot fool it), read into buf; NULL if
+ * there is no such process. */
+static const char *stat_fields(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (th_read_file(path, buf, len) <= 0)
+		return NULL;
+	char *rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' ? rp + 2 : NULL;
+}
+
 char th_proc_state(pid_t pid)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (th_read_file(path, buf, sizeof(buf)) <= 0)
-		return 0;
-	char *rp = strrchr(buf, ')');
-	return rp && rp[1] == ' ' ? rp[2] : 0;
+	char buf[1024];
+	const char *f = stat_fields(pid, buf, sizeof(buf));
+	return f ? f[0] : 0;
+}
+
+int th_proc_cpu(pid_t pid)
+{
+	char buf[1024];
+	const char *f = stat_fields(pid, buf, sizeof(buf));
+	/* f is field 3, the state; field 39 is 36 spaces on. */
+	for (int field = 3; f && field < 39; field++)
+		if ((f = strchr(f, ' ')))
+			f++;
+	return f ? atoi(f) : -1;
 }
 
 bool th_alive(pid_t pid)

@@ -73,6 +73,9 @@ int th_read_line(int fd, char *buf, size_t len, int timeout_ms);
  * comm such as "a) Z (" cannot fool it), or 0 if there is no such process. */
 char th_proc_state(pid_t pid);
 
+/* The CPU /proc/PID/stat says pid last ran on (field 39), or -1. */
+int th_proc_cpu(pid_t pid);
+
 /* Whether pid is a live process: it exists and is neither a zombie nor dead.
  * A process that has exited is not alive, reaped or not, child or not. */
 bool th_alive(pid_t pid);

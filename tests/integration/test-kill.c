@@ -374,23 +374,6 @@ static void test_kill_start(void **state)
 	oomkit_free(ctx);
 }
 
-/* The CPU /proc/PID/stat says pid last ran on (field 39), or -1. */
-static int last_cpu(pid_t pid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	char *p = strrchr(buf, ')');
-	for (int field = 2; p && field < 39; field++)
-		p = strchr(p + 1, ' ');
-	return p ? atoi(p + 1) : -1;
-}
-
 /* oomkit_kill() steps off the CPU where its victim will wake, so that the
  * victim's exit and process_mrelease free its memory side by side (kill.c),
  * and gives the caller its own CPU mask back; pinned to that CPU alone it
@@ -421,7 +404,7 @@ static void test_kill_steps_aside(void **state)
 		assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
 		pid_t v = tl_spawn_hog(cg, 4, 1024, 0);
 		assert_true(tl_wait_usage(cg, 4 * TL_MIB, 10000));
-		assert_int_equal(last_cpu(v), cpu);
+		assert_int_equal(tl_proc_cpu(v), cpu);
 		uint64_t st = start_time_of(ctx, v);
 		logbuf[0] = 0;
 		if (!pinned)

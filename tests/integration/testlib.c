@@ -133,6 +133,11 @@ bool tl_alive(pid_t pid)
 	return th_alive(pid);
 }
 
+int tl_proc_cpu(pid_t pid)
+{
+	return th_proc_cpu(pid);
+}
+
 struct usage_arg {
 	const char *rel;
 	uint64_t bytes;

@@ -44,6 +44,9 @@ int tl_wait_exit(pid_t pid, int timeout_ms);
 /* Whether pid exists and is not a zombie. */
 bool tl_alive(pid_t pid);
 
+/* The CPU pid last ran on, or -1. */
+int tl_proc_cpu(pid_t pid);
+
 /* Reads a memory.* value (e.g. "memory.usage_in_bytes") of rel; UINT64_MAX on error. */
 uint64_t tl_read_u64(const char *rel, const char *file);
 
