@@ -104,14 +104,19 @@ def load(raw):
     return series, notes, failures
 
 
+def ranks(n):
+    """The indices of n sorted samples that give the median (one or two)
+    and the 99th percentile."""
+    return ([n // 2] if n % 2 else [n // 2 - 1, n // 2]), min(n - 1, math.ceil(0.99 * n) - 1)
+
+
+def stats_sorted(v):
+    mid, p99 = ranks(len(v))
+    return {"n": len(v), "median": sum(v[i] for i in mid) / len(mid), "p99": v[p99], "max": v[-1], "min": v[0]}
+
+
 def stats(values):
-    if not values:
-        return None
-    v = sorted(values)
-    n = len(v)
-    median = v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
-    p99 = v[min(n - 1, math.ceil(0.99 * n) - 1)]
-    return {"n": n, "median": median, "p99": p99, "max": v[-1], "min": v[0]}
+    return stats_sorted(sorted(values)) if values else None
 
 
 # A baseline that did not act within its wait: its samples are known only to
@@ -126,15 +131,11 @@ def stats_censored(values, censored):
     on one is reported as its lower bound, listed in "above"."""
     if not censored:
         return stats(values)
-    bound = min(censored)
-    v = sorted(values) + [bound] * len(censored)
-    n, measured = len(v), len(values)
-    mid = [n // 2] if n % 2 else [n // 2 - 1, n // 2]
-    p99 = min(n - 1, math.ceil(0.99 * n) - 1)
-    median = sum(v[i] for i in mid) / len(mid)
-    above = [k for k, idx in (("median", max(mid)), ("p99", p99), ("max", n - 1)) if idx >= measured]
-    return {"n": n, "median": median, "p99": v[p99], "max": v[-1], "min": v[0], "censored": len(censored),
-            "above": above}
+    s = stats_sorted(sorted(values) + [min(censored)] * len(censored))
+    mid, p99 = ranks(s["n"])
+    s["censored"] = len(censored)
+    s["above"] = [k for k, i in (("median", max(mid)), ("p99", p99), ("max", s["n"] - 1)) if i >= len(values)]
+    return s
 
 
 def fmt(x):
