@@ -40,13 +40,18 @@ k=$(HOG_BIN="$TMP/keephog" spawn ask 8)
 a=$(spawn ask 8)
 f=$(HOG_BIN="$TMP/prefhog" spawn ask 8)
 for p in "$v" "$k" "$a" "$f"; do wait_for 10 rss_at_least "$p" $((8 << 10)) || fail "$p did not grow"; done
-# The OOM: itself a candidate, placed by no rule.  It wants 34 MiB: more
-# than the 64 MiB job has left beside the four (about 30), less than it has
-# once the answer frees 8, so the OOM asked about is the only one.  (When it
-# wanted 64 MiB it went on growing after the answer, and a second OOM, with
-# the prompts gone, killed the preferred by the chain: seen beside two busy
-# CPUs, where the check below came after that.)
-x=$(spawn ask 34 512 2000)
+# The OOM: itself a candidate, placed by no rule.  It wants more than the
+# job has left beside the four, less than it has once the answer frees one
+# of them (a), so the OOM asked about is the only one: left plus half of
+# a's memory, less what a hog holds beyond what it touches (a's resident
+# above its 8 MiB: the program, and in a sanitizer build its runtime).
+# (When it wanted 64 MiB it went on growing after the answer, and a second
+# OOM, the prompts gone, killed the preferred by the chain: seen beside two
+# busy CPUs, where the checks below came after that.)
+rss_a=$(awk '/^VmRSS/ {print $2}' "/proc/$a/status")
+left=$((($(cat "$R/ask/memory.limit_in_bytes") - $(cat "$R/ask/memory.usage_in_bytes")) >> 10))
+want=$(((left - (rss_a - (8 << 10)) + rss_a / 2) >> 10))
+x=$(spawn ask "$want" 512 2000)
 check "the question is asked" wait_for 30 grep -q "^answer:" "$TMP/p1.out"
 wait_for 10 grep -q "^answer:" "$TMP/p2.out" || fail "prompt 2 was not asked"
 cat "$TMP/p1.out"
@@ -72,7 +77,7 @@ echo "kill $a" >&4
 check "an offered process, answered, is killed" wait_for 20 dead "$a"
 check "the protected lives" alive "$k"
 check "the preferred lives (a person chose)" alive "$f"
-check "the process that ran out lives, its memory found" wait_for 20 rss_at_least "$x" $((34 << 10))
+check "the process that ran out lives, its memory found" wait_for 20 rss_at_least "$x" $((want << 10))
 check "... and the preferred still lives" alive "$f"
 exec 3>&- 4>&-
 wait "$p1" "$p2"
