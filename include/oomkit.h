@@ -227,7 +227,12 @@ const char *oomkit_watch_cgroup(const oomkit_watch *watch);
  * is disabled for it, and if it is still under OOM delay_ms after an event,
  * the kernel killer is re-enabled so the kernel resolves it.  The guardian
  * process enforces the same delay if this process hangs or dies.  After the
- * kernel has resolved an OOM the library disables its killer again.
+ * kernel has resolved an OOM the library disables its killer again: once the
+ * kernel's oom_kill count has moved and under_oom is clear, or once under_oom
+ * has stayed clear for a second (an OOM that ended without a kill, or whose
+ * victim a v1 kernel counts in a cgroup below).  A clear under_oom alone is
+ * not taken for the end: giving the killer back wakes the waiting tasks,
+ * which clear it until they fail their charge again and meet the killer.
  * -EINVAL: not an OOM watch. */
 int oomkit_take_over(oomkit_ctx *ctx, oomkit_watch *watch, uint64_t delay_ms);
 

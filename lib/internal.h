@@ -222,6 +222,8 @@ struct oomkit_watch {
 	uint64_t delay_ms;
 	int state;			     /* enum oomkit__oom_state in loop.c */
 	uint64_t deadline_ns;		     /* while pending: when the kernel steps in */
+	uint64_t kills_at_oom;		     /* the kernel's oom_kill count when the OOM began */
+	uint64_t clear_since_ns;	     /* given back: since when under_oom has read 0; 0: not */
 	uint32_t gen;			     /* bumped each time the slot is reused */
 	uint32_t epoll_events;		     /* what the backend's fd reports: EPOLLIN or EPOLLPRI */
 	bool psi;			     /* PRESSURE: a PSI trigger (OOMKIT_WATCH_PSI) */
@@ -243,6 +245,7 @@ void oomkit__watch_close_fds(struct oomkit_watch *w);
 struct oomkit__queued {
 	struct oomkit_event event;
 	uint32_t gen;
+	uint64_t kills; /* the kernel's oom_kill count, read with the event */
 	bool gone;
 	char origin[OOMKIT__PATH_MAX];
 };

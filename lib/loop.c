@@ -23,6 +23,11 @@
  * promptly: the kernel sends no event when under_oom clears. */
 #define PENDING_POLL_NS (10ull * 1000 * 1000)
 
+/* How long under_oom must read 0, with the kernel's killer given back and no
+ * kill counted, before the OOM is taken as over without one (see
+ * kernel_done()). */
+#define KERNEL_SETTLE_NS (1000ull * 1000 * 1000)
+
 /* epoll data: the tag in the high half, a watch index in the low half. */
 enum { TAG_TIMER = 1, TAG_GUARDIAN = 2, TAG_WATCH = 3, TAG_INOTIFY = 4 };
 
@@ -563,6 +568,7 @@ OOMKIT__EXPORT int oomkit_take_over(oomkit_ctx *ctx, oomkit_watch *watch, uint64
 	/* Already stuck when taken over: the delay starts now. */
 	if (read_oom(ctx, watch, &oc) >= 0 && oc.under_oom && watch->state == OOM_IDLE) {
 		watch->deadline_ns = oomkit__now_ns() + delay_ms * 1000000u;
+		watch->kills_at_oom = oc.oom_kill;
 		set_state(ctx, watch, OOM_PENDING);
 		arm_timer(ctx);
 	}
@@ -588,6 +594,7 @@ static void to_kernel(oomkit_ctx *ctx, struct oomkit_watch *w, const char *why)
 {
 	oomkit__log(ctx, OOMKIT_LOG_NOTICE, "%s: kernel OOM killer re-enabled (%s)", w->cgroup, why);
 	(void)oomkit__hold_cgroup(ctx, w->cgroup, w->dirfd, false);
+	w->clear_since_ns = 0;
 	set_state(ctx, w, OOM_KERNEL);
 }
 
@@ -595,10 +602,33 @@ OOMKIT__EXPORT int oomkit_hand_to_kernel(oomkit_ctx *ctx, oomkit_watch *watch)
 {
 	if (!valid_watch(ctx, watch) || !watch->taken_over)
 		return -EINVAL;
+	/* Outside an OOM the kernel has killed nothing for it yet. */
+	struct oomkit__oom_control oc;
+	if (watch->state == OOM_IDLE)
+		watch->kills_at_oom = read_oom(ctx, watch, &oc) < 0 ? 0 : oc.oom_kill;
 	to_kernel(ctx, watch, "asked from outside the handler");
 	/* Polls until the kernel has resolved it, then holds the killer off again. */
 	arm_timer(ctx);
 	return 0;
+}
+
+/* Whether an OOM whose kernel killer was given back is over, now that
+ * under_oom reads 0.  Giving the killer back wakes the tasks that wait in
+ * the OOM, and each clears its mark before it fails its charge again and
+ * meets the killer: until then under_oom reads 0 with nothing resolved, for
+ * as long as a loaded machine keeps them off a CPU.  Holding the killer off
+ * again in that gap would send them back to sleep and turn the OOM handed
+ * to the kernel into a new one for the handler.  So the OOM is over once the
+ * kernel has killed for it, or once under_oom has stayed 0 for
+ * KERNEL_SETTLE_NS (freed without a kill, or the victim counted in a
+ * cgroup below). */
+static bool kernel_done(struct oomkit_watch *w, const struct oomkit__oom_control *oc, uint64_t now)
+{
+	if (oc->oom_kill > w->kills_at_oom)
+		return true;
+	if (!w->clear_since_ns)
+		w->clear_since_ns = now;
+	return now - w->clear_since_ns >= KERNEL_SETTLE_NS;
 }
 
 /* Re-reads a pending watch: resolved, past its deadline, or still waiting. */
@@ -606,28 +636,35 @@ static void check_pending(oomkit_ctx *ctx, struct oomkit_watch *w, uint64_t now)
 {
 	struct oomkit__oom_control oc;
 	int r = read_oom(ctx, w, &oc);
-	if (r < 0 || !oc.under_oom) {
-		/* Resolved.  If the kernel killer was given back -- by us or by
-		 * the guardian, whose clock may have run out first -- hold it off
-		 * again for the next OOM. */
-		if (w->taken_over && (r < 0 || !oc.oom_kill_disable))
-			(void)oomkit__hold_cgroup(ctx, w->cgroup, w->dirfd, true);
-		set_state(ctx, w, OOM_IDLE);
+	if (r >= 0 && oc.under_oom) {
+		w->clear_since_ns = 0;
+		if (w->state == OOM_PENDING && now >= w->deadline_ns)
+			to_kernel(ctx, w, "OOM delay expired");
 		return;
 	}
-	if (w->state == OOM_PENDING && now >= w->deadline_ns)
-		to_kernel(ctx, w, "OOM delay expired");
+	/* The kernel killer was given back -- by us or by the guardian, whose
+	 * clock may have run out first: over only once the kernel is done. */
+	bool given_back = w->taken_over && r >= 0 && !oc.oom_kill_disable;
+	if (given_back && !kernel_done(w, &oc, now))
+		return;
+	/* Resolved (or the cgroup cannot be read): hold the killer off again
+	 * for the next OOM. */
+	if (w->taken_over && (r < 0 || !oc.oom_kill_disable))
+		(void)oomkit__hold_cgroup(ctx, w->cgroup, w->dirfd, true);
+	set_state(ctx, w, OOM_IDLE);
 }
 
-static void apply_verdict(oomkit_ctx *ctx, struct oomkit_watch *w, const struct oomkit_event *ev,
+static void apply_verdict(oomkit_ctx *ctx, struct oomkit_watch *w, const struct oomkit__queued *q,
 			  enum oomkit_verdict v)
 {
+	if (w->state == OOM_IDLE)
+		w->kills_at_oom = q->kills;
 	if (v == OOMKIT_KERNEL) {
 		to_kernel(ctx, w, "handler asked");
 		return;
 	}
 	if (w->state == OOM_IDLE) {
-		w->deadline_ns = ev->time_ns + w->delay_ms * 1000000u;
+		w->deadline_ns = q->event.time_ns + w->delay_ms * 1000000u;
 		set_state(ctx, w, OOM_PENDING);
 	}
 	/* RESOLVED is believed once under_oom clears: a killed victim's memory
@@ -637,7 +674,7 @@ static void apply_verdict(oomkit_ctx *ctx, struct oomkit_watch *w, const struct 
 
 /* ------------------------------------------------------------ events */
 
-static int fill_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_event *ev)
+static int fill_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_event *ev, uint64_t *ret_kills)
 {
 	struct oomkit_cgroup_memory m;
 	/* On the path from the kernel's event to the handler: read through the
@@ -651,6 +688,7 @@ static int fill_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_ev
 		ev->events_max = m.events_max;
 		ev->events_oom = m.events_oom;
 		ev->events_oom_kill = m.events_oom_kill;
+		*ret_kills = m.oom_kill;
 	}
 	return r;
 }
@@ -688,7 +726,9 @@ static bool read_event(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__q
 	q->gen = w->gen;
 	/* The kernel signals every registered eventfd when a cgroup is removed;
 	 * its files then read -ENOENT, which costs nothing to look for. */
-	q->gone = fill_memory(ctx, w, ev) == -ENOENT && faccessat(w->dirfd, "cgroup.procs", F_OK, 0) < 0;
+	q->kills = 0;
+	q->gone =
+	    fill_memory(ctx, w, ev, &q->kills) == -ENOENT && faccessat(w->dirfd, "cgroup.procs", F_OK, 0) < 0;
 	if (q->gone)
 		return true;
 	int o = w->kind == OOMKIT_EVENT_OOM && ev->under_oom
@@ -723,7 +763,7 @@ static void deliver(oomkit_ctx *ctx, struct oomkit__queued *q)
 	/* Only an OOM of this cgroup's own limit is ours to resolve. */
 	if (w->kind && w->gen == q->gen && w->kind == OOMKIT_EVENT_OOM && w->taken_over && q->event.own &&
 	    q->event.under_oom)
-		apply_verdict(ctx, w, &q->event, v);
+		apply_verdict(ctx, w, q, v);
 }
 
 /* A directory was removed below a watched cgroup's parent: GONE for each

@@ -15,14 +15,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef OOMKIT_HOG
 #error "OOMKIT_HOG must name the hog binary"
 #endif
 
+#define TL_FREEZER_ROOT "/sys/fs/cgroup/freezer"
+
 static char parent[128];
 static bool parent_made;
+static char freezer[128]; /* TL_FREEZER_ROOT/oomkit-test-PID, once made */
 
 const char *tl_hog_path(void)
 {
@@ -166,8 +170,46 @@ bool tl_wait_under_oom(const char *rel, int timeout_ms)
 	return tl_wait_for(is_under_oom, (void *)rel, timeout_ms);
 }
 
+static int freezer_state(const char *state)
+{
+	char path[160];
+	snprintf(path, sizeof(path), "%s/freezer.state", freezer);
+	return th_write_file(path, state);
+}
+
+int tl_freeze(pid_t pid)
+{
+	if (!freezer[0]) {
+		if (access(TL_FREEZER_ROOT "/freezer.state", F_OK) < 0 &&
+		    access(TL_FREEZER_ROOT "/cgroup.procs", F_OK) < 0)
+			return -ENOENT;
+		snprintf(freezer, sizeof(freezer), "%s/oomkit-test-%d", TL_FREEZER_ROOT, (int)getpid());
+		if (mkdir(freezer, 0755) < 0 && errno != EEXIST) {
+			int r = -errno;
+			freezer[0] = 0;
+			return r;
+		}
+	}
+	char path[160], v[32];
+	snprintf(path, sizeof(path), "%s/cgroup.procs", freezer);
+	snprintf(v, sizeof(v), "%d", (int)pid);
+	int r = th_write_file(path, v);
+	return r < 0 ? r : freezer_state("FROZEN");
+}
+
+int tl_thaw(void)
+{
+	return freezer[0] ? freezer_state("THAWED") : 0;
+}
+
 void tl_cleanup(void)
 {
+	/* A frozen task cannot die: thaw it before anything is killed. */
+	if (freezer[0]) {
+		(void)tl_thaw();
+		(void)th_cg_remove_tree(freezer, 10000);
+		freezer[0] = 0;
+	}
 	if (!parent_made)
 		return;
 	parent_made = false;

@@ -65,8 +65,19 @@ bool tl_wait_usage(const char *rel, uint64_t bytes, int timeout_ms);
 /* Waits until rel reports under_oom 1. */
 bool tl_wait_under_oom(const char *rel, int timeout_ms);
 
+/* Moves pid into a v1 freezer cgroup of the test's own and freezes it:
+ * 0, or -ENOENT without a freezer hierarchy (the caller skips), or -errno.
+ * A task asleep in a v1 OOM is not frozen until it wakes, and then stops
+ * before it returns to user space: its retry of the charge waits for
+ * tl_thaw(). */
+int tl_freeze(pid_t pid);
+
+/* Thaws what tl_freeze() froze: 0 or -errno. */
+int tl_thaw(void);
+
 /* Kills every process in our cgroups, re-enables their kernel killers and
- * removes them, deepest first.  Runs at exit and on fatal signals too. */
+ * removes them, deepest first (thawing the freezer cgroup first).  Runs at
+ * exit and on fatal signals too. */
 void tl_cleanup(void);
 
 /* Path of the hog binary. */
