@@ -517,6 +517,8 @@ static int read_oom(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__oom_
 
 static void set_state(oomkit_ctx *ctx, struct oomkit_watch *w, int state)
 {
+	if (state == OOM_IDLE)
+		w->clear_since_ns = 0;
 	if (w->state == OOM_IDLE && state != OOM_IDLE)
 		ctx->n_pending++;
 	else if (w->state != OOM_IDLE && state == OOM_IDLE)
@@ -594,7 +596,6 @@ static void to_kernel(oomkit_ctx *ctx, struct oomkit_watch *w, const char *why)
 {
 	oomkit__log(ctx, OOMKIT_LOG_NOTICE, "%s: kernel OOM killer re-enabled (%s)", w->cgroup, why);
 	(void)oomkit__hold_cgroup(ctx, w->cgroup, w->dirfd, false);
-	w->clear_since_ns = 0;
 	set_state(ctx, w, OOM_KERNEL);
 }
 
