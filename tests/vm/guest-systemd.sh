@@ -1060,12 +1060,12 @@ check_user_apps() {
 	local mgr=$CG/user.slice/user-$uid.slice/user@$uid.service
 	user_run sdg-session.scope session.slice "$HOG" 32
 	expect "a session process runs in the user's session.slice" wait_for 60 \
-		grep -q . $mgr/session.slice/sdg-session.scope/cgroup.procs
+		grep -qs . $mgr/session.slice/sdg-session.scope/cgroup.procs
 	session=$(head -n 1 $mgr/session.slice/sdg-session.scope/cgroup.procs 2>/dev/null)
 	expect "and holds its memory" wait_for 60 rss_at_least "$session" 32
 	k0=$(vmstat_oom_kill) r0=$(report_count)
 	user_run app-sdg-hog.scope app.slice "$HOG" 2000
-	expect "the app runs in app.slice/app-sdg-hog.scope" wait_for 60 grep -q . $mgr/app.slice/app-sdg-hog.scope/cgroup.procs
+	expect "the app runs in app.slice/app-sdg-hog.scope" wait_for 60 grep -qs . $mgr/app.slice/app-sdg-hog.scope/cgroup.procs
 	app=$(head -n 1 $mgr/app.slice/app-sdg-hog.scope/cgroup.procs 2>/dev/null)
 	expect "the app scope is adopted by user-apps" wait_journal 60 $UNIT 'user-apps \[app-sdg-hog.scope\]: adopted'
 	expect "the app dies" wait_for 240 dead "$app"
