@@ -20,7 +20,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -149,13 +148,6 @@ static void wait_oom_report(struct handler_proc *h)
 	assert_int_equal(c, 'O');
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* 5. The handler is SIGKILLed while its memcg is under OOM: the guardian
  * gives the kernel its killer back at once, long before the delay. */
 static void test_handler_killed(void **state)
@@ -171,13 +163,13 @@ static void test_handler_killed(void **state)
 	assert_true(tl_wait_under_oom(cg, 20000));
 	assert_true(tl_alive(hog));
 
-	uint64_t t0 = now_ms();
+	uint64_t t0 = th_now_ms();
 	kill(h.pid, SIGKILL);
 	assert_true(tl_wait_exit(h.pid, 5000) != -1);
 	int st = tl_wait_exit(hog, 20000);
 	assert_true(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 	/* It was the handler's death, not the delay, that ended the OOM. */
-	assert_true(now_ms() - t0 < delay_ms);
+	assert_true(th_now_ms() - t0 < delay_ms);
 	assert_int_equal(tl_read_key(cg, "memory.oom_control", "under_oom"), 0);
 	assert_int_equal(tl_read_key(cg, "memory.oom_control", "oom_kill_disable"), 0);
 	assert_true(tl_read_key(cg, "memory.oom_control", "oom_kill") >= 1);

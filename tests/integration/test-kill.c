@@ -152,8 +152,7 @@ static void fatal(int sig)
  * OOMKIT_REQUIRE_KERNEL=1) without a v1 freezer hierarchy. */
 static void make_freezer_parent(void)
 {
-	const char *req = getenv("OOMKIT_REQUIRE_KERNEL");
-	bool required = req && strcmp(req, "1") == 0;
+	bool required = tl_kernel_required();
 	char state[PATH_MAX + 16];
 
 	snprintf(freezer_parent, sizeof(freezer_parent), "%s/oomkit-test-kill-%d", FREEZER_MOUNT,

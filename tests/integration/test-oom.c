@@ -16,12 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "oomkit.h"
+#include "testhelp.h"
 #include "testlib.h"
 
 struct rec {
@@ -289,13 +289,6 @@ static bool held_again(void *p)
 	return tl_read_key(p, "memory.oom_control", "oom_kill_disable") == 1;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* 4. A handler that keeps waiting: after the delay the kernel killer is
  * re-enabled, the kernel kills, and oomkit holds the killer off again. */
 static void test_delay_hands_to_kernel(void **state)
@@ -370,13 +363,12 @@ static bool hand_over_frozen(struct frozen *f, const char *name)
 	assert_true(run_until(f->ctx, oom_seen, &f->r, 20000));
 	int r = tl_freeze(f->hog);
 	if (r == -ENOENT) {
-		const char *req = getenv("OOMKIT_REQUIRE_KERNEL");
-		assert_false(req && strcmp(req, "1") == 0);
+		assert_false(tl_kernel_required());
 		oomkit_free(f->ctx);
 		return false;
 	}
 	assert_int_equal(r, 0);
-	f->handed_ms = now_ms();
+	f->handed_ms = th_now_ms();
 	assert_int_equal(oomkit_hand_to_kernel(f->ctx, f->w), 0);
 	assert_true(run_until(f->ctx, oom_cleared, (void *)f->cg, 20000));
 	return true;
@@ -397,7 +389,7 @@ static void test_hand_to_kernel_woken(void **state)
 	for (int i = 0; i < 5; i++)
 		assert_true(oomkit_dispatch(f.ctx, 20) >= 0);
 	uint64_t kill_disable = tl_read_key(f.cg, "memory.oom_control", "oom_kill_disable");
-	uint64_t frozen_ms = now_ms() - f.handed_ms;
+	uint64_t frozen_ms = th_now_ms() - f.handed_ms;
 	assert_int_equal(tl_thaw(), 0);
 	/* After a second of under_oom 0 the loop takes the OOM as ended
 	 * without a kill (the next test): a machine that kept this test off

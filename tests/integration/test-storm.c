@@ -20,12 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "oomkit.h"
+#include "testhelp.h"
 #include "testlib.h"
 
 #define STORM 500
@@ -50,13 +50,6 @@ static struct slot slots[STORM];
 static int handled, duplicates, foreign;
 static uint64_t first_ms, last_ms; /* first and last OOM handled */
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static enum oomkit_verdict storm_handler(oomkit_ctx *ctx, const struct oomkit_event *ev, void *userdata)
 {
 	struct slot *s = userdata;
@@ -76,8 +69,8 @@ static enum oomkit_verdict storm_handler(oomkit_ctx *ctx, const struct oomkit_ev
 	 * last memcgs wait for all the others' exits. */
 	s->kill_result = oomkit_kill(ctx, s->hog, s->hog_start, 0);
 	if (!handled++)
-		first_ms = now_ms();
-	last_ms = now_ms();
+		first_ms = th_now_ms();
+	last_ms = th_now_ms();
 	return OOMKIT_RESOLVED;
 }
 
@@ -125,7 +118,7 @@ static int count_under_oom(void)
 /* Dispatches until every memcg was handled and none is under OOM any more. */
 static bool storm_resolved(oomkit_ctx *ctx, uint64_t deadline)
 {
-	while (now_ms() < deadline) {
+	while (th_now_ms() < deadline) {
 		assert_true(oomkit_dispatch(ctx, 100) >= 0);
 		if (handled + duplicates < STORM)
 			continue;
@@ -174,10 +167,10 @@ static void test_storm(void **state)
 	}
 
 	/* Go: every hog at once. */
-	uint64_t t0 = now_ms();
+	uint64_t t0 = th_now_ms();
 	close(go[1]);
 	bool resolved = storm_resolved(ctx, t0 + STORM_DEADLINE_MS);
-	uint64_t t1 = now_ms();
+	uint64_t t1 = th_now_ms();
 
 	int lost = 0, failed_kills = 0, pending_kills = 0, kernel_kills = 0, not_killed = 0;
 	for (int i = 0; i < STORM; i++) {

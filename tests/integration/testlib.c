@@ -34,10 +34,15 @@ const char *tl_hog_path(void)
 	return env && *env ? env : OOMKIT_HOG;
 }
 
-void tl_require_kernel(void)
+bool tl_kernel_required(void)
 {
 	const char *req = getenv("OOMKIT_REQUIRE_KERNEL");
-	bool required = req && strcmp(req, "1") == 0;
+	return req && strcmp(req, "1") == 0;
+}
+
+void tl_require_kernel(void)
+{
+	bool required = tl_kernel_required();
 	const char *why = NULL;
 
 	if (geteuid() != 0)

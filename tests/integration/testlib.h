@@ -19,6 +19,9 @@
  * OOMKIT_REQUIRE_KERNEL=1 exits 1 instead.  Installs cleanup handlers. */
 void tl_require_kernel(void);
 
+/* Whether OOMKIT_REQUIRE_KERNEL=1: what a test would skip for fails instead. */
+bool tl_kernel_required(void);
+
 /* The test's private parent memcg, relative to the memory root
  * ("oomkit-test-PID-N"), created on first use with a 1 GiB limit. */
 const char *tl_parent(void);
