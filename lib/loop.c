@@ -650,7 +650,7 @@ static void check_pending(oomkit_ctx *ctx, struct oomkit_watch *w, uint64_t now)
 		return;
 	/* Resolved (or the cgroup cannot be read): hold the killer off again
 	 * for the next OOM. */
-	if (w->taken_over && (r < 0 || !oc.oom_kill_disable))
+	if (given_back || (w->taken_over && r < 0))
 		(void)oomkit__hold_cgroup(ctx, w->cgroup, w->dirfd, true);
 	set_state(ctx, w, OOM_IDLE);
 }
