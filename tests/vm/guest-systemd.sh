@@ -486,6 +486,11 @@ daemon_log_if_failed() { # [n]
 sd_diag() { # unit
 	((check_failed)) || return 0
 	daemon_log_if_failed 40
+	sd_limits "$1"
+}
+
+# What a unit's cgroup files and systemd say of its limits.
+sd_limits() { # unit
 	note "$1: memory.high $(cat $CG/system.slice/"$1"/memory.high 2>&1) memory.max" \
 		"$(cat $CG/system.slice/"$1"/memory.max 2>&1); MemoryHigh=$(prop "$1" MemoryHigh)" \
 		"MemoryMax=$(prop "$1" MemoryMax) ActiveState=$(prop "$1" ActiveState)"
@@ -696,9 +701,7 @@ check_sd_behind() {
 		# Seen once (2026-12-05, quiet host): which unit, and what each side says.
 		for u in "${units[@]}"; do
 			held system.slice/"$u" && continue
-			note "$u: memory.high $(cat $CG/system.slice/"$u"/memory.high 2>&1) memory.max" \
-				"$(cat $CG/system.slice/"$u"/memory.max 2>&1); MemoryHigh=$(prop "$u" MemoryHigh)" \
-				"MemoryMax=$(prop "$u" MemoryMax)"
+			sd_limits "$u"
 			journal $UNIT | grep -F "[$u]" | tail -n 5 | sed 's/^/sdguest:   oomkitd: /'
 		done
 	fi
@@ -898,7 +901,7 @@ check_machine_root() {
 	expect "systemd's own top-level settings are untouched" eval '[ ! -e $CG/memory.high ] && [ "$(cat $CG/system.slice/memory.high)" = max ]'
 	machine_runs_out sdg-batch-fast.service 2000
 	machine_runs_out sdg-batch-slow.service 2000 1024 10000
-	expect "systemd's slices still untouched" [ "$(cat $CG/system.slice/memory.high)" = max ] && [ "$(cat $CG/system.slice/memory.max)" = max ]
+	expect "systemd's slices still untouched" eval '[ "$(cat $CG/system.slice/memory.high)" = max ] && [ "$(cat $CG/system.slice/memory.max)" = max ]'
 }
 
 # systemd's ManagedOOMPreference=omit (the user.oomd_omit xattr systemd
