@@ -27,6 +27,10 @@
 static void on_prompt_deadline(void *data, uint64_t now);
 static void on_shed_over(void *data, struct scope *scope, uint64_t event_ns, unsigned next_step);
 static void on_kill_due(void *data, struct flight *fl);
+static enum oomkit_verdict run(struct chain *c, struct scope *scope, const struct oomkit_event *ev,
+			       unsigned first_step, bool chose_again);
+static enum oomkit_verdict after_gone(struct chain *c, struct scope *scope, uint64_t event_ns, unsigned step,
+				      bool chose_again);
 static void prepare_hooks(struct chain *c, const struct policy_input *in, const struct policy_decision *dec,
 			  struct flight *fl);
 
@@ -84,6 +88,34 @@ void chain_synth_event(oomkit_ctx *ctx, const char *rel, oomkit_watch *watch, ui
 	ev->usage_bytes = m.usage_bytes;
 	ev->limit_bytes = m.limit_bytes;
 	ev->time_ns = time_ns;
+}
+
+/* Whether a victim was chosen and is gone before its kill: it exited, or
+ * another (the kernel's killer, its owner) killed it meanwhile.  -ESTALE:
+ * its pid belongs to another process now. */
+static bool victim_gone(const struct policy_decision *dec, int r)
+{
+	return (r == -ESRCH || r == -ESTALE) &&
+	       (dec->action == ACTION_KILL || dec->action == ACTION_KILL_JOB);
+}
+
+/* Whether scope is still out of memory, with a fresh event for it in ev:
+ * a memcg under OOM; the machine at the v2 root, which has no OOM state of
+ * its own, while MemAvailable is below machine_available (lowmem.h). */
+static bool still_out_of_memory(struct chain *c, const struct scope *scope, uint64_t event_ns,
+				struct oomkit_event *ev)
+{
+	struct oomkit_system_memory m;
+
+	chain_synth_event(c->ctx, scope->rel, scope->watch, event_ns, ev);
+	if (scope->kind != SCOPE_KIND_MACHINE || !c->cfg->machine_is_root)
+		return ev->under_oom;
+	if (oomkit_system_memory(c->ctx, &m) < 0)
+		return true;
+	ev->under_oom = m.available_bytes < c->cfg->machine_available_bytes;
+	ev->usage_bytes = m.total_bytes - m.available_bytes;
+	ev->limit_bytes = m.total_bytes;
+	return ev->under_oom;
 }
 
 /* ------------------------------------------------------------ reports */
@@ -618,7 +650,7 @@ static void prepare_hooks(struct chain *c, const struct policy_input *in, const 
  * kill then waits for it, at most its timeout cut to what the delay leaves
  * after the victim's grace.  Whether the kill waits. */
 static bool before_kill(struct chain *c, struct scope *scope, const struct policy_decision *dec,
-			struct flight *fl, uint64_t event_ns)
+			struct flight *fl, uint64_t event_ns, bool chose_again)
 {
 	struct scope *vs = victim_scope(c, dec);
 	const struct config_job *job = vs ? vs->job : NULL;
@@ -642,7 +674,8 @@ static bool before_kill(struct chain *c, struct scope *scope, const struct polic
 					.step = dec->step,
 					.pid = dec->victim_pid,
 					.start_time = dec->victim_start_time,
-					.victim_scope = scope_ref(vs)};
+					.victim_scope = scope_ref(vs),
+					.chose_again = chose_again};
 	inflight_wait_before(c->inflight, fl, now_ns() + timeout * NS_PER_MS);
 	value_format_duration(timeout, t, sizeof(t));
 	log_info("%s: before_kill runs, at most %s, then the kill", scope->label, t);
@@ -677,7 +710,9 @@ static int decision_again(struct chain *c, const struct policy_input *in, struct
 }
 
 /* before_kill has ended, or its time is up: the kill now.  One that cannot
- * be carried out gives the rest of the chain its turn, as in chain_run(). */
+ * be carried out gives the rest of the chain its turn, as in run(), while
+ * the OOM goes on; a victim gone meanwhile makes its step choose again
+ * (after_gone()). */
 static void on_kill_due(void *data, struct flight *fl)
 {
 	struct chain *c = data;
@@ -702,21 +737,29 @@ static void on_kill_due(void *data, struct flight *fl)
 				  sizeof(result), &st);
 		tell_policy_outcome(c, scope, fl->report_id, &in, &dec, result);
 	} else {
-		snprintf(result, sizeof(result), "%d is gone since before_kill started: nothing killed",
-			 (int)fl->kill.pid);
+		snprintf(result, sizeof(result), "no snapshot: %s; nothing killed", strerror(-r));
 	}
+	bool gone = r == -ESRCH || r == -ESTALE, chose_again = fl->kill.chose_again;
+	if (gone)
+		snprintf(result, sizeof(result), "%d was gone when before_kill had ended: nothing killed",
+			 (int)fl->kill.pid);
 	snprintf(fl->result, sizeof(fl->result), "%s", result);
-	fl->failed = r < 0 && r != -ESRCH;
+	fl->failed = r < 0 && !gone;
 	if (r < 0)
 		fl->after_kill[0] = '\0';
-	unsigned next = fl->kill.step + 1;
+	unsigned step = fl->kill.step;
 	uint64_t event_ns = fl->t.event_ns;
 	await(c, fl, r, &st);
 	metrics_changed(c->metrics);
+	if (r >= 0 || !scope->chain)
+		return;
+	enum oomkit_verdict v = OOMKIT_WAIT;
 	struct oomkit_event ev;
-	chain_synth_event(c->ctx, scope->rel, scope->watch, event_ns, &ev);
-	if (r < 0 && ev.under_oom && scope->chain && next < scope->chain->n_steps &&
-	    chain_run(c, scope, &ev, next) == OOMKIT_KERNEL)
+	if (gone)
+		v = after_gone(c, scope, event_ns, step, chose_again);
+	else if (still_out_of_memory(c, scope, event_ns, &ev) && step + 1 < scope->chain->n_steps)
+		v = run(c, scope, &ev, step + 1, false);
+	if (v == OOMKIT_KERNEL)
 		(void)oomkit_hand_to_kernel(c->ctx, scope->watch);
 }
 
@@ -858,8 +901,42 @@ bool chain_victim_exiting(const struct chain *c, const struct scope *scope)
 	return !c->dry_run && inflight_exiting(c->inflight, scope);
 }
 
+/* The victim a step chose was gone before its kill: it exited, or another
+ * killed it (the kernel's killer, its owner), and what it held is free.  As
+ * the kernel's killer chooses again, the chain looks again: the OOM may
+ * have ended with it, and then nothing more is done; if it goes on, the
+ * same step chooses again on a fresh snapshot, once, and only a second
+ * victim gone gives the next step its turn (a job whose processes keep
+ * exiting under the daemon's hand cannot keep it choosing). */
+static enum oomkit_verdict after_gone(struct chain *c, struct scope *scope, uint64_t event_ns, unsigned step,
+				      bool chose_again)
+{
+	struct oomkit_event ev;
+
+	if (!still_out_of_memory(c, scope, event_ns, &ev)) {
+		log_info("%s: the victim was gone before the kill, and the OOM ended with it", scope->label);
+		return OOMKIT_RESOLVED;
+	}
+	if (!chose_again) {
+		log_notice("%s: the victim was gone before the kill, and the OOM goes on: %s chooses again",
+			   scope->label, policy_kind_name(scope->chain->steps[step]));
+		return run(c, scope, &ev, step, true);
+	}
+	if (step + 1 < scope->chain->n_steps)
+		return run(c, scope, &ev, step + 1, false);
+	return OOMKIT_WAIT;
+}
+
 enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct oomkit_event *ev,
 			      unsigned first_step)
+{
+	return run(c, scope, ev, first_step, false);
+}
+
+/* chose_again: the step first_step chose a victim for this OOM already,
+ * which was gone before its kill (after_gone()). */
+static enum oomkit_verdict run(struct chain *c, struct scope *scope, const struct oomkit_event *ev,
+			       unsigned first_step, bool chose_again)
 {
 	struct policy_input in;
 	struct policy_decision dec;
@@ -930,20 +1007,26 @@ enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct
 	if (dec.action == ACTION_SHED)
 		return shed(c, scope, ev, &in, &dec, fl);
 	prepare_hooks(c, &in, &dec, fl);
-	if (before_kill(c, scope, &dec, fl, ev->time_ns)) {
+	if (before_kill(c, scope, &dec, fl, ev->time_ns, chose_again)) {
 		metrics_changed(c->metrics);
 		return OOMKIT_WAIT;
 	}
 	struct action_started st;
 	r = actions_start(c->actions, scope, &in, &dec, budget_ms(c, ev->time_ns), result, sizeof(result),
 			  &st);
+	bool gone = victim_gone(&dec, r);
+	if (gone)
+		snprintf(result, sizeof(result), "%d was gone before the kill: nothing killed",
+			 (int)dec.victim_pid);
 	snprintf(fl->result, sizeof(fl->result), "%s", result);
-	fl->failed = r < 0;
+	fl->failed = r < 0 && !gone;
 	tell_policy_outcome(c, scope, id, &in, &dec, result);
 	await(c, fl, r, &st);
 	metrics_changed(c->metrics);
+	if (gone)
+		return after_gone(c, scope, ev->time_ns, dec.step, chose_again);
 	/* An action that could not be carried out: the rest of the chain gets its turn. */
 	if (r < 0 && dec.step + 1 < in.chain->n_steps)
-		return chain_run(c, scope, ev, dec.step + 1);
+		return run(c, scope, ev, dec.step + 1, false);
 	return r < 0 ? OOMKIT_WAIT : OOMKIT_RESOLVED;
 }

@@ -61,6 +61,7 @@ struct flight_kill {
 	pid_t pid;
 	uint64_t start_time;
 	struct scope_ref victim_scope;
+	bool chose_again; /* its step chose it after a victim of its own was gone */
 };
 
 struct flight {

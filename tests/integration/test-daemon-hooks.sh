@@ -14,6 +14,9 @@
 #     ahead at the hook's timeout and the hook is reported lost; a runner
 #     that dies leaves hooks not run, and kills go on;
 #   - the runner exits with the daemon, and the hooks' memcgs are removed.
+#   - a victim gone before its kill (its before_kill ends it, as the kernel's
+#     killer or its own exit would): the OOM goes on, so the same step
+#     chooses again, and the next step (kernel) is not reached;
 #   - a machine OOM runs the victim's job's before_kill, told that job.
 #   - nine hooks at once in eight slots: the ninth is not run, its kill goes on.
 . "$(dirname "$0")/daemon-lib.sh"
@@ -72,7 +75,25 @@ hook_timeout = 3s
 [job next]
 limit = 64M
 policy = kill-largest, kernel
+
+[job away]
+limit = 200M
+policy = kill-largest, kernel
+
+[job vanish]
+limit = 32M
+policy = kill-largest, kernel
+before_kill = $TMP/vanish-hook
 EOF2
+# Ends the first victim it is told of, and only that one.
+cat > "$TMP/vanish-hook" <<'EOF'
+#!/bin/sh
+mark=$(dirname "$0")/vanished
+[ -e "$mark" ] && exit 0
+echo "$OOMKIT_PID" > "$mark"
+kill -KILL "$OOMKIT_PID"
+EOF
+chmod 755 "$TMP/vanish-hook"
 start_daemon
 
 report_of() { ls "$TMP/reports"/oom-*-"$1".json 2>/dev/null | sort | tail -n 1; }
@@ -157,6 +178,30 @@ check "the daemon is alive" kill -0 "$DPID"
 runner=$(pgrep -P "$DPID" -x oomkit-hook-run)
 check "the hook runner is alive" test -n "$runner"
 echo "figures: hook runner $(grep -E '^(VmRSS|RssAnon|RssFile)' "/proc/$runner/status" | tr -s ' \t\n' ' ')"
+
+# A victim gone before its kill, while the OOM goes on.  The largest
+# process in vanish allocated its 100 MiB in away and moved in (cgroup v1
+# leaves the charge where it was made): kill-largest chooses it, and its
+# end frees nothing of vanish's, whose hog stays out of memory.  The step
+# must choose again (the hog), not pass the OOM to the next step, kernel.
+big=$(spawn away 100)
+check "vanish: the big process holds 100 MiB in away" wait_for 20 usage_at_least away $((100 << 20))
+echo "$big" > "$R/vanish/cgroup.procs"
+check "vanish: the big process moved in" in_memcg "$big" "$M/vanish"
+small=$(spawn vanish 100)
+check "vanish: the first victim, the big one, is gone" wait_for 20 dead "$big"
+check "vanish: its before_kill ended it" test "$(cat "$TMP/vanished" 2>/dev/null)" = "$big"
+check "vanish: the hog is killed next" wait_for 20 dead "$small"
+vanish_reports() { ls "$TMP/reports"/oom-*-vanish.json 2>/dev/null | sort; }
+two_complete() { [ "$(vanish_reports | wc -l)" = 2 ] && ! grep -L '"timings_ms"' $(vanish_reports) | grep -q .; }
+check "vanish: two reports" wait_for 20 two_complete
+first=$(vanish_reports | head -n 1)
+second=$(vanish_reports | tail -n 1)
+check "vanish: the first chose the big one" test "$(json_get "$first" "r['decision']['victim_pid']")" = "$big"
+check "vanish: and says it was gone" grep -q "\"outcome\":\"$big was gone when before_kill had ended: nothing killed\"" "$first"
+check "vanish: the second is kill-largest's again" test "$(json_get "$second" "r['decision']['policy']") $(json_get "$second" "r['decision']['victim_pid']")" = "kill-largest $small"
+check "vanish: logged" grep -q "vanish: the victim was gone before the kill, and the OOM goes on: kill-largest chooses again" "$TMP/log"
+check "vanish: not passed to the kernel" grep -q "^oom_kill 0" "$R/vanish/memory.oom_control"
 
 # A runner that does not answer (stopped): the daemon's own timer gives up
 # on the hook a second after its timeout, and the kill went ahead at it.
