@@ -24,6 +24,7 @@ static void clear(struct scope *s)
 		free((char *)s->rel);
 	memset(s, 0, sizeof(*s));
 	s->rel = empty;
+	s->label = empty;
 }
 
 int scopes_init(struct scopes *t, unsigned max_jobs)
@@ -33,13 +34,13 @@ int scopes_init(struct scopes *t, unsigned max_jobs)
 	if (!t->jobs)
 		return -ENOMEM;
 	for (unsigned i = 0; i < max_jobs; i++)
-		t->jobs[i].rel = empty;
+		t->jobs[i].rel = t->jobs[i].label = empty;
 	t->max_jobs = max_jobs;
 	t->machine.kind = SCOPE_KIND_MACHINE;
 	t->machine.in_use = true;
 	t->machine.gen = ++t->next_gen;
 	snprintf(t->machine.name, sizeof(t->machine.name), "%s", SCOPE_MACHINE_NAME);
-	snprintf(t->machine.label, sizeof(t->machine.label), "%s", SCOPE_MACHINE_NAME);
+	t->machine.label = t->machine.name;
 	t->machine.rel = empty;
 	return 0;
 }
@@ -54,29 +55,35 @@ void scopes_free(struct scopes *t)
 	t->machine.rel = empty;
 	free(t->jobs);
 	t->jobs = NULL;
+	free(t->labels);
+	t->labels = NULL;
 	t->max_jobs = t->n_slots = 0;
 }
 
 /* An instance is labelled by the last component of its cgroup, which
  * tells instances apart within a job (batch-17.service, app-x.scope); the
- * full path is in the scope's rel for whoever needs it. */
-static void set_label(struct scope *s)
+ * full path is in the scope's rel for whoever needs it.  0, or -ENOMEM. */
+static int set_label(struct scopes *t, struct scope *s)
 {
 	const char *base = strrchr(s->rel, '/');
-	char shown[SCOPE_LABEL_MAX];
 
+	if (s->kind != SCOPE_KIND_INSTANCE) {
+		s->label = s->name;
+		return 0;
+	}
+	if (!t->labels && !(t->labels = calloc(t->max_jobs, sizeof(*t->labels))))
+		return -ENOMEM;
+	char *label = t->labels[s - t->jobs];
 	size_t n = strlen(s->name);
-
-	memcpy(s->label, s->name, n + 1);
-	if (s->kind != SCOPE_KIND_INSTANCE)
-		return;
-	base = base ? base + 1 : s->rel;
-	oomkit__escape_str(shown, sizeof(shown) - n - 3, base);
-	memcpy(s->label + n, " [", 2);
+	memcpy(label, s->name, n);
+	memcpy(label + n, " [", 2);
 	n += 2;
-	size_t k = strlen(shown);
-	memcpy(s->label + n, shown, k);
-	memcpy(s->label + n + k, "]", 2);
+	base = base ? base + 1 : s->rel;
+	oomkit__escape_str(label + n, SCOPE_LABEL_MAX - n - 1, base);
+	n += strlen(label + n);
+	memcpy(label + n, "]", 2);
+	s->label = label;
+	return 0;
 }
 
 /* s's path, in an allocation of its length: off the OOM path (start,
@@ -133,12 +140,13 @@ static struct scope *add(struct scopes *t, enum scope_kind kind, const struct co
 	s->kind = kind;
 	snprintf(s->name, sizeof(s->name), "%s", job->name);
 	int r = set_rel(s, rel);
+	if (r == 0)
+		r = set_label(t, s);
 	if (r < 0) {
 		clear(s);
 		*ret_err = r;
 		return NULL;
 	}
-	set_label(s);
 	s->in_use = true;
 	s->gen = ++t->next_gen;
 	s->job = job;

@@ -49,11 +49,12 @@ struct scope {
 	 * an allocation of its length, or "" in a free slot.  Nothing keeps a
 	 * pointer to it past the turn that read it (copies are made). */
 	const char *rel;
-	/* For logs and people: the name, or "job [cgroup]".  Inline, since a
-	 * snapshot's group names point here and outlive the turn (an open
-	 * prompt's candidates, an outcome told later): a removed scope's slot
-	 * must stay readable. */
-	char label[SCOPE_LABEL_MAX];
+	/* For logs and people: the name (name itself), or an instance's "job
+	 * [cgroup]" (in the table's labels).  Never freed while the table
+	 * lives, since a snapshot's group names point here and outlive the turn
+	 * (an open prompt's candidates, an outcome told later): a removed
+	 * scope's slot must stay readable.  "" in a free slot. */
+	const char *label;
 	const struct config_job *job;	  /* a job's configuration; NULL for the machine */
 	const struct policy_chain *chain; /* re-pointed on reload, like job */
 	oomkit_watch *watch;		  /* NULL: not watched (removed, or failed) */
@@ -82,7 +83,10 @@ struct scope {
 struct scopes {
 	struct scope machine;
 	struct scope *jobs; /* max_jobs slots */
-	unsigned n_slots;   /* slots used so far, free ones included */
+	/* Instances' labels, by slot: made with the first instance, so a table
+	 * of jobs alone pays nothing for them. */
+	char (*labels)[SCOPE_LABEL_MAX];
+	unsigned n_slots; /* slots used so far, free ones included */
 	unsigned max_jobs;
 	uint64_t next_gen;
 };

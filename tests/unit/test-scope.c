@@ -3,8 +3,10 @@
  * test-scope.c - the scope table: a scope's memcg path (an allocation of its
  * own length made when its slot is given, scope.h) and label read back as
  * they were given, with an instance's hostile cgroup name escaped in its
- * label; a removed scope's slot reads "" and no longer answers to its
- * reference; a path too long or a full table refuses without a slot taken.
+ * label (cut to fit; kept readable after its scope is removed, and kept
+ * nowhere for jobs alone); a removed scope's slot reads "" and no longer
+ * answers to its reference; a path too long or a full table refuses without
+ * a slot taken.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -45,12 +47,29 @@ static void test_paths_and_labels(void **state)
 	assert_non_null(w);
 	assert_string_equal(w->rel, "oomkit.slice/web");
 	assert_string_equal(w->label, "web");
+	assert_null(t.labels); /* jobs alone keep no table of labels */
 	/* An instance's label is its cgroup's last component, escaped: the
 	 * job's owner named it. */
 	struct scope *b = scope_add_instance(&t, &batch, "system.slice/batch-\n1.service", &err);
 	assert_non_null(b);
 	assert_string_equal(b->rel, "system.slice/batch-\n1.service");
 	assert_string_equal(b->label, "batch [batch-\\x0a1.service]");
+	/* A snapshot's group name points at the label: it outlives the scope. */
+	const char *named = b->label;
+	scope_remove(&t, b);
+	assert_string_equal(b->label, "");
+	assert_string_equal(named, "batch [batch-\\x0a1.service]");
+	/* The longest label is cut to fit, whatever the job's name. */
+	struct config_job longest = job("");
+	memset(longest.name, 'n', sizeof(longest.name) - 1);
+	char deep[SCOPE_REL_MAX];
+	memset(deep, '\n', sizeof(deep) - 1);
+	deep[sizeof(deep) - 1] = '\0';
+	struct scope *l = scope_add_instance(&t, &longest, deep, &err);
+	assert_non_null(l);
+	assert_true(strlen(l->label) < SCOPE_LABEL_MAX);
+	assert_int_equal(strncmp(l->label, longest.name, strlen(longest.name)), 0);
+	assert_int_equal(l->label[strlen(l->label) - 1], ']');
 	assert_ptr_equal(scope_by_rel(&t, "oomkit.slice/web"), w);
 	assert_ptr_equal(scope_of_cgroup(&t, "oomkit.slice/web/a/b"), w);
 	assert_ptr_equal(scope_by_rel(&t, "oomkit.slice"), &t.machine);
