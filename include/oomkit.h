@@ -226,7 +226,12 @@ const char *oomkit_watch_cgroup(const oomkit_watch *watch);
 /* Takes over the OOM handling of an OOM-watched cgroup: the kernel OOM killer
  * is disabled for it, and if it is still under OOM delay_ms after an event,
  * the kernel killer is re-enabled so the kernel resolves it.  The guardian
- * process enforces the same delay if this process hangs or dies.  After the
+ * process enforces the same delay if this process hangs or dies.  The delay
+ * runs from the OOM's first event until it is over: at the first clear
+ * under_oom after the handler answered OOMKIT_RESOLVED, else once under_oom
+ * has stayed clear for a quarter of a second (a page given back in the
+ * cgroup wakes the waiting tasks, which clear it until they fail their charge
+ * again: a 0 now and then must not start the delay again).  After the
  * kernel has resolved an OOM the library disables its killer again: once the
  * kernel's oom_kill count has moved and under_oom is clear, or once under_oom
  * has stayed clear for a second (an OOM that ended without a kill, or whose

@@ -46,7 +46,8 @@ struct held {
 	struct oomkit_watch w; /* dirfd, efd, oomfd: registered like a watch */
 	uint64_t id;	       /* the handler's name for it */
 	uint64_t delay_ms;
-	uint64_t deadline_ns; /* 0: not under OOM */
+	uint64_t deadline_ns;	 /* 0: not under OOM */
+	uint64_t clear_since_ns; /* since when under_oom has read 0 in this OOM; 0: not */
 };
 
 struct guardian {
@@ -139,6 +140,15 @@ static void hold(struct guardian *g, uint64_t id, uint64_t delay_ms, int dirfd)
 		h->deadline_ns = oomkit__now_ns() + h->delay_ms * 1000000u;
 }
 
+/* The handler saw h's OOM end: its clock stops.  An OOM under way now is
+ * a new one, whose event may have come before this message: its clock
+ * starts afresh, or nothing would start it again if the handler hung in it. */
+static void clear(struct guardian *g, struct held *h)
+{
+	h->clear_since_ns = 0;
+	h->deadline_ns = under_oom(g, h) == 1 ? oomkit__now_ns() + h->delay_ms * 1000000u : 0;
+}
+
 /* Applies one message (fds: the directory fds that came with it). */
 static void apply(struct guardian *g, const struct oomkit__guardian_msg *m, size_t len, int *fds,
 		  size_t n_fds, bool *ret_quit)
@@ -157,6 +167,10 @@ static void apply(struct guardian *g, const struct oomkit__guardian_msg *m, size
 			struct held *h = find(g, m->e[i].id);
 			if (h)
 				drop(g, h);
+		} else if (m->op == OOMKIT__GUARDIAN_CLEAR) {
+			struct held *h = find(g, m->e[i].id);
+			if (h)
+				clear(g, h);
 		}
 	}
 	for (size_t i = 0; i < n_fds; i++)
@@ -235,6 +249,11 @@ static void arm(struct guardian *g)
 	(void)timerfd_settime(g->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
+/* An OOM's clock runs from its first event until the handler says it is
+ * over (CLEAR) or under_oom has read 0 for OOMKIT__OOM_SETTLE_NS: a 0 now
+ * and then is a job giving back a page at a time, which a hung handler's
+ * OOM must not outlast.  At the deadline, only a memcg under OOM gets its
+ * killer back. */
 static void check(struct guardian *g, struct held *h, uint64_t now)
 {
 	int u = under_oom(g, h);
@@ -243,10 +262,13 @@ static void check(struct guardian *g, struct held *h, uint64_t now)
 		 * left to give back. */
 		if (faccessat(h->w.dirfd, "cgroup.procs", F_OK, 0) < 0)
 			drop(g, h);
-		else
-			h->deadline_ns = 0;
+		else if (!h->clear_since_ns)
+			h->clear_since_ns = now;
+		else if (now - h->clear_since_ns >= OOMKIT__OOM_SETTLE_NS)
+			h->deadline_ns = h->clear_since_ns = 0;
 		return;
 	}
+	h->clear_since_ns = 0;
 	if (!h->deadline_ns)
 		h->deadline_ns = now + h->delay_ms * 1000000u;
 	else if (now >= h->deadline_ns) {

@@ -232,6 +232,14 @@ int oomkit__guardian_hold(oomkit_ctx *ctx, const struct oomkit_watch *w, uint64_
 	return r;
 }
 
+void oomkit__guardian_clear(oomkit_ctx *ctx, const struct oomkit_watch *w)
+{
+	struct oomkit__guardian_msg m = {.op = OOMKIT__GUARDIAN_CLEAR, .n = 1};
+	m.e[0].id = watch_id(ctx, w);
+	if (ctx->guardian_wanted && ctx->guardian_sock >= 0)
+		(void)send_msg(ctx->guardian_sock, &m, NULL, MSG_DONTWAIT);
+}
+
 int oomkit__guardian_restart(oomkit_ctx *ctx)
 {
 	oomkit__log(ctx, OOMKIT_LOG_WARNING, "guardian %d exited; starting a new one",

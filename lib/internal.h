@@ -223,7 +223,8 @@ struct oomkit_watch {
 	int state;			     /* enum oomkit__oom_state in loop.c */
 	uint64_t deadline_ns;		     /* while pending: when the kernel steps in */
 	uint64_t kills_at_oom;		     /* the kernel's oom_kill count when the OOM began */
-	uint64_t clear_since_ns;	     /* given back: since when under_oom has read 0; 0: not */
+	uint64_t clear_since_ns;	     /* since when under_oom has read 0 in this OOM; 0: not */
+	bool resolved;			     /* the handler's last verdict on this OOM was RESOLVED */
 	uint32_t gen;			     /* bumped each time the slot is reused */
 	uint32_t epoll_events;		     /* what the backend's fd reports: EPOLLIN or EPOLLPRI */
 	bool psi;			     /* PRESSURE: a PSI trigger (OOMKIT_WATCH_PSI) */
@@ -483,6 +484,11 @@ void oomkit__guardian_stop(oomkit_ctx *ctx);
 int oomkit__guardian_hold(oomkit_ctx *ctx, const struct oomkit_watch *w, uint64_t delay_ms);
 /* Called by the loop when the guardian's pidfd is readable: reaps and restarts it. */
 int oomkit__guardian_restart(oomkit_ctx *ctx);
+/* Tells the guardian that w's OOM is over as the handler sees it, so its
+ * clock for w stops now rather than OOMKIT__OOM_SETTLE_NS later.  Never
+ * blocks; a message that cannot be sent is dropped (the guardian's own
+ * settling ends the clock). */
+void oomkit__guardian_clear(oomkit_ctx *ctx, const struct oomkit_watch *w);
 
 /* -------------------------------------------------- guardian-loop.c */
 
@@ -494,7 +500,17 @@ enum {
 	OOMKIT__GUARDIAN_DROP = 2,
 	OOMKIT__GUARDIAN_QUIT = 3,
 	OOMKIT__GUARDIAN_READY = 4, /* guardian to handler, once, when it runs */
+	OOMKIT__GUARDIAN_CLEAR = 5, /* the handler saw these memcgs' OOMs end: their clocks stop */
 };
+
+/* How long under_oom must read 0 before an OOM the handler left waiting
+ * (and, in the guardian, any OOM) is taken as over.  Each charge given back
+ * in a memcg under OOM wakes the tasks waiting in it, and each clears its
+ * mark until it fails its charge again: a job that keeps giving back a page
+ * at a time makes under_oom flicker to 0 with nothing resolved.  Were one 0
+ * enough, it would start the delay again each time, and an OOM whose
+ * handler waits -- or hangs -- would never reach the kernel. */
+#define OOMKIT__OOM_SETTLE_NS (250ull * 1000 * 1000)
 #define OOMKIT__GUARDIAN_BATCH 32
 
 struct oomkit__guardian_msg {

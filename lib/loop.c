@@ -517,8 +517,10 @@ static int read_oom(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__oom_
 
 static void set_state(oomkit_ctx *ctx, struct oomkit_watch *w, int state)
 {
-	if (state == OOM_IDLE)
+	if (state == OOM_IDLE) {
 		w->clear_since_ns = 0;
+		w->resolved = false;
+	}
 	if (w->state == OOM_IDLE && state != OOM_IDLE)
 		ctx->n_pending++;
 	else if (w->state != OOM_IDLE && state == OOM_IDLE)
@@ -632,6 +634,20 @@ static bool kernel_done(struct oomkit_watch *w, const struct oomkit__oom_control
 	return now - w->clear_since_ns >= KERNEL_SETTLE_NS;
 }
 
+/* Whether an OOM the handler left waiting is over, now that under_oom
+ * reads 0: once it has for OOMKIT__OOM_SETTLE_NS (internal.h: a 0 now and
+ * then is a job giving back a page at a time, not the end of the OOM, and
+ * must not start the delay again).  One the handler said it resolved is
+ * over at the first 0: it has acted, and the next OOM is a new one. */
+static bool pending_done(struct oomkit_watch *w, uint64_t now)
+{
+	if (w->resolved)
+		return true;
+	if (!w->clear_since_ns)
+		w->clear_since_ns = now;
+	return now - w->clear_since_ns >= OOMKIT__OOM_SETTLE_NS;
+}
+
 /* Re-reads a pending watch: resolved, past its deadline, or still waiting. */
 static void check_pending(oomkit_ctx *ctx, struct oomkit_watch *w, uint64_t now)
 {
@@ -648,10 +664,14 @@ static void check_pending(oomkit_ctx *ctx, struct oomkit_watch *w, uint64_t now)
 	bool given_back = w->taken_over && r >= 0 && !oc.oom_kill_disable;
 	if (given_back && !kernel_done(w, &oc, now))
 		return;
+	if (!given_back && r >= 0 && w->state == OOM_PENDING && !pending_done(w, now))
+		return;
 	/* Resolved (or the cgroup cannot be read): hold the killer off again
-	 * for the next OOM. */
+	 * for the next OOM, and stop the guardian's clock. */
 	if (given_back || (w->taken_over && r < 0))
 		(void)oomkit__hold_cgroup(ctx, w->cgroup, w->dirfd, true);
+	if (w->taken_over)
+		oomkit__guardian_clear(ctx, w);
 	set_state(ctx, w, OOM_IDLE);
 }
 
@@ -660,6 +680,7 @@ static void apply_verdict(oomkit_ctx *ctx, struct oomkit_watch *w, const struct 
 {
 	if (w->state == OOM_IDLE)
 		w->kills_at_oom = q->kills;
+	w->resolved = v == OOMKIT_RESOLVED;
 	if (v == OOMKIT_KERNEL) {
 		to_kernel(ctx, w, "handler asked");
 		return;

@@ -58,7 +58,7 @@ struct handler_proc {
  * assertion leaves the test early: they are killed in its teardown, or a
  * handler holding its memcg forever would keep the hog stuck and meson
  * waiting on the output pipe it inherited. */
-static pid_t running[2];
+static pid_t running[3]; /* handler, guardian, a test's helper (our child) */
 
 static bool not_alive(void *p)
 {
@@ -68,11 +68,11 @@ static bool not_alive(void *p)
 static int kill_running(void **state)
 {
 	(void)state;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		if (running[i] > 0 && tl_alive(running[i])) {
 			kill(running[i], SIGKILL);
 			/* The handler is our child; its guardian is not. */
-			if (i == 0)
+			if (i != 1)
 				(void)tl_wait_exit(running[i], 5000);
 			else
 				(void)tl_wait_for(not_alive, &running[i], 5000);
@@ -198,6 +198,49 @@ static void test_handler_hangs(void **state)
 	close(h.fd);
 }
 
+static void sleep_ms(void *arg, unsigned ms)
+{
+	(void)arg;
+	th_sleep_ms(ms);
+}
+
+/* The handler hangs while a job gives back a page now and then: each wakes
+ * the hog, which clears under_oom until it fails its charge again.  Those
+ * 0s are not the end of the OOM: the guardian's clock goes on through them,
+ * and the kernel kills after the delay.  (When one 0 stopped the clock, the
+ * next event started it again, and the OOM never reached the kernel.) */
+static void test_handler_hangs_flicker(void **state)
+{
+	(void)state;
+	const uint64_t delay_ms = 1000;
+	const char *cg = tl_cgroup("flicker", 32 * TL_MIB);
+	struct handler_proc h = start_handler(cg, delay_ms, HANG_IN_HANDLER);
+	struct tl_flicker f = {.cg = cg, .hold_ms = 40, .spend = sleep_ms};
+	pid_t giver = tl_spawn_giver(cg, 256, &f.giver);
+	assert_true(giver > 0);
+	running[2] = giver;
+	f.hog = tl_spawn_hog(cg, 64, 1024, 0);
+	wait_oom_report(&h);
+	/* Patience: four delays of flickers, each 0 well short of the settle. */
+	int r = tl_flicker_until_killed(&f, 250, 4 * delay_ms, 60000);
+	if (r < 0) {
+		printf("flicker: %s: not checked\n",
+		       r == -ENOENT ? "no v1 freezer" : "the machine stretched the 0s past the settle");
+		assert_false(r == -ENOENT && tl_kernel_required());
+		skip();
+	}
+	printf("flicker: %u 0s of at most %llu ms; %s\n", f.flickers, (unsigned long long)f.longest_ms,
+	       r == 1 ? "then the kernel killed the hog" : "the hog lived through them");
+	assert_int_equal(r, 1);
+	assert_true(f.flickers > 0);
+	int st = tl_wait_exit(f.hog, 20000);
+	assert_true(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	assert_true(tl_read_key(cg, "memory.oom_control", "oom_kill") >= 1);
+	assert_true(tl_alive(h.pid));
+	close(f.giver);
+	close(h.fd);
+}
+
 /* The guardian is killed: the handler starts a new one, which holds the
  * same memcgs and releases them when the handler dies in turn. */
 static void test_guardian_restarted(void **state)
@@ -301,6 +344,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_teardown(test_handler_killed, kill_running),
 	    cmocka_unit_test_teardown(test_handler_hangs, kill_running),
+	    cmocka_unit_test_teardown(test_handler_hangs_flicker, kill_running),
 	    cmocka_unit_test_teardown(test_guardian_restarted, kill_running),
 	    cmocka_unit_test_teardown(test_idle_no_wakeups, kill_running),
 	};

@@ -314,6 +314,64 @@ static void test_delay_hands_to_kernel(void **state)
 	oomkit_free(ctx);
 }
 
+static void dispatch_ms(void *arg, unsigned ms)
+{
+	uint64_t end = th_now_ms() + ms;
+	do
+		assert_true(oomkit_dispatch(arg, (int)ms) >= 0);
+	while (th_now_ms() < end);
+}
+
+/* A handler that keeps waiting while a job gives back a page now and then:
+ * each wakes the hog, which clears under_oom until it fails its charge
+ * again.  Those 0s are not the end of the OOM: the delay runs from its
+ * start, and the kernel kills at its end.  (When one 0 ended the OOM, the
+ * next event began a new one with a delay of its own, and the OOM never
+ * reached the kernel.)  Without a guardian, whose clock would do the same:
+ * this is the loop's. */
+static void test_delay_flicker(void **state)
+{
+	(void)state;
+	const uint64_t delay_ms = 1000;
+	const char *cg = tl_cgroup("delay-flicker", 32 * TL_MIB);
+	struct oomkit_options o;
+	oomkit_ctx *ctx = NULL;
+	struct rec r = {.verdict = OOMKIT_WAIT};
+	oomkit_watch *w;
+
+	oomkit_options_init(&o);
+	o.guardian = false;
+	assert_int_equal(oomkit_new(&o, &ctx), 0);
+	assert_int_equal(oomkit_watch_oom(ctx, cg, 0, handler, &r, &w), 0);
+	assert_int_equal(oomkit_take_over(ctx, w, delay_ms), 0);
+	struct tl_flicker f = {.cg = cg, .hold_ms = 40, .spend = dispatch_ms, .arg = ctx};
+	pid_t giver = tl_spawn_giver(cg, 256, &f.giver);
+	assert_true(giver > 0);
+	f.hog = tl_spawn_hog(cg, 64, 1024, 0);
+	assert_true(run_until(ctx, oom_seen, &r, 20000));
+	int k = tl_flicker_until_killed(&f, 250, 4 * delay_ms, 60000);
+	kill(giver, SIGKILL);
+	(void)tl_wait_exit(giver, 5000);
+	close(f.giver);
+	if (k < 0) {
+		printf("flicker: %s: not checked\n",
+		       k == -ENOENT ? "no v1 freezer" : "the machine stretched the 0s past the settle");
+		assert_false(k == -ENOENT && tl_kernel_required());
+		oomkit_free(ctx);
+		skip();
+	}
+	printf("flicker: %u 0s of at most %llu ms, %d OOMs seen; %s\n", f.flickers,
+	       (unsigned long long)f.longest_ms, r.oom,
+	       k == 1 ? "then the kernel killed the hog" : "the hog lived through them");
+	assert_int_equal(k, 1);
+	assert_true(f.flickers > 0);
+	int st = tl_wait_exit(f.hog, 5000);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	assert_true(killed_by_kernel((void *)cg));
+	assert_true(run_until(ctx, held_again, (void *)cg, 20000));
+	oomkit_free(ctx);
+}
+
 /* Handing an OOM to the kernel from outside the handler, long before the delay. */
 static void test_hand_to_kernel(void **state)
 {
@@ -500,6 +558,7 @@ int main(void)
 	    cmocka_unit_test(test_pressure),
 	    cmocka_unit_test(test_gone),
 	    cmocka_unit_test(test_delay_hands_to_kernel),
+	    cmocka_unit_test(test_delay_flicker),
 	    cmocka_unit_test(test_hand_to_kernel),
 	    cmocka_unit_test(test_hand_to_kernel_woken),
 	    cmocka_unit_test(test_hand_to_kernel_no_kill),

@@ -15,6 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -205,6 +209,107 @@ int tl_freeze(pid_t pid)
 int tl_thaw(void)
 {
 	return freezer[0] ? freezer_state("THAWED") : 0;
+}
+
+pid_t tl_spawn_giver(const char *rel, unsigned pages, int *ret_fd)
+{
+	int sv[2];
+	char c = 0;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(sv[0]);
+		char self[16];
+		snprintf(self, sizeof(self), "%d", (int)getpid());
+		const size_t page = 4096;
+		char *mem;
+		/* In rel while the pages are touched, so they are charged there;
+		 * then back in the test's parent, where the rest of its life is
+		 * charged (v1 leaves charges where they were made): in rel, its
+		 * next page would wait in rel's OOM with the hog. */
+		if (tl_write(rel, "cgroup.procs", self) < 0 ||
+		    (mem = mmap(NULL, pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+				0)) == MAP_FAILED)
+			_exit(1);
+		for (unsigned i = 0; i < pages; i++)
+			mem[i * page] = 1;
+		if (tl_write(tl_parent(), "cgroup.procs", self) < 0)
+			_exit(1);
+		(void)!write(sv[1], "R", 1);
+		for (unsigned i = 0; i < pages && read(sv[1], &c, 1) == 1; i++) {
+			(void)munmap(mem + i * page, page);
+			(void)!write(sv[1], "G", 1);
+		}
+		_exit(0);
+	}
+	close(sv[1]);
+	if (pid < 0 || read(sv[0], &c, 1) != 1 || c != 'R') {
+		int r = pid < 0 ? -errno : -EIO;
+		close(sv[0]);
+		return r;
+	}
+	*ret_fd = sv[0];
+	return pid;
+}
+
+int tl_give(int fd)
+{
+	char c = 0;
+	return write(fd, "g", 1) == 1 && read(fd, &c, 1) == 1 && c == 'G' ? 0 : -1;
+}
+
+/* Spends up to limit_ms in f's wait until rel's under_oom reads want, or
+ * the hog is gone: whether it did. */
+static bool flicker_wait(struct tl_flicker *f, uint64_t want, unsigned limit_ms)
+{
+	uint64_t end = th_now_ms() + limit_ms;
+	for (;;) {
+		if (tl_read_key(f->cg, "memory.oom_control", "under_oom") == want)
+			return true;
+		if (!tl_alive(f->hog) || th_now_ms() >= end)
+			return false;
+		f->spend(f->arg, 5);
+	}
+}
+
+int tl_flicker_until_killed(struct tl_flicker *f, unsigned settle_ms, unsigned patience_ms, unsigned limit_ms)
+{
+	uint64_t start = th_now_ms(), since = start;
+
+	while (tl_alive(f->hog)) {
+		uint64_t now = th_now_ms();
+		if (now - since >= patience_ms)
+			return 0;
+		if (now - start >= limit_ms)
+			return -1;
+		/* Under OOM (or killed meanwhile), then a page back while it is frozen. */
+		if (!flicker_wait(f, 1, 20000))
+			continue;
+		int r = tl_freeze(f->hog);
+		if (r == -ENOENT)
+			return r;
+		if (r < 0)
+			continue;
+		uint64_t given = th_now_ms();
+		if (tl_give(f->giver) < 0 || !flicker_wait(f, 0, 20000)) {
+			(void)tl_thaw();
+			continue;
+		}
+		for (uint64_t end = th_now_ms() + f->hold_ms; th_now_ms() < end;)
+			f->spend(f->arg, (unsigned)(end - th_now_ms()));
+		uint64_t thawed = th_now_ms();
+		(void)tl_thaw();
+		f->flickers++;
+		if (thawed - given > f->longest_ms)
+			f->longest_ms = thawed - given;
+		/* A 0 this long may be the end of an OOM: patience starts again. */
+		if (thawed - given >= settle_ms)
+			since = thawed;
+	}
+	return 1;
 }
 
 void tl_cleanup(void)

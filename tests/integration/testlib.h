@@ -78,6 +78,42 @@ int tl_freeze(pid_t pid);
 /* Thaws what tl_freeze() froze: 0 or -errno. */
 int tl_thaw(void);
 
+/* Starts a process that holds pages pages charged to rel (it lives in the
+ * test's parent) and gives one back each time tl_give() asks: a page
+ * uncharged from a memcg under OOM wakes the tasks waiting there.  Returns
+ * its pid; *ret_fd is the test's end. */
+pid_t tl_spawn_giver(const char *rel, unsigned pages, int *ret_fd);
+
+/* Has the giver behind fd give back one page: 0, or -1 if it could not. */
+int tl_give(int fd);
+
+/* An OOM made to flicker: the hog asleep in rel's OOM is frozen, the giver
+ * gives back a page, which wakes it: it clears under_oom and stops before
+ * its retry; under_oom reads 0 for hold_ms; thawed, the hog takes the page
+ * and fails its charge again.  spend(arg, ms) is how the test waits, for
+ * hold_ms or while it looks for under_oom (its own loop, or a sleep). */
+struct tl_flicker {
+	const char *cg;
+	pid_t hog;
+	int giver;
+	unsigned hold_ms;
+	void (*spend)(void *arg, unsigned ms);
+	void *arg;
+	/* Set by tl_flicker_until_killed(): flickers made, and the longest
+	 * time one can have read 0 (from the page given back to the thaw). */
+	unsigned flickers;
+	uint64_t longest_ms;
+};
+
+/* Flickers f's OOM until the hog is killed: 1 then.  0: it lived through
+ * patience_ms of flickers each of whose 0s lasted less than settle_ms (what
+ * a flicker is, as opposed to an OOM that ended), counted from the last one
+ * that did not; -1: a busy machine stretched the 0s past settle_ms so often
+ * that limit_ms passed first, or -ENOENT: no freezer here (the caller
+ * skips, saying so). */
+int tl_flicker_until_killed(struct tl_flicker *f, unsigned settle_ms, unsigned patience_ms,
+			    unsigned limit_ms);
+
 /* Kills every process in our cgroups, re-enables their kernel killers and
  * removes them, deepest first (thawing the freezer cgroup first).  Runs at
  * exit and on fatal signals too. */
