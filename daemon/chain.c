@@ -27,6 +27,7 @@
 static void on_prompt_deadline(void *data, uint64_t now);
 static void on_shed_over(void *data, struct scope *scope, uint64_t event_ns, unsigned next_step);
 static void on_kill_due(void *data, struct flight *fl);
+static void on_oom_goes_on(void *data, struct scope *scope);
 static enum oomkit_verdict run(struct chain *c, struct scope *scope, const struct oomkit_event *ev,
 			       unsigned first_step, bool chose_again);
 static enum oomkit_verdict after_gone(struct chain *c, struct scope *scope, uint64_t event_ns, unsigned step,
@@ -53,6 +54,7 @@ int chain_init(struct chain *c, struct loop *loop)
 	c->shed->resume = on_shed_over;
 	c->shed->resume_data = c;
 	c->inflight->kill_due = on_kill_due;
+	c->inflight->oom_goes_on = on_oom_goes_on;
 	c->inflight->kill_due_data = c;
 	return loop_add_timer(loop, &c->prompt->timer);
 }
@@ -925,6 +927,21 @@ static enum oomkit_verdict after_gone(struct chain *c, struct scope *scope, uint
 	if (step + 1 < scope->chain->n_steps)
 		return run(c, scope, &ev, step + 1, false);
 	return OOMKIT_WAIT;
+}
+
+/* A kill's victim has exited and the OOM goes on, with nothing to signal
+ * it again (inflight.h): the chain runs again, as the kernel's killer would
+ * choose again.  Not a new OOM: it is not counted as one. */
+static void on_oom_goes_on(void *data, struct scope *scope)
+{
+	struct chain *c = data;
+	struct oomkit_event ev;
+
+	if (!scope->chain || !still_out_of_memory(c, scope, now_ns(), &ev))
+		return;
+	log_notice("%s: the victim has exited and the OOM goes on: the chain runs again", scope->label);
+	if (run(c, scope, &ev, 0, false) == OOMKIT_KERNEL)
+		(void)oomkit_hand_to_kernel(c->ctx, scope->watch);
 }
 
 enum oomkit_verdict chain_run(struct chain *c, struct scope *scope, const struct oomkit_event *ev,

@@ -223,6 +223,7 @@ static void exited(struct inflight *f, struct flight *fl)
 	close(fl->pidfd);
 	fl->pidfd = -1;
 	fl->t.acted_ns = now_ns();
+	fl->exited = true;
 	inflight_wait_freed(f, fl);
 }
 
@@ -251,7 +252,10 @@ static void on_timer(void *data, uint64_t now)
 			fl->t.freed_ns = now_ns();
 			inflight_land(f, fl);
 		} else if (fl->wait == FLIGHT_FREED && now >= fl->deadline_ns) {
+			struct scope *scope = fl->exited ? scope_get(fl->scope) : NULL;
 			inflight_land(f, fl);
+			if (scope && f->oom_goes_on)
+				f->oom_goes_on(f->kill_due_data, scope);
 		} else if (fl->wait == FLIGHT_BEFORE && now >= fl->deadline_ns) {
 			/* The runner kills the hook at this moment too. */
 			log_info("%s: before_kill still runs at its timeout: the kill goes ahead", fl->label);

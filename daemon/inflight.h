@@ -99,12 +99,17 @@ struct flight {
 	uint64_t gen;
 	struct flight_victim victim;
 	struct flight_kill kill;
+	bool exited; /* its victim was signalled and has exited (or was taken for gone) */
 	char after_kill[VALUE_COMMAND_MAX]; /* "": none, or started already */
 	uint64_t after_kill_timeout_ms;
 };
 
 /* A kill's before_kill has ended, or its time is up: the kill is due. */
 typedef void (*inflight_kill_fn)(void *data, struct flight *fl);
+/* A kill's victim has exited and scope is still out of memory FREED_WAIT
+ * later: what it held was charged elsewhere (a process that moved in), and
+ * no task waiting in the OOM was woken, so no new event may ever come. */
+typedef void (*inflight_oom_fn)(void *data, struct scope *scope);
 
 struct inflight {
 	/* Set by the caller before inflight_init(). */
@@ -115,7 +120,8 @@ struct inflight {
 	const struct scopes *scopes;
 	struct lend *lend; /* a graceful kill's loan is let go once its victim is gone */
 	struct hooks *hooks;
-	inflight_kill_fn kill_due; /* and its data, for FLIGHT_BEFORE */
+	inflight_kill_fn kill_due;   /* and its data, for FLIGHT_BEFORE */
+	inflight_oom_fn oom_goes_on; /* with kill_due_data */
 	void *kill_due_data;
 	char *buf; /* the reports' writer buffer */
 	size_t buf_len;

@@ -17,6 +17,9 @@
 #   - a victim gone before its kill (its before_kill ends it, as the kernel's
 #     killer or its own exit would): the OOM goes on, so the same step
 #     chooses again, and the next step (kernel) is not reached;
+#   - a victim whose end frees nothing of its job's (its memory is charged
+#     elsewhere), so no task waiting in the OOM wakes and no event comes
+#     again: the chain runs again by itself, before the delay's kernel;
 #   - a machine OOM runs the victim's job's before_kill, told that job.
 #   - nine hooks at once in eight slots: the ninth is not run, its kill goes on.
 . "$(dirname "$0")/daemon-lib.sh"
@@ -84,6 +87,11 @@ policy = kill-largest, kernel
 limit = 32M
 policy = kill-largest, kernel
 before_kill = $TMP/vanish-hook
+hook_timeout = 3s
+
+[job moved]
+limit = 32M
+policy = kill-largest, kernel
 EOF2
 # Ends the first victim it is told of, and only that one.
 cat > "$TMP/vanish-hook" <<'EOF'
@@ -92,6 +100,12 @@ mark=$(dirname "$0")/vanished
 [ -e "$mark" ] && exit 0
 echo "$OOMKIT_PID" > "$mark"
 kill -KILL "$OOMKIT_PID"
+# Gone (a zombie at most) before the hook ends, however loaded the machine:
+# the daemon looks for it when the hook has ended.
+while s=$(sed 's/.*) //' "/proc/$OOMKIT_PID/stat" 2>/dev/null | cut -d' ' -f1) && [ -n "$s" ]; do
+	case "$s" in Z|X|x) break ;; esac
+	sleep 0.01
+done
 EOF
 chmod 755 "$TMP/vanish-hook"
 start_daemon
@@ -184,10 +198,14 @@ echo "figures: hook runner $(grep -E '^(VmRSS|RssAnon|RssFile)' "/proc/$runner/s
 # leaves the charge where it was made): kill-largest chooses it, and its
 # end frees nothing of vanish's, whose hog stays out of memory.  The step
 # must choose again (the hog), not pass the OOM to the next step, kernel.
-big=$(spawn away 100)
-check "vanish: the big process holds 100 MiB in away" wait_for 20 usage_at_least away $((100 << 20))
-echo "$big" > "$R/vanish/cgroup.procs"
-check "vanish: the big process moved in" in_memcg "$big" "$M/vanish"
+# move_big JOB: a process holding 100 MiB charged to away, moved into JOB; its pid.
+move_big() {
+	local pid
+	pid=$(spawn away 100)
+	wait_for 20 usage_at_least away $((100 << 20)) && echo "$pid" > "$R/$1/cgroup.procs" && echo "$pid"
+}
+big=$(move_big vanish)
+check "vanish: a process holding 100 MiB charged to away moved in" in_memcg "$big" "$M/vanish"
 small=$(spawn vanish 100)
 check "vanish: the first victim, the big one, is gone" wait_for 20 dead "$big"
 check "vanish: its before_kill ended it" test "$(cat "$TMP/vanished" 2>/dev/null)" = "$big"
@@ -202,6 +220,23 @@ check "vanish: and says it was gone" grep -q "\"outcome\":\"$big was gone when b
 check "vanish: the second is kill-largest's again" test "$(json_get "$second" "r['decision']['policy']") $(json_get "$second" "r['decision']['victim_pid']")" = "kill-largest $small"
 check "vanish: logged" grep -q "vanish: the victim was gone before the kill, and the OOM goes on: kill-largest chooses again" "$TMP/log"
 check "vanish: not passed to the kernel" grep -q "^oom_kill 0" "$R/vanish/memory.oom_control"
+
+# The same move, killed by the daemon itself: its end frees nothing of
+# moved's, the hog is not woken, and no event comes again.  The chain must
+# run again by itself (the delay, 4 s, would have handed the OOM to the
+# kernel) and kill the hog.
+big=$(move_big moved)
+check "moved: a process holding 100 MiB charged to away moved in" in_memcg "$big" "$M/moved"
+small=$(spawn moved 100)
+check "moved: the big one is killed first" wait_for 20 dead "$big"
+check "moved: then the hog" wait_for 20 dead "$small"
+moved_reports() { ls "$TMP/reports"/oom-*-moved.json 2>/dev/null | sort; }
+two_moved() { [ "$(moved_reports | wc -l)" = 2 ] && ! grep -L '"timings_ms"' $(moved_reports) | grep -q .; }
+check "moved: two reports" wait_for 20 two_moved
+check "moved: the first killed the big one" test "$(json_get "$(moved_reports | head -n 1)" "r['decision']['victim_pid']")" = "$big"
+check "moved: the second the hog, by kill-largest" test "$(json_get "$(moved_reports | tail -n 1)" "r['decision']['policy']") $(json_get "$(moved_reports | tail -n 1)" "r['decision']['victim_pid']")" = "kill-largest $small"
+check "moved: logged" grep -q "moved: the victim has exited and the OOM goes on: the chain runs again" "$TMP/log"
+check "moved: not passed to the kernel" grep -q "^oom_kill 0" "$R/moved/memory.oom_control"
 
 # A runner that does not answer (stopped): the daemon's own timer gives up
 # on the hook a second after its timeout, and the kill went ahead at it.
