@@ -92,13 +92,12 @@ void chain_synth_event(oomkit_ctx *ctx, const char *rel, oomkit_watch *watch, ui
 	ev->time_ns = time_ns;
 }
 
-/* Whether a victim was chosen and is gone before its kill: it exited, or
+/* Whether a kill (action) failed because its victim is gone: it exited, or
  * another (the kernel's killer, its owner) killed it meanwhile.  -ESTALE:
  * its pid belongs to another process now. */
-static bool victim_gone(const struct policy_decision *dec, int r)
+static bool victim_gone(enum policy_action action, int r)
 {
-	return (r == -ESRCH || r == -ESTALE) &&
-	       (dec->action == ACTION_KILL || dec->action == ACTION_KILL_JOB);
+	return (r == -ESRCH || r == -ESTALE) && (action == ACTION_KILL || action == ACTION_KILL_JOB);
 }
 
 /* Whether scope is still out of memory, with a fresh event for it in ev:
@@ -741,7 +740,7 @@ static void on_kill_due(void *data, struct flight *fl)
 	} else {
 		snprintf(result, sizeof(result), "no snapshot: %s; nothing killed", strerror(-r));
 	}
-	bool gone = r == -ESRCH || r == -ESTALE, chose_again = fl->kill.chose_again;
+	bool gone = victim_gone(fl->kill.action, r), chose_again = fl->kill.chose_again;
 	if (gone)
 		snprintf(result, sizeof(result), "%d was gone when before_kill had ended: nothing killed",
 			 (int)fl->kill.pid);
@@ -1031,7 +1030,7 @@ static enum oomkit_verdict run(struct chain *c, struct scope *scope, const struc
 	struct action_started st;
 	r = actions_start(c->actions, scope, &in, &dec, budget_ms(c, ev->time_ns), result, sizeof(result),
 			  &st);
-	bool gone = victim_gone(&dec, r);
+	bool gone = victim_gone(dec.action, r);
 	if (gone)
 		snprintf(result, sizeof(result), "%d was gone before the kill: nothing killed",
 			 (int)dec.victim_pid);

@@ -615,6 +615,15 @@ OOMKIT__EXPORT int oomkit_hand_to_kernel(oomkit_ctx *ctx, oomkit_watch *watch)
 	return 0;
 }
 
+/* Whether under_oom, read 0 now, has stayed 0 for settle_ns in this OOM
+ * (w->clear_since_ns: since when; a read of 1 resets it). */
+static bool clear_for(struct oomkit_watch *w, uint64_t now, uint64_t settle_ns)
+{
+	if (!w->clear_since_ns)
+		w->clear_since_ns = now;
+	return now - w->clear_since_ns >= settle_ns;
+}
+
 /* Whether an OOM whose kernel killer was given back is over, now that
  * under_oom reads 0.  Giving the killer back wakes the tasks that wait in
  * the OOM, and each clears its mark before it fails its charge again and
@@ -627,11 +636,7 @@ OOMKIT__EXPORT int oomkit_hand_to_kernel(oomkit_ctx *ctx, oomkit_watch *watch)
  * cgroup below). */
 static bool kernel_done(struct oomkit_watch *w, const struct oomkit__oom_control *oc, uint64_t now)
 {
-	if (oc->oom_kill > w->kills_at_oom)
-		return true;
-	if (!w->clear_since_ns)
-		w->clear_since_ns = now;
-	return now - w->clear_since_ns >= KERNEL_SETTLE_NS;
+	return oc->oom_kill > w->kills_at_oom || clear_for(w, now, KERNEL_SETTLE_NS);
 }
 
 /* Whether an OOM the handler left waiting is over, now that under_oom
@@ -641,11 +646,7 @@ static bool kernel_done(struct oomkit_watch *w, const struct oomkit__oom_control
  * over at the first 0: it has acted, and the next OOM is a new one. */
 static bool pending_done(struct oomkit_watch *w, uint64_t now)
 {
-	if (w->resolved)
-		return true;
-	if (!w->clear_since_ns)
-		w->clear_since_ns = now;
-	return now - w->clear_since_ns >= OOMKIT__OOM_SETTLE_NS;
+	return w->resolved || clear_for(w, now, OOMKIT__OOM_SETTLE_NS);
 }
 
 /* Re-reads a pending watch: resolved, past its deadline, or still waiting. */
