@@ -110,7 +110,10 @@ EOF
 chmod 755 "$TMP/vanish-hook"
 start_daemon
 
-report_of() { ls "$TMP/reports"/oom-*-"$1".json 2>/dev/null | sort | tail -n 1; }
+reports_of() { ls "$TMP/reports"/oom-*-"$1".json 2>/dev/null | sort; }
+report_of() { reports_of "$1" | tail -n 1; }
+# complete_reports JOB N: JOB has N reports, each finished (its timings written).
+complete_reports() { [ "$(reports_of "$1" | wc -l)" = "$2" ] && ! grep -L '"timings_ms"' $(reports_of "$1") | grep -q .; }
 has_report_of() { [ -n "$(report_of "$1")" ]; }
 hook_field() { json_get "$(report_of "$1")" "r['hooks'][$2]['$3']"; }
 n_hooks() { json_get "$(report_of "$1")" "len(r.get('hooks', []))"; }
@@ -210,11 +213,9 @@ small=$(spawn vanish 100)
 check "vanish: the first victim, the big one, is gone" wait_for 20 dead "$big"
 check "vanish: its before_kill ended it" test "$(cat "$TMP/vanished" 2>/dev/null)" = "$big"
 check "vanish: the hog is killed next" wait_for 20 dead "$small"
-vanish_reports() { ls "$TMP/reports"/oom-*-vanish.json 2>/dev/null | sort; }
-two_complete() { [ "$(vanish_reports | wc -l)" = 2 ] && ! grep -L '"timings_ms"' $(vanish_reports) | grep -q .; }
-check "vanish: two reports" wait_for 20 two_complete
-first=$(vanish_reports | head -n 1)
-second=$(vanish_reports | tail -n 1)
+check "vanish: two reports" wait_for 20 complete_reports vanish 2
+first=$(reports_of vanish | head -n 1)
+second=$(reports_of vanish | tail -n 1)
 check "vanish: the first chose the big one" test "$(json_get "$first" "r['decision']['victim_pid']")" = "$big"
 check "vanish: and says it was gone" grep -q "\"outcome\":\"$big was gone when before_kill had ended: nothing killed\"" "$first"
 check "vanish: the second is kill-largest's again" test "$(json_get "$second" "r['decision']['policy']") $(json_get "$second" "r['decision']['victim_pid']")" = "kill-largest $small"
@@ -230,11 +231,11 @@ check "moved: a process holding 100 MiB charged to away moved in" in_memcg "$big
 small=$(spawn moved 100)
 check "moved: the big one is killed first" wait_for 20 dead "$big"
 check "moved: then the hog" wait_for 20 dead "$small"
-moved_reports() { ls "$TMP/reports"/oom-*-moved.json 2>/dev/null | sort; }
-two_moved() { [ "$(moved_reports | wc -l)" = 2 ] && ! grep -L '"timings_ms"' $(moved_reports) | grep -q .; }
-check "moved: two reports" wait_for 20 two_moved
-check "moved: the first killed the big one" test "$(json_get "$(moved_reports | head -n 1)" "r['decision']['victim_pid']")" = "$big"
-check "moved: the second the hog, by kill-largest" test "$(json_get "$(moved_reports | tail -n 1)" "r['decision']['policy']") $(json_get "$(moved_reports | tail -n 1)" "r['decision']['victim_pid']")" = "kill-largest $small"
+check "moved: two reports" wait_for 20 complete_reports moved 2
+first=$(reports_of moved | head -n 1)
+second=$(reports_of moved | tail -n 1)
+check "moved: the first killed the big one" test "$(json_get "$first" "r['decision']['victim_pid']")" = "$big"
+check "moved: the second the hog, by kill-largest" test "$(json_get "$second" "r['decision']['policy']") $(json_get "$second" "r['decision']['victim_pid']")" = "kill-largest $small"
 check "moved: logged" grep -q "moved: the victim has exited and the OOM goes on: the chain runs again" "$TMP/log"
 check "moved: not passed to the kernel" grep -q "^oom_kill 0" "$R/moved/memory.oom_control"
 

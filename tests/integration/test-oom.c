@@ -349,20 +349,16 @@ static void test_delay_flicker(void **state)
 	assert_true(giver > 0);
 	f.hog = tl_spawn_hog(cg, 64, 1024, 0);
 	assert_true(run_until(ctx, oom_seen, &r, 20000));
-	int k = tl_flicker_until_killed(&f, 250, 4 * delay_ms, 60000);
+	int k = tl_flicker_until_killed(&f, TL_OOM_SETTLE_MS, 4 * delay_ms, 60000);
 	kill(giver, SIGKILL);
 	(void)tl_wait_exit(giver, 5000);
 	close(f.giver);
 	if (k < 0) {
-		printf("flicker: %s: not checked\n",
-		       k == -ENOENT ? "no v1 freezer" : "the machine stretched the 0s past the settle");
 		assert_false(k == -ENOENT && tl_kernel_required());
 		oomkit_free(ctx);
 		skip();
 	}
-	printf("flicker: %u 0s of at most %llu ms, %d OOMs seen; %s\n", f.flickers,
-	       (unsigned long long)f.longest_ms, r.oom,
-	       k == 1 ? "then the kernel killed the hog" : "the hog lived through them");
+	printf("flicker: %d OOMs seen by the handler\n", r.oom);
 	assert_int_equal(k, 1);
 	assert_true(f.flickers > 0);
 	int st = tl_wait_exit(f.hog, 5000);

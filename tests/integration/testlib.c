@@ -275,7 +275,7 @@ static bool flicker_wait(struct tl_flicker *f, uint64_t want, unsigned limit_ms)
 	}
 }
 
-int tl_flicker_until_killed(struct tl_flicker *f, unsigned settle_ms, unsigned patience_ms, unsigned limit_ms)
+static int flicker(struct tl_flicker *f, unsigned settle_ms, unsigned patience_ms, unsigned limit_ms)
 {
 	uint64_t start = th_now_ms(), since = start;
 
@@ -310,6 +310,23 @@ int tl_flicker_until_killed(struct tl_flicker *f, unsigned settle_ms, unsigned p
 			since = thawed;
 	}
 	return 1;
+}
+
+int tl_flicker_until_killed(struct tl_flicker *f, unsigned settle_ms, unsigned patience_ms, unsigned limit_ms)
+{
+	int r = flicker(f, settle_ms, patience_ms, limit_ms);
+
+	if (r == -ENOENT)
+		printf("flicker: no v1 freezer: not checked\n");
+	else if (r < 0)
+		printf("flicker: the machine stretched the 0s past the settle (%u of at most %llu ms): not "
+		       "checked\n",
+		       f->flickers, (unsigned long long)f->longest_ms);
+	else
+		printf("flicker: %u 0s of at most %llu ms; %s\n", f->flickers,
+		       (unsigned long long)f->longest_ms,
+		       r == 1 ? "then the kernel killed the hog" : "the hog lived through them");
+	return r;
 }
 
 void tl_cleanup(void)

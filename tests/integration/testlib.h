@@ -105,12 +105,16 @@ struct tl_flicker {
 	uint64_t longest_ms;
 };
 
+/* How long the library takes under_oom 0 to mean an OOM is over
+ * (OOMKIT__OOM_SETTLE_NS, lib/internal.h): a flicker's 0 is shorter. */
+#define TL_OOM_SETTLE_MS 250
+
 /* Flickers f's OOM until the hog is killed: 1 then.  0: it lived through
  * patience_ms of flickers each of whose 0s lasted less than settle_ms (what
  * a flicker is, as opposed to an OOM that ended), counted from the last one
  * that did not; -1: a busy machine stretched the 0s past settle_ms so often
  * that limit_ms passed first, or -ENOENT: no freezer here (the caller
- * skips, saying so). */
+ * skips).  Prints what it did, or why it could not tell. */
 int tl_flicker_until_killed(struct tl_flicker *f, unsigned settle_ms, unsigned patience_ms,
 			    unsigned limit_ms);
 
