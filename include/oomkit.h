@@ -238,7 +238,10 @@ const char *oomkit_watch_cgroup(const oomkit_watch *watch);
  * victim a v1 kernel counts in a cgroup below).  A clear under_oom alone is
  * not taken for the end: giving the killer back wakes the waiting tasks,
  * which clear it until they fail their charge again and meet the killer.
- * -EINVAL: not an OOM watch. */
+ * Called again on a watch taken over (a new delay, or the hold written again
+ * after someone wrote over it), it holds the killer off again, except during
+ * an OOM already handed to the kernel: that stays the kernel's until it is
+ * over.  -EINVAL: not an OOM watch. */
 int oomkit_take_over(oomkit_ctx *ctx, oomkit_watch *watch, uint64_t delay_ms);
 
 /* Hands the OOM under way in a taken-over watch's cgroup to the kernel OOM

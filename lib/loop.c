@@ -562,6 +562,10 @@ OOMKIT__EXPORT int oomkit_take_over(oomkit_ctx *ctx, oomkit_watch *watch, uint64
 	if (r < 0)
 		oomkit__log(ctx, OOMKIT_LOG_WARNING, "guardian does not hold %s: %s", watch->cgroup,
 			    strerror(-r));
+	/* An OOM handed to the kernel stays the kernel's until it is over:
+	 * check_pending() holds the killer off again then. */
+	if (was_taken_over && watch->state == OOM_KERNEL)
+		return 0;
 	r = oomkit__hold_cgroup(ctx, watch->cgroup, watch->dirfd, true);
 	if (r < 0) {
 		watch->taken_over = was_taken_over;

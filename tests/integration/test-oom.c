@@ -428,6 +428,31 @@ static bool hand_over_frozen(struct frozen *f, const char *name)
 	return true;
 }
 
+/* Thaws f's hog, which must then meet the kernel's killer (kill_disable,
+ * read while it was frozen, 0: the killer given back), and the killer be
+ * held off again after.  After a second of under_oom 0 the loop takes the
+ * OOM as ended without a kill (test_hand_to_kernel_no_kill): a machine that
+ * kept this test off its CPUs that long cannot tell the two apart, and the
+ * test skips (false). */
+static bool thaw_into_kernel_kill(struct frozen *f, uint64_t kill_disable, const char *what)
+{
+	uint64_t frozen_ms = th_now_ms() - f->handed_ms;
+	assert_int_equal(tl_thaw(), 0);
+	if (frozen_ms >= 900) {
+		printf("%s took %llu ms: not checked\n", what, (unsigned long long)frozen_ms);
+		oomkit_free(f->ctx);
+		return false;
+	}
+	assert_int_equal(kill_disable, 0);
+	assert_true(run_until(f->ctx, killed_by_kernel, (void *)f->cg, 20000));
+	int st = tl_wait_exit(f->hog, 5000);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	assert_true(run_until(f->ctx, held_again, (void *)f->cg, 20000));
+	printf("%s: %llu ms\n", what, (unsigned long long)frozen_ms);
+	oomkit_free(f->ctx);
+	return true;
+}
+
 /* While the tasks woken by the hand-over have not failed their charge again,
  * under_oom reads 0 with nothing resolved: the loop keeps the killer given
  * back, and the kernel kills once they do.  (Taking the 0 for the end of the
@@ -443,23 +468,8 @@ static void test_hand_to_kernel_woken(void **state)
 	for (int i = 0; i < 5; i++)
 		assert_true(oomkit_dispatch(f.ctx, 20) >= 0);
 	uint64_t kill_disable = tl_read_key(f.cg, "memory.oom_control", "oom_kill_disable");
-	uint64_t frozen_ms = th_now_ms() - f.handed_ms;
-	assert_int_equal(tl_thaw(), 0);
-	/* After a second of under_oom 0 the loop takes the OOM as ended
-	 * without a kill (the next test): a machine that kept this test off
-	 * its CPUs that long cannot tell the two apart. */
-	if (frozen_ms >= 900) {
-		printf("hand-over to thaw took %llu ms: not checked\n", (unsigned long long)frozen_ms);
-		oomkit_free(f.ctx);
+	if (!thaw_into_kernel_kill(&f, kill_disable, "hand-over to thaw"))
 		skip();
-	}
-	assert_int_equal(kill_disable, 0);
-	assert_true(run_until(f.ctx, killed_by_kernel, (void *)f.cg, 20000));
-	int st = tl_wait_exit(f.hog, 5000);
-	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-	assert_true(run_until(f.ctx, held_again, (void *)f.cg, 20000));
-	printf("hand-over to thaw: %llu ms\n", (unsigned long long)frozen_ms);
-	oomkit_free(f.ctx);
 }
 
 /* An OOM handed to the kernel that ends without a kill -- here the limit
@@ -479,6 +489,23 @@ static void test_hand_to_kernel_no_kill(void **state)
 	assert_true(tl_alive(f.hog));
 	assert_int_equal(f.r.oom, 1);
 	oomkit_free(f.ctx);
+}
+
+/* A watch taken over again while its OOM is the kernel's (a daemon that
+ * writes its hold again after systemd wrote over it, or a new delay): the
+ * killer stays given back until the kernel is done, then held off again.
+ * (Holding it off again there left the hog waiting in an OOM nobody
+ * handled, for a new delay.) */
+static void test_take_over_during_hand_over(void **state)
+{
+	(void)state;
+	struct frozen f;
+	if (!hand_over_frozen(&f, "handoff-again"))
+		skip();
+	assert_int_equal(oomkit_take_over(f.ctx, f.w, 600000), 0);
+	uint64_t kill_disable = tl_read_key(f.cg, "memory.oom_control", "oom_kill_disable");
+	if (!thaw_into_kernel_kill(&f, kill_disable, "hand-over to take-over"))
+		skip();
 }
 
 /* Parent OOM: every watch below sees it, with the parent as origin. */
@@ -558,6 +585,7 @@ int main(void)
 	    cmocka_unit_test(test_hand_to_kernel),
 	    cmocka_unit_test(test_hand_to_kernel_woken),
 	    cmocka_unit_test(test_hand_to_kernel_no_kill),
+	    cmocka_unit_test(test_take_over_during_hand_over),
 	    cmocka_unit_test(test_origin_is_parent),
 	    cmocka_unit_test(test_refuse_self),
 	};
