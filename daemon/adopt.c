@@ -10,10 +10,14 @@
 #include <unistd.h>
 
 #include "adopt.h"
+#include "clock.h"
 #include "log.h"
 #include "pattern.h"
 #include "tracker.h"
 #include "value.h"
+
+/* "Its limit was written over" lines in a burst; one a second after it. */
+#define LIMIT_LINES_BURST 10
 
 /* A cgroup path as a log line may carry it: the names are the job owner's. */
 #define SHOWN_MAX LOG_ESCAPED_MAX(SCOPE_REL_MAX)
@@ -65,20 +69,28 @@ int adopt_check_self(struct adopt *a, const struct config *cfg)
 
 /* The instance's limit, if its job names one: as for a job, a limit raised
  * earlier (by grow) is kept within [limit, limit_max].  A job without a
- * limit leaves the cgroup's own limit alone: it is not ours. */
-static void set_limit(struct adopt *a, struct scope *s)
+ * limit leaves the cgroup's own limit alone: it is not ours.  True if it
+ * wrote one (into *written). */
+static bool set_limit(struct adopt *a, struct scope *s, uint64_t *written)
 {
 	const struct config_job *c = s->job;
 	struct oomkit_cgroup_memory m;
 	int r;
 
 	if (c->limit_bytes == OOMKIT_UNLIMITED || a->dry_run || oomkit_cgroup_memory(a->ctx, s->rel, &m) < 0)
-		return;
+		return false;
 	uint64_t want = m.limit_bytes < c->limit_bytes	     ? c->limit_bytes
 			: m.limit_bytes > c->limit_max_bytes ? c->limit_max_bytes
 							     : m.limit_bytes;
-	if (want != m.limit_bytes && (r = oomkit_set_limit(a->ctx, s->rel, want)) < 0)
+	if (want == m.limit_bytes)
+		return false;
+	if ((r = oomkit_set_limit(a->ctx, s->rel, want)) < 0) {
 		log_warning("%s: cannot set the limit: %s", s->label, strerror(-r));
+		return false;
+	}
+	if (written)
+		*written = want;
+	return true;
 }
 
 /* ------------------------------------------------------------ limits */
@@ -95,7 +107,7 @@ static bool take_over_if_limited(struct adopt *a, struct scope *s)
 	return handler_watch(a->handler, s, a->cfg->delay_ms) == 0;
 }
 
-static void stop_waiting(struct adopt *a, struct scope *s)
+static void stop_following(struct adopt *a, struct scope *s)
 {
 	unsigned i = scope_index(a->scopes, s);
 	if (!a->limit_wd || a->limit_wd[i] <= 0)
@@ -104,21 +116,90 @@ static void stop_waiting(struct adopt *a, struct scope *s)
 	a->limit_wd[i] = 0;
 }
 
-/* A cgroup v2 cgroup without a limit cannot be held: on a systemd machine
- * that is a unit's cgroup between its mkdir and the write of its
- * MemoryMax=, when the tracker reports it.  Each write to a control file
- * is an inotify IN_MODIFY on its directory: memory.max's takes it over
- * then, with no polling.  (A directory watch, like the tracker's: no
- * control file is opened here.) */
-static void wait_for_limit(struct adopt *a, struct scope *s)
+/* Whether a "written over" line may be logged now: a burst of
+ * LIMIT_LINES_BURST (systemd writes a slice's units at once), then one a
+ * second; the writer may be a job owner's loop.  Those not logged are
+ * counted into the next line. */
+static bool line_allowed(struct adopt *a)
+{
+	uint64_t now = now_ns();
+
+	a->limit_lines += (now - a->limit_logged_ns) / NS_PER_SEC;
+	if (a->limit_lines > LIMIT_LINES_BURST || !a->limit_logged_ns)
+		a->limit_lines = LIMIT_LINES_BURST;
+	if (!a->limit_lines) {
+		a->limit_unlogged++;
+		return false;
+	}
+	a->limit_lines--;
+	a->limit_logged_ns = now;
+	return true;
+}
+
+static void written_over(struct adopt *a, struct scope *s, const char *what)
+{
+	if (!line_allowed(a))
+		return;
+	if (a->limit_unlogged)
+		log_info("%s: %s (and %u such writes not logged since the last line)", s->label, what,
+			 a->limit_unlogged);
+	else
+		log_info("%s: %s", s->label, what);
+	a->limit_unlogged = 0;
+}
+
+/* A write to the instance's memory.max: systemd writes all of a unit's
+ * memory attributes at once (memory.high before memory.max) when it makes
+ * the cgroup, which may be after the daemon adopted it, and again, from
+ * what it was last told, when a sibling starts.  Either may undo the job's
+ * limit and the hold; systemd hears of them again only if the daemon writes
+ * them again (the library's limits callback). */
+static void limit_written(struct adopt *a, struct scope *s)
+{
+	unsigned i = scope_index(a->scopes, s);
+	struct oomkit_cgroup_memory m;
+	char what[96], lim[32];
+	uint64_t written = 0;
+
+	/* A loan (a shed's or a grace's headroom) raised the limit on purpose;
+	 * its repayment puts it back. */
+	if (a->lend && lend_of(a->lend, s))
+		return;
+	if (set_limit(a, s, &written)) {
+		value_format_size(written, lim, sizeof(lim));
+		snprintf(what, sizeof(what), "its limit was written over; %s again", lim);
+		written_over(a, s, what);
+	}
+	if (!a->limit_taken[i]) {
+		if ((a->limit_taken[i] = take_over_if_limited(a, s)))
+			log_info("%s: has a limit now; taken over", s->label);
+		return;
+	}
+	/* Not an OOM handed to the kernel: the library keeps that the
+	 * kernel's until it is over. */
+	if (oomkit_cgroup_memory(a->ctx, s->rel, &m) >= 0 && m.limit_bytes != OOMKIT_UNLIMITED &&
+	    !m.oom_kill_disable && handler_watch(a->handler, s, a->cfg->delay_ms) == 0)
+		written_over(a, s, "its hold was written over; held again");
+}
+
+/* Each instance's memory.max (v1: memory.limit_in_bytes) is followed for as
+ * long as it is adopted: inotify on the file (writes by a process; the
+ * kernel's own notifications are for other files), with no polling and no
+ * control file opened.  A cgroup v2 cgroup adopted without a limit cannot
+ * be held (on a systemd machine: a unit's cgroup between its mkdir and the
+ * write of its MemoryMax=): that write takes it over. */
+static void follow_limit(struct adopt *a, struct scope *s)
 {
 	char path[PATH_MAX];
 	unsigned i = scope_index(a->scopes, s);
 
-	if (a->dry_run || take_over_if_limited(a, s))
+	if (a->dry_run)
 		return;
-	if (!a->limit_wd && !(a->limit_wd = calloc(a->scopes->max_jobs, sizeof(*a->limit_wd))))
+	if ((!a->limit_wd && !(a->limit_wd = calloc(a->scopes->max_jobs, sizeof(*a->limit_wd)))) ||
+	    (!a->limit_taken && !(a->limit_taken = calloc(a->scopes->max_jobs, sizeof(*a->limit_taken))))) {
+		(void)take_over_if_limited(a, s);
 		return;
+	}
 	if (a->limit_fd < 0) {
 		a->limit_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 		if (a->limit_fd < 0 || loop_add_fd(a->loop, a->limit_fd, a->limit_source, 0, EPOLLIN) < 0) {
@@ -126,20 +207,22 @@ static void wait_for_limit(struct adopt *a, struct scope *s)
 			if (a->limit_fd >= 0)
 				close(a->limit_fd);
 			a->limit_fd = -1;
-			return;
 		}
 	}
-	snprintf(path, sizeof(path), "%s/%s", oomkit_memory_root(a->ctx), s->rel);
-	int wd = inotify_add_watch(a->limit_fd, path, IN_MODIFY | IN_ONLYDIR);
-	if (wd < 0)
-		return;
-	a->limit_wd[i] = wd;
-	/* Written before the watch was there (or before the take-over that
-	 * setup() tried). */
-	if (take_over_if_limited(a, s))
-		stop_waiting(a, s);
+	snprintf(path, sizeof(path), "%s/%s/%s", oomkit_memory_root(a->ctx), s->rel,
+		 oomkit_backend(a->ctx) == OOMKIT_BACKEND_V2 ? "memory.max" : "memory.limit_in_bytes");
+	int wd = a->limit_fd < 0 ? -1 : inotify_add_watch(a->limit_fd, path, IN_MODIFY);
+	a->limit_wd[i] = wd < 0 ? 0 : wd;
+	/* What was written before the watch was there: after the limit and
+	 * the take-over setup() wrote, or before. */
+	a->limit_taken[i] = take_over_if_limited(a, s);
+	if (wd >= 0)
+		limit_written(a, s);
 }
 
+/* One read a turn: a job owner who writes memory.max in a loop (its own
+ * delegated cgroup) gets an answer per turn, never the loop's whole time
+ * (inotify merges a file's writes not read yet into one event). */
 static void on_limit(void *data, uint32_t index, uint32_t events)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -148,21 +231,17 @@ static void on_limit(void *data, uint32_t index, uint32_t events)
 
 	(void)index;
 	(void)events;
-	while ((n = read(a->limit_fd, buf, sizeof(buf))) > 0) {
-		for (char *p = buf; p < buf + n;) {
-			const struct inotify_event *ie = (const struct inotify_event *)p;
-			p += sizeof(*ie) + ie->len;
-			if (!ie->len || strcmp(ie->name, "memory.max") != 0 || !a->limit_wd)
-				continue;
-			for (unsigned i = 0; i < a->scopes->max_jobs; i++) {
-				struct scope *s = &a->scopes->jobs[i];
-				if (a->limit_wd[i] != ie->wd || !s->in_use || s->kind != SCOPE_KIND_INSTANCE)
-					continue;
-				if (take_over_if_limited(a, s)) {
-					log_info("%s: has a limit now; taken over", s->label);
-					stop_waiting(a, s);
-				}
-			}
+	if ((n = read(a->limit_fd, buf, sizeof(buf))) <= 0 || !a->limit_wd)
+		return;
+	for (char *p = buf; p < buf + n;) {
+		const struct inotify_event *ie = (const struct inotify_event *)p;
+		p += sizeof(*ie) + ie->len;
+		if (!(ie->mask & IN_MODIFY))
+			continue;
+		for (unsigned i = 0; i < a->scopes->max_jobs; i++) {
+			struct scope *s = &a->scopes->jobs[i];
+			if (a->limit_wd[i] == ie->wd && s->in_use && s->kind == SCOPE_KIND_INSTANCE)
+				limit_written(a, s);
 		}
 	}
 }
@@ -171,7 +250,7 @@ static void drop(struct adopt *a, struct scope *s, const char *why)
 {
 	char buf[SHOWN_MAX];
 
-	stop_waiting(a, s);
+	stop_following(a, s);
 	log_info("%s: %s %s; no longer an instance", s->label, shown(s->rel, buf), why);
 	handler_unwatch(a->handler, s);
 	scope_remove(a->scopes, s);
@@ -224,7 +303,7 @@ static void setup(struct adopt *a, struct scope *s)
 	char buf[SHOWN_MAX], lim[32];
 	struct oomkit_cgroup_memory m = {.limit_bytes = OOMKIT_UNLIMITED};
 
-	set_limit(a, s);
+	set_limit(a, s, NULL);
 	int r = handler_watch(a->handler, s, a->cfg->delay_ms);
 	if (r < 0 || !s->watch) {
 		bool gone = r == -ENOENT || oomkit_cgroup_exists(a->ctx, s->rel) <= 0;
@@ -236,7 +315,7 @@ static void setup(struct adopt *a, struct scope *s)
 		return;
 	}
 	handler_note_oom_count(a->handler, s);
-	wait_for_limit(a, s);
+	follow_limit(a, s);
 	(void)oomkit_cgroup_memory(a->ctx, s->rel, &m);
 	int n = oomkit_cgroup_pids(a->ctx, s->rel, true, a->pids, a->max_pids);
 	value_format_size(m.limit_bytes, lim, sizeof(lim));
@@ -255,7 +334,7 @@ static void repoint(struct adopt *a, struct scope *s, const struct config_job *j
 	s->chain = &job->chain;
 	a->seen[scope_index(a->scopes, s)] = true;
 	if (job->limit_bytes != old_limit)
-		set_limit(a, s);
+		set_limit(a, s, NULL);
 	if (a->cfg->delay_ms != old_delay_ms || !s->watch)
 		handler_watch(a->handler, s, a->cfg->delay_ms);
 	else if (job->limit_bytes != old_limit)
@@ -401,4 +480,6 @@ void adopt_stop(struct adopt *a)
 	}
 	free(a->limit_wd);
 	a->limit_wd = NULL;
+	free(a->limit_taken);
+	a->limit_taken = NULL;
 }

@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "handler.h"
+#include "lend.h"
 #include "loop.h"
 #include "metrics.h"
 #include "oomkit.h"
@@ -33,16 +34,24 @@ struct adopt {
 	struct scopes *scopes;
 	struct handler *handler;
 	struct metrics *metrics;
+	const struct lend *lend; /* a scope's loan is above its limit on purpose */
 	struct loop *loop;
 	pid_t *pids; /* borrowed: to count an instance's processes */
 	size_t max_pids;
 	int source; /* the loop's id for the tracker's descriptor */
 	struct tracker *tracker;
-	/* Instances adopted before they had a limit (systemd makes a unit's
-	 * cgroup, then writes its MemoryMax=): inotify on their directories
-	 * until memory.max is written.  limit_wd per scope slot, 0: none. */
+	/* inotify on each instance's memory.max, for as long as it is
+	 * adopted: a write that undoes the job's limit or the hold (systemd
+	 * writes a unit's own after the daemon may have adopted it) is
+	 * answered; one adopted without a limit is taken over when it has
+	 * one.  limit_wd per scope slot (0: none), limit_taken whether it was
+	 * taken over with a limit. */
 	int limit_fd, limit_source;
 	int *limit_wd;
+	bool *limit_taken;
+	uint64_t limit_logged_ns;  /* the last "written over" line */
+	uint64_t limit_lines;	   /* that may be logged now (a token bucket) */
+	unsigned limit_unlogged;   /* writes over since that line, not logged */
 	bool *seen;		   /* per scope slot, during a reload */
 	uint64_t old_delay_ms;	   /* during a reload: the running configuration's */
 	char self[SCOPE_REL_MAX];  /* the daemon's own memcg */

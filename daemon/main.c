@@ -487,6 +487,7 @@ static int setup_modules(struct daemon *d)
 				  .scopes = &d->scopes,
 				  .handler = &d->handler,
 				  .metrics = &d->metrics,
+				  .lend = &d->lend,
 				  .pids = d->snap.pids,
 				  .max_pids = MAX_PIDS};
 	d->lowmem = (struct lowmem){.ctx = d->ctx, .scopes = &d->scopes, .chain = &d->chain};

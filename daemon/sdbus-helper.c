@@ -299,11 +299,19 @@ static int set_limits(const char *unit, unsigned mask, uint64_t high, uint64_t m
 	return r;
 }
 
+/* Which of the unit's two properties differ from what systemd is known to have. */
+static unsigned differs(const struct unit *u, uint64_t high, uint64_t max)
+{
+	return (high != u->high ? HAS_HIGH : 0) | (max != u->max ? HAS_MAX : 0);
+}
+
 static void on_set(const struct sdbus_msg *msg)
 {
+	uint64_t high, max;
 	struct unit *u = find_unit(msg->unit);
+	bool fresh = !u;
+
 	if (!u) {
-		uint64_t high, max;
 		if (get_limit(msg->unit, "MemoryHigh", &high) < 0 ||
 		    get_limit(msg->unit, "MemoryMax", &max) < 0 || !(u = add_unit(msg->unit)))
 			return;
@@ -311,8 +319,17 @@ static void on_set(const struct sdbus_msg *msg)
 		u->orig_max = u->max = max;
 	}
 	/* Released: the unit's own MemoryHigh= again. */
-	uint64_t high = msg->high_bytes == INFINITY_BYTES ? u->orig_high : msg->high_bytes;
-	unsigned mask = (high != u->high ? HAS_HIGH : 0) | (msg->max_bytes != u->max ? HAS_MAX : 0);
+	high = msg->high_bytes == INFINITY_BYTES ? u->orig_high : msg->high_bytes;
+	unsigned mask = differs(u, high, msg->max_bytes);
+	/* The same values again: the daemon writes a limit again when someone
+	 * wrote over it, and whoever did may have told systemd (an admin's
+	 * set-property), so what systemd has is asked again. */
+	if (!mask && !fresh) {
+		if (get_limit(u->name, "MemoryHigh", &u->high) < 0 ||
+		    get_limit(u->name, "MemoryMax", &u->max) < 0)
+			return;
+		mask = differs(u, high, msg->max_bytes);
+	}
 	if (!mask)
 		return;
 	/* Recorded before systemd is told: a crash between the two leaves a

@@ -61,6 +61,31 @@ mkdir -p "$R/later/user-1/app-x"
 check "levels that did not exist are followed as they are made" \
 	wait_for 10 logged "apps [app-x]: adopted $M/later/user-1/app-x"
 check "the job's limit is the instance's" test "$(cat "$R/later/user-1/app-x/memory.limit_in_bytes")" = $((40 << 20))
+# Whoever else writes the limit over (systemd writes a unit's own MemoryMax=
+# after the daemon may have adopted its cgroup, and again, from what it was
+# last told, when a sibling starts) gets the job's limit back.
+limit_is() { [ "$(cat "$R/$1/memory.limit_in_bytes" 2>/dev/null)" = "$2" ]; }
+echo 20M >"$R/later/user-1/app-x/memory.limit_in_bytes"
+check "a limit written over is the job's again" wait_for 10 limit_is later/user-1/app-x $((40 << 20))
+check "and the log says so" wait_for 10 logged "apps [app-x]: its limit was written over; 40M again"
+# systemd writes a unit's memory.high with its memory.max: a write of the
+# limit makes the daemon look at the hold too (v1's is oom_kill_disable).
+echo 0 >"$R/later/user-1/app-x/memory.oom_control"
+echo 20M >"$R/later/user-1/app-x/memory.limit_in_bytes"
+kill_disabled() { [ "$(awk '/oom_kill_disable/ { print $2 }' "$R/$1/memory.oom_control")" = 1 ]; }
+check "a hold undone with the limit is held again" wait_for 10 kill_disabled later/user-1/app-x
+check "and the log says it was held again" wait_for 10 logged "apps [app-x]: its hold was written over; held again"
+# A job owner's loop of such writes: each one answered, log lines in a burst
+# of ten and then one a second, and the daemon still serves.
+n0=$(count_logged "apps [app-x]: its limit was written over") t0=$SECONDS
+for i in $(seq 1 200); do
+	echo $(((20 + i % 8) << 20)) >"$R/later/user-1/app-x/memory.limit_in_bytes"
+done
+check "after 200 writes over it, the limit is the job's again" wait_for 10 limit_is later/user-1/app-x $((40 << 20))
+lines=$(($(count_logged "apps [app-x]: its limit was written over") - n0))
+check "ten lines and one a second at most: $lines lines in $((SECONDS - t0 + 1)) s" \
+	test "$lines" -le $((10 + SECONDS - t0 + 1))
+check "the daemon still answers" eval '"$OOMKIT" status >/dev/null'
 check "a cgroup no pattern matches is not adopted" bash -c "! grep -qF '$M/ext/other' '$TMP/log'"
 check "no timer is armed while nothing happens: nothing is polled" disarmed "$DPID"
 

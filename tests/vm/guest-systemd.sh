@@ -707,6 +707,16 @@ check_sd_behind() {
 			journal $UNIT | grep -F "$u" | tail -n 10 | sed 's/^/sdguest:   oomkitd: /'
 		done
 	fi
+	# An admin's MemoryMax= over the job's limit (systemd writes it into the
+	# cgroup, as it writes a unit's own value after the daemon may have
+	# adopted it): the job's limit again, in the kernel and in what systemd
+	# says.  (The log line is test-daemon-adopt's: lines are rate-limited.)
+	u=${units[0]}
+	expect "set-property MemoryMax=32M on $u" systemctl set-property --runtime "$u" MemoryMax=32M
+	expect "$u: memory.max and MemoryMax= are the job's ${mib}M again" wait_for 30 eval \
+		"[ \"\$(cat $CG/system.slice/$u/memory.max)\" = $((mib << 20)) ] && [ \"\$(prop $u MemoryMax)\" = $((mib << 20)) ]" ||
+		sd_limits "$u"
+	expect "$u is still held" held system.slice/"$u"
 	# Stopped only now: a unit started in the slice makes systemd write its
 	# siblings' cgroup attributes again, and what it has not heard of yet is
 	# undone (the helper is there to tell it).
