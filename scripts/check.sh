@@ -53,24 +53,35 @@ if [ -n "$sd_pid" ]; then
 	logs="$logs /tmp/oomkit-check-$$.systemd.json"
 fi
 
+# The closing lines: what failed, by tier and name (a log's tail shows them
+# whatever scrolled by), then the counts.
 python3 - "$fuzz_pass" "$fuzz_fail" $logs <<'PY'
 import json, sys
 passed = failed = skipped = 0
+names = []
 for path in sys.argv[3:]:
+    tier = "asan" if ".asan." in path else "systemd" if ".systemd." in path else "build"
     try:
         lines = open(path).read().splitlines()
     except OSError:
         failed += 1
+        names.append(f"{tier}: no test log")
         continue
     for line in lines:
-        r = json.loads(line).get("result")
+        t = json.loads(line)
+        r = t.get("result")
         if r in ("OK", "EXPECTEDFAIL"):
             passed += 1
         elif r == "SKIP":
             skipped += 1
         else:
             failed += 1
+            names.append(f"{tier}: {t.get('name', '?')} ({r})")
 passed += int(sys.argv[1]); failed += int(sys.argv[2])
+if int(sys.argv[2]):
+    names.append("fuzz: a target failed (see above)")
+for n in names:
+    print(f"check: FAILED {n}")
 print(f"check: {passed} passed, {failed} failed, {skipped} skipped")
 PY
 rm -f /tmp/oomkit-check-$$.*.json /tmp/oomkit-check-$$.systemd.log

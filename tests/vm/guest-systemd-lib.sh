@@ -49,6 +49,7 @@ expect() { # description command...
 	fi
 	note "not ok: $what"
 	check_failed=1
+	[[ -n ${check_first_failed:-} ]] || check_first_failed=$what
 	return 1
 }
 
@@ -136,7 +137,7 @@ run_checks() { # file
 		[[ -z ${SDG_ONLY:-} || ,$SDG_ONLY, == *,"$name",* ]] || continue
 		t0=$(uptime_s)
 		say "RUN $name"
-		check_failed=0
+		check_failed=0 check_first_failed=
 		"check_$name"
 		if ((check_failed)) && [[ -s "$SDG_STDERR" ]]; then
 			sed 's/^/sdguest:   stderr: /' "$SDG_STDERR"
@@ -144,7 +145,9 @@ run_checks() { # file
 		rm -f "$SDG_STDERR"
 		note "$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f s", b - a }')"
 		if ((check_failed)); then
-			say "FAIL $name"
+			# The first expectation that failed, on the line a log's
+			# tail shows.
+			say "FAIL $name (first not ok: $check_first_failed)"
 			failed=$((failed + 1))
 		else
 			say "PASS $name"
