@@ -212,6 +212,12 @@ static void follow_limit(struct adopt *a, struct scope *s)
 	snprintf(path, sizeof(path), "%s/%s/%s", oomkit_memory_root(a->ctx), s->rel,
 		 oomkit_backend(a->ctx) == OOMKIT_BACKEND_V2 ? "memory.max" : "memory.limit_in_bytes");
 	int wd = a->limit_fd < 0 ? -1 : inotify_add_watch(a->limit_fd, path, IN_MODIFY);
+	int e = errno;
+	if (wd < 0 && a->limit_fd >= 0 && e != ENOENT) { /* ENOENT: gone, the tracker says so */
+		char buf[SHOWN_MAX];
+		log_warning("%s: cannot follow writes to the limit of %s: %s", s->label, shown(s->rel, buf),
+			    strerror(e));
+	}
 	a->limit_wd[i] = wd < 0 ? 0 : wd;
 	/* What was written before the watch was there: after the limit and
 	 * the take-over setup() wrote, or before. */
