@@ -205,7 +205,8 @@ static void check_record(char *line)
 	else if (r.n == 9 && protocol_parse_candidate(&r, &c) == 0)
 		put = protocol_put_candidate(&b, &c);
 	else if (protocol_parse_choices(&r, &choices) == 0)
-		FUZZ_CHECK((choices & ~7u) == 0);
+		FUZZ_CHECK((choices & ~(unsigned)(PROTOCOL_CHOICE_KILL | PROTOCOL_CHOICE_GROW |
+						  PROTOCOL_CHOICE_KERNEL | PROTOCOL_CHOICE_CHAIN)) == 0);
 	if (put == 1)
 		return; /* not a record of these kinds */
 	FUZZ_CHECK(put == 0 && b.len > 0 && again[b.len - 1] == '\n');
