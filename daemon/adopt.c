@@ -18,6 +18,8 @@
 
 /* "Its limit was written over" lines in a burst; one a second after it. */
 #define LIMIT_LINES_BURST 10
+/* Buffers of memory.max events read in one turn of the loop. */
+#define LIMIT_READS 4
 
 /* A cgroup path as a log line may carry it: the names are the job owner's. */
 #define SHOWN_MAX LOG_ESCAPED_MAX(SCOPE_REL_MAX)
@@ -196,7 +198,9 @@ static void follow_limit(struct adopt *a, struct scope *s)
 	if (a->dry_run)
 		return;
 	if ((!a->limit_wd && !(a->limit_wd = calloc(a->scopes->max_jobs, sizeof(*a->limit_wd)))) ||
-	    (!a->limit_taken && !(a->limit_taken = calloc(a->scopes->max_jobs, sizeof(*a->limit_taken))))) {
+	    (!a->limit_taken && !(a->limit_taken = calloc(a->scopes->max_jobs, sizeof(*a->limit_taken)))) ||
+	    (!a->limit_marked &&
+	     !(a->limit_marked = calloc(a->scopes->max_jobs, sizeof(*a->limit_marked))))) {
 		(void)take_over_if_limited(a, s);
 		return;
 	}
@@ -226,29 +230,44 @@ static void follow_limit(struct adopt *a, struct scope *s)
 		limit_written(a, s);
 }
 
-/* One read a turn: a job owner who writes memory.max in a loop (its own
- * delegated cgroup) gets an answer per turn, never the loop's whole time
- * (inotify merges a file's writes not read yet into one event). */
+/* Up to LIMIT_READS buffers of events a turn, each instance answered once
+ * for all of them: a job owner who writes its own delegated cgroups' limits
+ * in a loop (alternating between two, so that inotify cannot merge the
+ * events) gets an answer per turn, never the loop's whole time, and the
+ * queue does not grow past what a turn drains.  If it overflowed anyway,
+ * every instance is looked at. */
 static void on_limit(void *data, uint32_t index, uint32_t events)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	struct adopt *a = data;
+	bool overflow = false;
 	ssize_t n;
 
 	(void)index;
 	(void)events;
-	if ((n = read(a->limit_fd, buf, sizeof(buf))) <= 0 || !a->limit_wd)
+	if (!a->limit_wd)
 		return;
-	for (char *p = buf; p < buf + n;) {
-		const struct inotify_event *ie = (const struct inotify_event *)p;
-		p += sizeof(*ie) + ie->len;
-		if (!(ie->mask & IN_MODIFY))
-			continue;
-		for (unsigned i = 0; i < a->scopes->max_jobs; i++) {
-			struct scope *s = &a->scopes->jobs[i];
-			if (a->limit_wd[i] == ie->wd && s->in_use && s->kind == SCOPE_KIND_INSTANCE)
-				limit_written(a, s);
+	for (int k = 0; k < LIMIT_READS && (n = read(a->limit_fd, buf, sizeof(buf))) > 0; k++) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ie = (const struct inotify_event *)p;
+			p += sizeof(*ie) + ie->len;
+			if (ie->mask & IN_Q_OVERFLOW)
+				overflow = true;
+			if (!(ie->mask & IN_MODIFY))
+				continue;
+			for (unsigned i = 0; i < a->scopes->max_jobs; i++)
+				if (a->limit_wd[i] == ie->wd)
+					a->limit_marked[i] = true;
 		}
+	}
+	if (overflow && line_allowed(a))
+		log_warning("writes to instances' limits came faster than they were read; looking at all");
+	for (unsigned i = 0; i < a->scopes->max_jobs; i++) {
+		struct scope *s = &a->scopes->jobs[i];
+		bool marked = a->limit_marked[i] || (overflow && a->limit_wd[i] > 0);
+		a->limit_marked[i] = false;
+		if (marked && s->in_use && s->kind == SCOPE_KIND_INSTANCE)
+			limit_written(a, s);
 	}
 }
 
@@ -488,4 +507,6 @@ void adopt_stop(struct adopt *a)
 	a->limit_wd = NULL;
 	free(a->limit_taken);
 	a->limit_taken = NULL;
+	free(a->limit_marked);
+	a->limit_marked = NULL;
 }

@@ -49,6 +49,7 @@ struct adopt {
 	int limit_fd, limit_source;
 	int *limit_wd;
 	bool *limit_taken;
+	bool *limit_marked;	   /* written since the last turn (on_limit) */
 	uint64_t limit_logged_ns;  /* the last "written over" line */
 	uint64_t limit_lines;	   /* that may be logged now (a token bucket) */
 	unsigned limit_unlogged;   /* writes over since that line, not logged */

@@ -75,14 +75,19 @@ echo 20M >"$R/later/user-1/app-x/memory.limit_in_bytes"
 kill_disabled() { [ "$(awk '/oom_kill_disable/ { print $2 }' "$R/$1/memory.oom_control")" = 1 ]; }
 check "a hold undone with the limit is held again" wait_for 10 kill_disabled later/user-1/app-x
 check "and the log says it was held again" wait_for 10 logged "apps [app-x]: its hold was written over; held again"
-# A job owner's loop of such writes: each one answered, log lines in a burst
-# of ten and then one a second, and the daemon still serves.
-n0=$(count_logged "apps [app-x]: its limit was written over") t0=$SECONDS
+# A job owner's loop of such writes, alternating between two of its cgroups
+# (inotify merges only a file's consecutive events): each answered, log
+# lines in a burst of ten and then one a second, and the daemon still serves.
+mkdir -p "$R/later/user-1/app-y"
+check "a second instance is adopted" wait_for 10 logged "apps [app-y]: adopted $M/later/user-1/app-y"
+n0=$(count_logged "its limit was written over") t0=$SECONDS
 for i in $(seq 1 200); do
 	echo $(((20 + i % 8) << 20)) >"$R/later/user-1/app-x/memory.limit_in_bytes"
+	echo $(((20 + i % 8) << 20)) >"$R/later/user-1/app-y/memory.limit_in_bytes"
 done
-check "after 200 writes over it, the limit is the job's again" wait_for 10 limit_is later/user-1/app-x $((40 << 20))
-lines=$(($(count_logged "apps [app-x]: its limit was written over") - n0))
+check "after 200 writes over each, both limits are the job's again" \
+	wait_for 10 eval 'limit_is later/user-1/app-x $((40 << 20)) && limit_is later/user-1/app-y $((40 << 20))'
+lines=$(($(count_logged "its limit was written over") - n0))
 check "ten lines and one a second at most: $lines lines in $((SECONDS - t0 + 1)) s" \
 	test "$lines" -le $((10 + SECONDS - t0 + 1))
 check "the daemon still answers" eval '"$OOMKIT" status >/dev/null'
