@@ -373,6 +373,9 @@ static int remove_one(const char *abs, uint64_t end)
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/memory.oom_control", abs);
 	(void)th_write_file(path, "0"); /* v1 only; a v2 memcg has no such file */
+	/* A v1 freezer cgroup: a frozen task cannot die. */
+	snprintf(path, sizeof(path), "%s/freezer.state", abs);
+	(void)th_write_file(path, "THAWED");
 	for (;;) {
 		int r = -EBUSY;
 		if (kill_listed(abs) == 0)

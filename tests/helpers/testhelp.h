@@ -138,7 +138,8 @@ int th_cg_make(const char *abs, const char *limit_file, uint64_t limit_bytes);
 
 /* Empties and removes the cgroup directory abs and everything below it,
  * deepest first: gives each memcg its kernel OOM killer back (v1: a process
- * blocked in an OOM must be able to die), SIGKILLs what it lists (never this
+ * blocked in an OOM must be able to die), thaws each v1 freezer cgroup (a
+ * frozen process cannot die either), SIGKILLs what it lists (never this
  * process), reaps our children and removes it, trying for up to timeout_ms.
  * 0 (also when abs does not exist), or -errno of what could not be removed,
  * which it names on stderr. */

@@ -10,8 +10,8 @@
  * a job's owner could make (70 levels deep, paths of 8 KiB, more processes
  * than the context's buffers) are listed, placed, reported and killed whole.
  *
- * The freezer cgroups the library makes are put below a freezer parent of
- * this test (oomkit-test-kill-PID), passed as the context's freezer root.
+ * The freezer cgroups the library makes are put below the test's freezer
+ * parent (testlib's oomkit-test-PID), passed as the context's freezer root.
  */
 #include <errno.h>
 #include <poll.h>
@@ -38,10 +38,9 @@
 #include "oomkit.h"
 #include "testlib.h"
 
-#define FREEZER_MOUNT "/sys/fs/cgroup/freezer"
 #define TREE_SIZE 20
 
-static char freezer_parent[PATH_MAX]; /* FREEZER_MOUNT/oomkit-test-kill-PID */
+static char freezer_parent[PATH_MAX]; /* tl_freezer_parent() */
 static char logbuf[16384];
 
 static void log_to_buf(enum oomkit_log_level level, const char *msg, void *userdata)
@@ -97,74 +96,35 @@ static void reap_all(void)
 		;
 }
 
-/* ------------------------------------------------- freezer parent cleanup */
-
-/* Thaws, empties and removes everything below the freezer parent, then the
- * parent: runs at exit and on fatal signals, so no task stays frozen. */
-static void freezer_cleanup(void)
-{
-	char path[PATH_MAX], state[PATH_MAX + 16];
-	int pids[4096];
-
-	if (!freezer_parent[0])
-		return;
-	snprintf(path, sizeof(path), "%s", freezer_parent);
-	for (int round = 0; round < 200; round++) {
-		char cmd[PATH_MAX * 3];
-		/* Children first: any leftover oomkit-kill-* the library left behind. */
-		snprintf(cmd, sizeof(cmd),
-			 "for d in '%s'/*/; do [ -d \"$d\" ] && echo THAWED > \"$d/freezer.state\" "
-			 "&& rmdir \"$d\" 2>/dev/null; done; true",
-			 path);
-		if (system(cmd) != 0)
-			break;
-		snprintf(state, sizeof(state), "%s/cgroup.procs", path);
-		FILE *f = fopen(state, "re");
-		int n = 0;
-		while (f && n < 4096 && fscanf(f, "%d", &pids[n]) == 1)
-			n++;
-		if (f)
-			fclose(f);
-		for (int i = 0; i < n; i++)
-			kill(pids[i], SIGKILL);
-		reap_all();
-		if (rmdir(path) == 0 || errno == ENOENT) {
-			freezer_parent[0] = 0;
-			return;
-		}
-		usleep(10000);
-	}
-	fprintf(stderr, "test-kill: could not remove %s: %s\n", path, strerror(errno));
-}
-
 static void deep_cleanup(void);
 
 static void fatal(int sig)
 {
 	deep_cleanup();
-	freezer_cleanup();
 	tl_cleanup();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
 
-/* Makes the test's freezer parent; skips (or fails with
+/* The test's freezer parent (testlib's, which tl_cleanup() thaws and
+ * removes with what the library left below it, at exit and on fatal
+ * signals, so no task stays frozen); skips (or fails with
  * OOMKIT_REQUIRE_KERNEL=1) without a v1 freezer hierarchy. */
 static void make_freezer_parent(void)
 {
 	bool required = tl_kernel_required();
+	const char *p = tl_freezer_parent();
 	char state[PATH_MAX + 16];
 
-	snprintf(freezer_parent, sizeof(freezer_parent), "%s/oomkit-test-kill-%d", FREEZER_MOUNT,
-		 (int)getpid());
-	snprintf(state, sizeof(state), "%s/freezer.state", freezer_parent);
-	if (mkdir(freezer_parent, 0755) != 0 || access(state, W_OK) != 0) {
+	if (p)
+		snprintf(state, sizeof(state), "%s/freezer.state", p);
+	if (!p || access(state, W_OK) != 0) {
 		fprintf(stderr, "%s: no cgroup v1 freezer hierarchy at %s (%s)\n",
-			required ? "FAIL (OOMKIT_REQUIRE_KERNEL=1)" : "SKIP", FREEZER_MOUNT, strerror(errno));
-		rmdir(freezer_parent);
+			required ? "FAIL (OOMKIT_REQUIRE_KERNEL=1)" : "SKIP", TL_FREEZER_ROOT,
+			strerror(errno));
 		exit(required ? 1 : 77);
 	}
-	atexit(freezer_cleanup);
+	snprintf(freezer_parent, sizeof(freezer_parent), "%s", p);
 	int sigs[] = {SIGINT, SIGTERM, SIGABRT, SIGSEGV, SIGALRM};
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		signal(sigs[i], fatal);

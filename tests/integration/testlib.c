@@ -26,11 +26,10 @@
 #error "OOMKIT_HOG must name the hog binary"
 #endif
 
-#define TL_FREEZER_ROOT "/sys/fs/cgroup/freezer"
-
 static char parent[128];
 static bool parent_made;
-static char freezer[128]; /* TL_FREEZER_ROOT/oomkit-test-PID, once made */
+static char freezer_parent[128]; /* TL_FREEZER_ROOT/oomkit-test-PID, once made */
+static char freezer[160];	 /* tl_freeze()'s, below it, once made */
 
 const char *tl_hog_path(void)
 {
@@ -181,25 +180,42 @@ bool tl_wait_under_oom(const char *rel, int timeout_ms)
 
 static int freezer_state(const char *state)
 {
-	char path[160];
+	char path[192];
 	snprintf(path, sizeof(path), "%s/freezer.state", freezer);
 	return th_write_file(path, state);
+}
+
+const char *tl_freezer_parent(void)
+{
+	if (freezer_parent[0])
+		return freezer_parent;
+	if (access(TL_FREEZER_ROOT "/freezer.state", F_OK) < 0 &&
+	    access(TL_FREEZER_ROOT "/cgroup.procs", F_OK) < 0) {
+		errno = ENOENT;
+		return NULL;
+	}
+	snprintf(freezer_parent, sizeof(freezer_parent), "%s/oomkit-test-%d", TL_FREEZER_ROOT, (int)getpid());
+	if (mkdir(freezer_parent, 0755) < 0 && errno != EEXIST) {
+		freezer_parent[0] = 0;
+		return NULL;
+	}
+	return freezer_parent;
 }
 
 int tl_freeze(pid_t pid)
 {
 	if (!freezer[0]) {
-		if (access(TL_FREEZER_ROOT "/freezer.state", F_OK) < 0 &&
-		    access(TL_FREEZER_ROOT "/cgroup.procs", F_OK) < 0)
-			return -ENOENT;
-		snprintf(freezer, sizeof(freezer), "%s/oomkit-test-%d", TL_FREEZER_ROOT, (int)getpid());
+		const char *p = tl_freezer_parent();
+		if (!p)
+			return -errno;
+		snprintf(freezer, sizeof(freezer), "%s/frozen", p);
 		if (mkdir(freezer, 0755) < 0 && errno != EEXIST) {
 			int r = -errno;
 			freezer[0] = 0;
 			return r;
 		}
 	}
-	char path[160], v[32];
+	char path[192], v[32];
 	snprintf(path, sizeof(path), "%s/cgroup.procs", freezer);
 	snprintf(v, sizeof(v), "%d", (int)pid);
 	int r = th_write_file(path, v);
@@ -331,11 +347,11 @@ int tl_flicker_until_killed(struct tl_flicker *f, unsigned settle_ms, unsigned p
 
 void tl_cleanup(void)
 {
-	/* A frozen task cannot die: thaw it before anything is killed. */
-	if (freezer[0]) {
-		(void)tl_thaw();
-		(void)th_cg_remove_tree(freezer, 10000);
-		freezer[0] = 0;
+	/* The freezer tree first: th_cg_remove_tree() thaws each cgroup of it
+	 * (a frozen task cannot die) before it kills what is inside. */
+	if (freezer_parent[0]) {
+		(void)th_cg_remove_tree(freezer_parent, 10000);
+		freezer_parent[0] = freezer[0] = 0;
 	}
 	if (!parent_made)
 		return;

@@ -68,7 +68,16 @@ bool tl_wait_usage(const char *rel, uint64_t bytes, int timeout_ms);
 /* Waits until rel reports under_oom 1. */
 bool tl_wait_under_oom(const char *rel, int timeout_ms);
 
-/* Moves pid into a v1 freezer cgroup of the test's own and freezes it:
+#define TL_FREEZER_ROOT "/sys/fs/cgroup/freezer"
+
+/* The test's own v1 freezer cgroup (TL_FREEZER_ROOT/oomkit-test-PID), made
+ * on first use, a parent for freezer cgroups such as liboomkit's (its
+ * freezer_root); removed with everything below it, thawed first, by
+ * tl_cleanup().  NULL, with errno set, without a freezer hierarchy. */
+const char *tl_freezer_parent(void);
+
+/* Moves pid into a v1 freezer cgroup of the test's own (below
+ * tl_freezer_parent()) and freezes it:
  * 0, or -ENOENT without a freezer hierarchy (the caller skips), or -errno.
  * A task asleep in a v1 OOM is not frozen until it wakes, and then stops
  * before it returns to user space: its retry of the charge waits for
