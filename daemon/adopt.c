@@ -159,7 +159,6 @@ static void written_over(struct adopt *a, struct scope *s, const char *what)
 static void limit_written(struct adopt *a, struct scope *s)
 {
 	unsigned i = scope_index(a->scopes, s);
-	struct oomkit_cgroup_memory m;
 	char what[96], lim[32];
 	uint64_t written = 0;
 
@@ -177,10 +176,7 @@ static void limit_written(struct adopt *a, struct scope *s)
 			log_info("%s: has a limit now; taken over", s->label);
 		return;
 	}
-	/* Not an OOM handed to the kernel: the library keeps that the
-	 * kernel's until it is over. */
-	if (oomkit_cgroup_memory(a->ctx, s->rel, &m) >= 0 && m.limit_bytes != OOMKIT_UNLIMITED &&
-	    !m.oom_kill_disable && handler_watch(a->handler, s, a->cfg->delay_ms) == 0)
+	if (handler_hold_after_limit(a->handler, s, a->cfg->delay_ms))
 		written_over(a, s, "its hold was written over; held again");
 }
 

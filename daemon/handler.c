@@ -239,12 +239,14 @@ int handler_watch(struct handler *h, struct scope *scope, uint64_t delay_ms)
 	return r == -EINVAL ? 0 : r;
 }
 
-void handler_hold_after_limit(struct handler *h, struct scope *scope, uint64_t delay_ms)
+bool handler_hold_after_limit(struct handler *h, struct scope *scope, uint64_t delay_ms)
 {
 	struct oomkit_cgroup_memory m;
 
-	if (!h->dry_run && oomkit_cgroup_memory(h->ctx, scope->rel, &m) >= 0 && !m.oom_kill_disable)
-		handler_watch(h, scope, delay_ms);
+	if (h->dry_run || oomkit_cgroup_memory(h->ctx, scope->rel, &m) < 0 || m.oom_kill_disable ||
+	    (m.limit_bytes == OOMKIT_UNLIMITED && oomkit_backend(h->ctx) == OOMKIT_BACKEND_V2))
+		return false;
+	return handler_watch(h, scope, delay_ms) == 0;
 }
 
 void handler_unwatch(struct handler *h, struct scope *scope)

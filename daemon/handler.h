@@ -43,9 +43,11 @@ void handler_configure(struct handler *h, const struct config *cfg);
  * -ENOENT (its cgroup went meanwhile), which is returned for adopt.c.  A
  * scope without a limit on cgroup v2 is watched, not taken over: 0. */
 int handler_watch(struct handler *h, struct scope *scope, uint64_t delay_ms);
-/* After a reload changed scope's limit: takes it over if it is not held (on
- * cgroup v2 a scope without a limit could not be). */
-void handler_hold_after_limit(struct handler *h, struct scope *scope, uint64_t delay_ms);
+/* After scope's limit changed (a reload, a write over it): takes it over if
+ * it is not held (on cgroup v2 a scope without a limit could not be, and is
+ * left alone).  True if it took it over again.  An OOM handed to the kernel
+ * stays the kernel's (oomkit_take_over()). */
+bool handler_hold_after_limit(struct handler *h, struct scope *scope, uint64_t delay_ms);
 /* Stops watching scope (its memcg gets the kernel killer back). */
 void handler_unwatch(struct handler *h, struct scope *scope);
 /* Critical memory pressure of the machine: counted and logged at most every 10 s. */
