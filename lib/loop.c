@@ -786,6 +786,10 @@ static void deliver(oomkit_ctx *ctx, struct oomkit__queued *q)
 		deliver_gone(ctx, w, &q->event);
 		return;
 	}
+	/* An OOM event is the memcg under OOM again, whatever under_oom reads
+	 * by now: a run of 0s read before it did not end the OOM under way. */
+	if (w->kind == OOMKIT_EVENT_OOM && w->state != OOM_IDLE)
+		w->clear_since_ns = 0;
 	enum oomkit_verdict v = w->handler(ctx, &q->event, w->userdata);
 	/* Only an OOM of this cgroup's own limit is ours to resolve. */
 	if (w->kind && w->gen == q->gen && w->kind == OOMKIT_EVENT_OOM && w->taken_over && q->event.own &&
