@@ -31,7 +31,7 @@
 #                    benchmark's settings, for instance)
 #   --mem SIZE       guest RAM (default 512M)
 #   --smp N          guest CPUs (default 2)
-#   --timeout S      seconds before qemu is killed (default 780: a boot takes
+#   --timeout S      seconds before qemu is killed (default 1500: a boot takes
 #                    2-3 minutes on a quiet 2-core machine, 7 on a loaded one)
 #   --log FILE       also write the console to FILE (default CACHE/console.log)
 #
@@ -64,7 +64,7 @@ base_packages=(systemd systemd-sysv dbus dbus-user-session libpam-systemd system
 
 build= cache= qexit= only= logfile= debs=
 checks=$here/guest-systemd.sh
-mem=512M smp=2 timeout_s=780
+mem=512M smp=2 timeout_s=1500
 withs=() libs_of=() datas=() envs=()
 
 say() {
