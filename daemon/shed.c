@@ -233,9 +233,10 @@ static void resolved(struct shed *s, struct shed_run *run, uint64_t now)
 	if (scope) {
 		lend_release(s->lend, scope);
 		actions_set_last(scope, "shed %s", got);
+		scope->shed_successes++;
 	}
 	run->used = false;
-	land(s, run, result);
+	land(s, run, result); /* and the metrics are rewritten */
 }
 
 static void timed_out(struct shed *s, struct shed_run *run)
