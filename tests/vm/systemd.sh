@@ -271,8 +271,9 @@ stage() { # rootfs stage
 
 image() { # stage image
 	rm -f "$2"
-	# 1 GiB apparent, sparse: room for the checks' reports and journal.
-	mkfs.ext4 -q -F -L root -d "$1" "$2" 1G
+	# 2 GiB apparent, sparse: room for the checks' reports and journal, and
+	# check_machine_swap's swap file.
+	mkfs.ext4 -q -F -L root -d "$1" "$2" 2G
 }
 
 # Runs qemu with the console on a pipe, each line to stderr and the log,
