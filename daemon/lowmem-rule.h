@@ -68,10 +68,10 @@ enum lowmem_out {
 };
 
 struct lowmem_input {
-	uint64_t available_bytes;   /* MemAvailable */
-	uint64_t swap_usable_bytes; /* oomkit_system_swap()'s usable_bytes */
-	uint64_t min_room_bytes;    /* lowmem_min_room() */
-	int64_t full_share_x100;    /* lowmem_full_share(); -1: not known yet */
+	uint64_t available_bytes;    /* MemAvailable */
+	uint64_t swap_usable_bytes;  /* oomkit_system_swap()'s usable_bytes */
+	uint64_t min_room_bytes;     /* lowmem_min_room() */
+	int64_t full_share_x100;     /* lowmem_full_share(); -1: not known yet */
 	unsigned full_limit_percent; /* machine_full_stall; 0: not looked at */
 	uint64_t now_ns;
 	uint64_t stalled_ns; /* when the "some" stall total last grew */
