@@ -1017,13 +1017,18 @@ uint64_t oomkit__zram_usable(uint64_t free_bytes, const struct oomkit__zram_mm_s
 	}
 	if (used >= orig)
 		return 0;
-	/* A mem_limit caps the RAM it may use: what fits in the rest of it. */
+	/* A mem_limit caps the RAM it may use: what fits in the rest of it.
+	 * Pages that are all one byte take no RAM at all: with only those
+	 * stored so far (used 0) the limit says nothing yet. */
 	if (st && st->limit_bytes) {
 		if (st->used_bytes >= st->limit_bytes)
 			return 0;
-		unsigned __int128 fits = (unsigned __int128)(st->limit_bytes - st->used_bytes) * orig / used;
-		if (fits < room)
-			room = fits;
+		if (used) {
+			unsigned __int128 fits =
+			    (unsigned __int128)(st->limit_bytes - st->used_bytes) * orig / used;
+			if (fits < room)
+				room = fits;
+		}
 	}
 	/* Each page moved there frees a page of RAM and takes its compressed size. */
 	return (uint64_t)(room * (orig - used) / orig);
