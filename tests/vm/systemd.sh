@@ -59,8 +59,9 @@ prog=systemd.sh
 # baseline it is compared with; apt, with which the packaging checks
 # (--debs) install the project's .deb files; redis-server, a real service
 # that holds data, for the whole-machine checks.
+# kmod loads the kernel's zram module (check_machine_zram).
 base_packages=(systemd systemd-sysv dbus dbus-user-session libpam-systemd systemd-oomd procps
-	util-linux login passwd apt redis-server openssh-server)
+	util-linux login passwd apt redis-server openssh-server kmod)
 
 build= cache= qexit= only= logfile= debs=
 checks=$here/guest-systemd.sh
@@ -221,10 +222,13 @@ installed_paths() {
 # (meson install, then ldconfig for the new library), the checks and their
 # helpers under /opt/oomkit-test, and a service that runs them once the
 # system is up.
-stage() { # rootfs stage
+stage() { # rootfs stage modules
 	local s=$2 t=/opt/oomkit-test f
 	rm -rf "$s"
 	cp -a "$1" "$s"
+	# The kernel's modules the checks load, where modprobe looks for them
+	# (depmod runs in the guest: the host may have no kmod).
+	cp -a "$3/lib/modules" "$s/lib/"
 	if [[ -z $debs ]]; then
 		meson install -C "$build" --no-rebuild --quiet --destdir "$(realpath "$s")" >"$cache/install.log" 2>&1 ||
 			{ cat "$cache/install.log" >&2; fail "meson install into the guest failed"; }
@@ -350,10 +354,12 @@ verdict() {
 }
 
 main() {
-	local kernel dir t0 rc=0
+	local kernel modules dir t0 rc=0
 	parse_args "$@"
 	check_host
 	kernel=$(bash "$here/vm.sh" --fetch-kernel) || rc=$?
+	((rc == 0)) || exit "$rc"
+	modules=$(bash "$here/vm.sh" --fetch-modules) || rc=$?
 	((rc == 0)) || exit "$rc"
 	mkdir -p "$cache"
 	exec {lock}>"$cache/.lock"
@@ -361,7 +367,7 @@ main() {
 	rootfs
 	dir=$(cat "$cache/rootfs.path")
 	t0=$(now)
-	stage "$dir" "$cache/stage"
+	stage "$dir" "$cache/stage" "$modules"
 	image "$cache/stage" "$cache/root.img"
 	rm -rf "$cache/stage"
 	echo "$prog: staged and imaged in $(since "$t0") s"
