@@ -989,17 +989,28 @@ swap_outcome() { # label k0 keys0 full0
 	expect "the kernel OOM killer killed nothing (oom_kill $2 -> $(vmstat_oom_kill))" [ "$(vmstat_oom_kill)" = "$2" ]
 }
 
-# A batch job that needs 1.2x RAM (it fits in RAM + swap) holds it a while
-# and exits 0; nobody kills it.  Its unit succeeds only if the hog lived
-# until timeout ended it.
+# A batch job that needs 1.2x RAM (it fits in RAM + swap), holds it 15 s
+# once it has all of it and exits 0; nobody kills it.  Its unit succeeds
+# only if the hog got there and lived to be stopped.  (A script of its own:
+# systemd would expand the $ of a command line.)
 swap_fits() { # keys0 label [mib]
 	local unit=sdg-batch-fits.service mib k0 r0 pid full0 peak=0 a i swap_peak=0 s
 	mib=${3:-$(($(kv /proc/meminfo MemTotal:) * 12 / 10 >> 10))}
 	k0=$(vmstat_oom_kill) r0=$(report_count) full0=$(full_stall_ms)
 	probe_reset
+	cat >/run/sdg-fits.sh <<-EOF
+	$HOG $mib 1024 2000 &
+	p=\$!
+	while [ "\$(awk '/^(RssAnon|VmSwap):/ { k += \$2 } END { print int(k / 1024) }' /proc/\$p/status)" -lt $((mib - 8)) ]; do
+		kill -0 \$p || exit 1
+		sleep 1
+	done
+	sleep 15
+	kill \$p || exit 1
+	EOF
 	systemctl reset-failed $unit 2>/dev/null
 	systemd-run --quiet --unit=$unit --property=Type=exec ${OOMKIT_HOG_FILL:+--setenv=OOMKIT_HOG_FILL=$OOMKIT_HOG_FILL} \
-		/bin/sh -c "timeout 60 $HOG $mib 1024 2000; [ \$? = 124 ]"
+		/bin/sh /run/sdg-fits.sh
 	expect "the job's unit is adopted as an instance of batch" wait_journal 60 $UNIT "batch \[$unit\]: adopted"
 	for i in $(seq 1 60); do
 		pid=$(pgrep -f "^$HOG $mib" | head -n 1)

@@ -22,6 +22,7 @@
 #                    libraries (the daemon's libinih, libseccomp, ...)
 #   --only NAMES     run only these checks (comma list of guest-systemd.sh's
 #                    check names; default all)
+#   --skip NAMES     run all checks but these (a comma list)
 #   --checks FILE    run the check functions of FILE instead of guest-systemd.sh
 #                    (it sources guest-systemd-lib.sh from its own directory)
 #   --debs DIR       install nothing with meson: the guest gets the .deb files
@@ -63,7 +64,7 @@ prog=systemd.sh
 base_packages=(systemd systemd-sysv dbus dbus-user-session libpam-systemd systemd-oomd procps
 	util-linux login passwd apt redis-server openssh-server kmod)
 
-build= cache= qexit= only= logfile= debs=
+build= cache= qexit= only= skip_checks= logfile= debs=
 checks=$here/guest-systemd.sh
 mem=512M smp=2 timeout_s=780
 withs=() libs_of=() datas=() envs=()
@@ -101,6 +102,7 @@ parse_args() {
 		--libs-of) libs_of+=("${2:?}"); shift 2 ;;
 		--data) datas+=("${2:?}"); shift 2 ;;
 		--only) only=${2:?}; shift 2 ;;
+		--skip) skip_checks=${2:?}; shift 2 ;;
 		--checks) checks=${2:?}; shift 2 ;;
 		--debs) debs=${2:?}; shift 2 ;;
 		--env) envs+=("${2:?}"); shift 2 ;;
@@ -115,6 +117,7 @@ parse_args() {
 	[[ -f $build/build.ninja ]] || fail "--build $build: not a meson build directory"
 	[[ $timeout_s =~ ^[0-9]+$ ]] || fail "--timeout takes whole seconds"
 	[[ $only =~ ^[a-z0-9_,]*$ ]] || fail "--only takes check names separated by commas"
+	[[ $skip_checks =~ ^[a-z0-9_,]*$ ]] || fail "--skip takes check names separated by commas"
 	local e
 	for e in "${envs[@]}"; do
 		[[ $e =~ ^SDG_[A-Z0-9_]+=[A-Za-z0-9_.%,/:-]*$ ]] ||
@@ -250,6 +253,7 @@ stage() { # rootfs stage modules
 				OOMKIT_UNIT=/lib/systemd/system/oomkitd.service "SDG_DEBS=$t/debs"
 		fi
 		echo "SDG_ONLY=$only"
+		echo "SDG_SKIP=$skip_checks"
 		printf '%s\n' "${envs[@]}"
 		echo "SDG_QEXIT=$t/bin/$(basename "$qexit")"
 		for f in "${withs[@]}"; do
