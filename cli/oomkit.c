@@ -61,7 +61,8 @@ static void usage(FILE *f)
 		snprintf(synopsis, sizeof(synopsis), "%s %s", verbs[i].name, verbs[i].args);
 		fprintf(f, "  %-41s %s\n", synopsis, verbs[i].help);
 	}
-	fprintf(f, "--json: JSON output of status, ps and reports\n"
+	fprintf(f, "--version: the version of oomkit\n"
+		   "--json: JSON output of status, ps and reports\n"
 		   "socket: $OOMKIT_SOCKET or " OOMKITD_DEFAULT_SOCKET "\n");
 }
 
@@ -138,6 +139,7 @@ static int parse_args(int argc, char **argv, struct cli *cli, char ***ret_args, 
 	    {"socket", required_argument, NULL, 's'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
 	    {"job", required_argument, NULL, 'J'},
 	    {"iterations", required_argument, NULL, 'i'},
 	    {"interval", required_argument, NULL, 'I'},
@@ -154,9 +156,9 @@ static int parse_args(int argc, char **argv, struct cli *cli, char ***ret_args, 
 	while ((opt = getopt_long(argc, argv, "-h", opts, NULL)) != -1) {
 		if (opt == 1) {
 			args[n++] = optarg;
-		} else if (opt == 'h') {
+		} else if (opt == 'h' || opt == 'V') {
 			free(args);
-			return 1;
+			return opt == 'h' ? 1 : 2;
 		} else if (set_option(cli, opt, optarg) < 0) {
 			free(args);
 			return -EINVAL;
@@ -180,6 +182,10 @@ int main(int argc, char **argv)
 	int r = parse_args(argc, argv, &cli, &args, &n);
 	if (r == 1) {
 		usage(stdout);
+		return 0;
+	}
+	if (r == 2) {
+		printf("oomkit " OOMKIT_PACKAGE_VERSION "\n");
 		return 0;
 	}
 	if (r < 0 || n == 0) {

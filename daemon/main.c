@@ -7,7 +7,7 @@
  * or `oomkit reload`) comes back here through the loop: a configuration with
  * errors keeps the running one.  See docs/architecture.md for the modules.
  *
- *   oomkitd [-c|--config FILE] [--check] [--dry-run] [--release]
+ *   oomkitd [-c|--config FILE] [--check] [--dry-run] [--release] [--version]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -611,16 +611,22 @@ static void usage(FILE *f)
 		   "      --release      give the kernel OOM killer back to the machine and the\n"
 		   "                     jobs, and exit (after the daemon was killed)\n"
 		   "      --no-seccomp   run without the system call filter (debugging)\n"
+		   "      --version      print the version and exit\n"
 		   "  -h, --help         this text\n");
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"config", required_argument, NULL, 'c'}, {"config-if-exists", required_argument, NULL, 'E'},
-	    {"check", no_argument, NULL, 'C'},	      {"dry-run", no_argument, NULL, 'n'},
-	    {"help", no_argument, NULL, 'h'},	      {"no-seccomp", no_argument, NULL, 'S'},
-	    {"release", no_argument, NULL, 'R'},      {NULL, 0, NULL, 0},
+	    {"config", required_argument, NULL, 'c'},
+	    {"config-if-exists", required_argument, NULL, 'E'},
+	    {"check", no_argument, NULL, 'C'},
+	    {"dry-run", no_argument, NULL, 'n'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"no-seccomp", no_argument, NULL, 'S'},
+	    {"release", no_argument, NULL, 'R'},
+	    {"version", no_argument, NULL, 'V'},
+	    {NULL, 0, NULL, 0},
 	};
 	static struct daemon D;
 	struct daemon *d = &D;
@@ -657,6 +663,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			printf("oomkitd " OOMKIT_PACKAGE_VERSION "\n");
 			return 0;
 		default:
 			usage(stderr);
