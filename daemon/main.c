@@ -92,12 +92,17 @@ static const char *config_file(const struct daemon *d)
 	return d->config_path;
 }
 
-/* The memory mount as the configuration is resolved against it. */
-static struct config_mount mount_of(const oomkit_ctx *ctx)
+/* The memory mount as the configuration is resolved against it, and the
+ * machine's memory (from the context's /proc) that sizes in percent are of. */
+static struct config_mount mount_of(oomkit_ctx *ctx)
 {
+	struct oomkit_system_memory mem = {0};
+
+	(void)oomkit_system_memory(ctx, &mem);
 	return (struct config_mount){.root = oomkit_memory_root(ctx),
 				     .v2 = oomkit_backend(ctx) == OOMKIT_BACKEND_V2,
-				     .systemd = access("/run/systemd/system", F_OK) == 0};
+				     .systemd = access("/run/systemd/system", F_OK) == 0,
+				     .mem_total_bytes = mem.total_bytes};
 }
 
 /* Every configuration the daemon takes goes through config_read(), so start,
