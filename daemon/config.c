@@ -1156,6 +1156,19 @@ static void check_line(struct parse_state *st, const char *line, size_t len)
 		add_error(st, st->line, NULL, "syntax error: expected 'key = value'");
 }
 
+/* libinih ends a value at a ';' after a blank only; a '#' after a blank
+ * ends it too, as either starts a comment line ("limit = 512M # half" was a
+ * bad size).  The line is cut there, before libinih sees it. */
+static void cut_hash_comment(char *line)
+{
+	for (size_t i = 1; line[0] && line[i]; i++)
+		if (line[i] == '#' && (line[i - 1] == ' ' || line[i - 1] == '\t')) {
+			line[i] = '\n';
+			line[i + 1] = '\0';
+			return;
+		}
+}
+
 /* libinih's line reader: hands out one line per call (it counts calls as
  * lines, and so do we). */
 static char *read_line(char *str, int num, void *stream)
@@ -1175,6 +1188,7 @@ static char *read_line(char *str, int num, void *stream)
 	copy = len < (size_t)num - 1 ? len : (size_t)num - 1;
 	memcpy(str, start, copy);
 	str[copy] = '\0';
+	cut_hash_comment(str);
 	return str;
 }
 

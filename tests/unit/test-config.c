@@ -678,6 +678,36 @@ static void test_machine_paths(void **state)
 	}
 }
 
+/* '#' after a blank starts a comment after a value, as ';' does; a '#' with
+ * no blank before it is part of the value. */
+static void test_hash_comments(void **state)
+{
+	(void)state;
+	struct config *cfg = parse_ok("[oomkitd] # the daemon\ndelay = 3s # longer\nreserve = 32M\t# tab\n"
+				      "[job web] # comment\nlimit = 512M # half\nlimit_max = 1G ; semicolon\n"
+				      "before_kill = /bin/echo \"a\" # not an argument\n"
+				      "protect = sshd # and nothing else\n");
+	char errors[CONFIG_ERRORS_MAX];
+
+	assert_int_equal(cfg->delay_ms, 3000);
+	assert_int_equal(cfg->reserve_bytes, 32 * MiB);
+	assert_int_equal(cfg->n_jobs, 1);
+	assert_int_equal(cfg->jobs[0].limit_bytes, 512 * MiB);
+	assert_int_equal(cfg->jobs[0].limit_max_bytes, 1024 * MiB);
+	assert_int_equal(cfg->n_commands, 1);
+	assert_string_equal(cfg->commands[0].text, "/bin/echo \"a\"");
+	assert_int_equal(cfg->n_rules, 1);
+	drop(cfg);
+
+	cfg = calloc(1, sizeof(*cfg));
+	assert_non_null(cfg);
+	assert_int_equal(
+	    config_parse_string("[job web]\nlimit = 512M#half\n", "f", cfg, errors, sizeof(errors)), -EINVAL);
+	assert_string_equal(
+	    errors, "f:2: [job web] limit: bad size '512M#half' (a number with K, M, G or T, or max)\n");
+	free(cfg);
+}
+
 /* Sizes in percent of the machine's memory: MemTotal as liboomkit reads it
  * from a context's /proc (here a fixture tree, as oomkitd reads its own),
  * passed with the mount; each memory size takes one, a size on disk does
@@ -1740,6 +1770,7 @@ int main(void)
 	    cmocka_unit_test(test_kubernetes_preset),
 	    cmocka_unit_test(test_desktop_preset),
 	    cmocka_unit_test(test_percent_sizes),
+	    cmocka_unit_test(test_hash_comments),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
