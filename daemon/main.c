@@ -218,6 +218,10 @@ static int check_config(const char *path)
 		       path);
 	if (!path || cfg->builtin)
 		print_builtin(cfg, found ? &mount : NULL);
+	/* As start would log it: the configuration is good, its hooks would not run. */
+	if (cfg->n_commands > 0 && access(hooks_runner(), X_OK) < 0)
+		fprintf(stderr, "%s: the hook runner %s: %s; hooks will not run\n", cfg->source,
+			hooks_runner(), strerror(errno));
 	printf("%s: ok, %u job%s\n", cfg->source, cfg->n_jobs, cfg->n_jobs == 1 ? "" : "s");
 	drop_config(cfg);
 	return 0;
@@ -683,6 +687,13 @@ int main(int argc, char **argv)
 	}
 	if (check)
 		return check_config(config_file(d));
+	/* Said first: as another user every step below fails on its own,
+	 * each with a message that does not name the cause. */
+	if (geteuid() != 0) {
+		log_err("oomkitd needs root: it makes memory cgroups, holds off the kernel's OOM killer and "
+			"kills other users' processes (oomkitd --check reads a configuration as any user)");
+		return 1;
+	}
 	/* The default depends on the machine (a systemd one on cgroup v2 has
 	 * its own), for no file and for a file that names no machine and no
 	 * job, so the mount is looked at first. */
