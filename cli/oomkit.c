@@ -52,8 +52,8 @@ static const struct verb verbs[] = {
     {"reports", "[show ID]", "list OOM reports, or show one",
      "Without arguments, the OOM reports: id, time, scope, action, victim,\n"
      "reason.  'reports show ID': one report, its decision and reason, the\n"
-     "outcome, the timings and every candidate.  A user who is not root sees\n"
-     "the reports of the OOMs that concern it.\n",
+     "outcome, the timings and every candidate.  Without readonly_status, a\n"
+     "user other than root sees only the OOMs that concern it.\n",
      OPT_JSON, 0, 2, cmd_reports},
     {"top", "[--iterations N] [--interval MS]", "live view",
      "Status and processes, refreshed every second (or every MS milliseconds),\n"
