@@ -6,7 +6,7 @@
 
 # The words the daemon names that may be offered: job names are
 # configuration names; anything else is dropped rather than put on a
-# command line.
+# command line, or expanded by compgen -W, which would run a "$(...)".
 _oomkit_safe_words()
 {
 	grep -E '^[A-Za-z0-9._@:+-]+$'
@@ -25,11 +25,18 @@ _oomkit_reports()
 	"$@" reports 2>/dev/null | awk '$1 ~ /^[0-9]+$/ { print $1 }'
 }
 
+# _oomkit_reply COMPGEN-ARGS...: COMPREPLY, one candidate a line (a file
+# name with blanks or '*' stays one candidate, unexpanded).
+_oomkit_reply()
+{
+	mapfile -t COMPREPLY < <(compgen "$@")
+}
+
 _oomkit()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=
 	local verbs="status ps run reports top prompt explain help"
-	local prog=${COMP_WORDS[0]} verb= socket=() args=() i w dashdash=
+	local prog=${COMP_WORDS[0]} verb='' socket=() args=() i w dashdash=''
 
 	[ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD - 1]}
 	# The verb, the socket and the arguments before the word completed.
@@ -51,10 +58,11 @@ _oomkit()
 	COMPREPLY=()
 	case $prev in
 	--socket)
-		COMPREPLY=($(compgen -f -- "$cur"))
+		compopt -o filenames 2>/dev/null
+		_oomkit_reply -f -- "$cur"
 		return ;;
 	--job)
-		COMPREPLY=($(compgen -W "$(_oomkit_jobs "$prog" "${socket[@]}")" -- "$cur"))
+		_oomkit_reply -W "$(_oomkit_jobs "$prog" "${socket[@]}")" -- "$cur"
 		return ;;
 	--iterations | --interval)
 		return ;;
@@ -62,9 +70,10 @@ _oomkit()
 	# After "--" in run: the command to run.
 	if [ -n "$dashdash" ]; then
 		if [ "$prev" = -- ]; then
-			COMPREPLY=($(compgen -c -- "$cur"))
+			_oomkit_reply -c -- "$cur"
 		else
-			COMPREPLY=($(compgen -f -- "$cur"))
+			compopt -o filenames 2>/dev/null
+			_oomkit_reply -f -- "$cur"
 		fi
 		return
 	fi
@@ -78,19 +87,19 @@ _oomkit()
 		top) opts+=" --iterations --interval" ;;
 		prompt) opts+=" --once" ;;
 		esac
-		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+		_oomkit_reply -W "$opts" -- "$cur"
 		return
 	fi
 	case $verb in
-	"") COMPREPLY=($(compgen -W "$verbs" -- "$cur")) ;;
-	help) [ ${#args[@]} -eq 0 ] && COMPREPLY=($(compgen -W "$verbs" -- "$cur")) ;;
+	"") _oomkit_reply -W "$verbs" -- "$cur" ;;
+	help) [ ${#args[@]} -eq 0 ] && _oomkit_reply -W "$verbs" -- "$cur" ;;
 	ps | explain)
-		[ ${#args[@]} -eq 0 ] && COMPREPLY=($(compgen -W "$(_oomkit_jobs "$prog" "${socket[@]}")" -- "$cur")) ;;
+		[ ${#args[@]} -eq 0 ] && _oomkit_reply -W "$(_oomkit_jobs "$prog" "${socket[@]}")" -- "$cur" ;;
 	reports)
 		if [ ${#args[@]} -eq 0 ]; then
-			COMPREPLY=($(compgen -W "show" -- "$cur"))
+			_oomkit_reply -W "show" -- "$cur"
 		elif [ ${#args[@]} -eq 1 ] && [ "${args[0]}" = show ]; then
-			COMPREPLY=($(compgen -W "$(_oomkit_reports "$prog" "${socket[@]}")" -- "$cur"))
+			_oomkit_reply -W "$(_oomkit_reports "$prog" "${socket[@]}")" -- "$cur"
 		fi ;;
 	esac
 }

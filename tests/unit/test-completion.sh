@@ -62,7 +62,7 @@ cat > "$tmp/oomkit" <<'STUB'
 #!/bin/sh
 [ "$1" = --socket ] && { echo "$2" > "${0%/*}/socket-used"; shift 2; }
 case "$*" in
-"--json status") printf '%s\n' '{"machine":{"cgroup":"/m","last_action":"\"name\":\"fake\""},"jobs":[{"name":"web","instance":null},{"name":"db","instance":null},{"name":"batch","instance":"b-1.service"},{"name":"batch","instance":"b-2.service"},{"name":"x;rm -rf ~","instance":null}]}' ;;
+"--json status") printf '%s\n' '{"machine":{"cgroup":"/m","last_action":"\"name\":\"fake\""},"jobs":[{"name":"web","instance":null},{"name":"db","instance":null},{"name":"batch","instance":"b-1.service"},{"name":"batch","instance":"b-2.service"},{"name":"x;rm -rf ~","instance":null},{"name":"$(touch pwned)","instance":null},{"name":"`touch pwned`","instance":null}]}' ;;
 reports) printf '%s\n' '    ID TIME           SCOPE      ACTION    VICTIM REASON' \
 	'    12 12-05 10:00:01 web        kill       4242 largest' '    13 12-05 10:00:02 batch      kill       4243 x' \
 	'                      [b-1.service]' ;;
@@ -70,9 +70,14 @@ reports) printf '%s\n' '    ID TIME           SCOPE      ACTION    VICTIM REASON
 esac
 STUB
 chmod +x "$tmp/oomkit"
+cd "$tmp" || exit 1
 expect "batch db web" "$tmp/oomkit" ps ""
 expect "db" "$tmp/oomkit" explain d
 expect "batch db web" "$tmp/oomkit" run --job ""
+if [ -e "$tmp/pwned" ]; then
+	echo "FAIL: a job name from the daemon was run as a command"
+	status=1
+fi
 expect "12 13" "$tmp/oomkit" reports show ""
 expect "13" "$tmp/oomkit" reports show 13
 expect "web" "$tmp/oomkit" --socket "$tmp/other.sock" ps w
