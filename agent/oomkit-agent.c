@@ -616,7 +616,7 @@ static gboolean on_term(gpointer data)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: oomkit-agent [--socket PATH] | --app-name PID\n"
+	fprintf(f, "usage: oomkit-agent [--socket PATH] | --app-name PID | --version\n"
 		   "Shows oomkitd's questions about this user's processes as desktop notifications.\n"
 		   "socket: $OOMKIT_SOCKET or " OOMKITD_DEFAULT_SOCKET "\n");
 }
@@ -643,6 +643,9 @@ int main(int argc, char **argv)
 			}
 			app_name(&a, (pid_t)atoi(argv[i + 1]), comm, name, sizeof(name));
 			printf("%s\n", name);
+			return 0;
+		} else if (strcmp(argv[i], "--version") == 0) {
+			printf("oomkit-agent " OOMKIT_PACKAGE_VERSION "\n");
 			return 0;
 		} else if (strcmp(argv[i], "--help") == 0) {
 			usage(stdout);

@@ -29,19 +29,50 @@ struct verb {
 	const char *name;
 	const char *args; /* as the usage shows them */
 	const char *help;
-	unsigned options; /* OPT_* it takes */
+	const char *about; /* what `oomkit help NAME` adds, a few lines */
+	unsigned options;  /* OPT_* it takes */
 	int min_args, max_args;
 	int (*run)(struct cli *cli, int argc, char **argv);
 };
 
+static int cmd_help(struct cli *cli, int argc, char **argv);
+
 static const struct verb verbs[] = {
-    {"status", "", "the machine and its jobs", OPT_JSON, 0, 0, cmd_status},
-    {"ps", "[JOB]", "processes with their memory", OPT_JSON, 0, 1, cmd_ps},
-    {"run", "--job NAME -- CMD...", "run CMD in a job (keeps this pid)", OPT_JOB, 1, INT_MAX, cmd_run},
-    {"reports", "[show ID]", "list OOM reports, or show one", OPT_JSON, 0, 2, cmd_reports},
-    {"top", "[--iterations N] [--interval MS]", "live view", OPT_ITERATIONS | OPT_INTERVAL, 0, 0, cmd_top},
-    {"prompt", "[--once]", "answer OOMs whose chain asks a person", OPT_ONCE, 0, 0, cmd_prompt},
-    {"explain", "[JOB]", "what an OOM would do now, and why", OPT_JSON, 0, 1, cmd_explain},
+    {"status", "", "the machine and its jobs",
+     "The machine (usage, limit, OOMs, kills, last action) and one row per job:\n"
+     "priority, usage/limit, OOMs, kills, processes, last action.  A job that\n"
+     "adopts cgroups by pattern has a row per instance.\n",
+     OPT_JSON, 0, 0, cmd_status},
+    {"ps", "[JOB]", "processes with their memory",
+     "The processes of the machine, or of one job, with their memory.\n", OPT_JSON, 0, 1, cmd_ps},
+    {"run", "--job NAME -- CMD...", "run CMD in a job (keeps this pid)",
+     "Asks the daemon to move this process into the job's memcg, then executes\n"
+     "CMD, which keeps this process's pid.  Allowed to root and the job's owner.\n",
+     OPT_JOB, 1, INT_MAX, cmd_run},
+    {"reports", "[show ID]", "list OOM reports, or show one",
+     "Without arguments, the OOM reports: id, time, scope, action, victim,\n"
+     "reason.  'reports show ID': one report, its decision and reason, the\n"
+     "outcome, the timings and every candidate.  Without readonly_status, a\n"
+     "user other than root sees only the OOMs that concern it.\n",
+     OPT_JSON, 0, 2, cmd_reports},
+    {"top", "[--iterations N] [--interval MS]", "live view",
+     "Status and processes, refreshed every second (or every MS milliseconds),\n"
+     "until interrupted or N screens were shown.\n",
+     OPT_ITERATIONS | OPT_INTERVAL, 0, 0, cmd_top},
+    {"prompt", "[--once]", "answer OOMs whose chain asks a person",
+     "Waits for OOMs whose chain reaches 'prompt', shows the candidates and\n"
+     "reads one answer per question: 'kill PID', 'grow' (jobs only), 'kernel'\n"
+     "or 'skip'.  With --once, exits after the first question.\n",
+     OPT_ONCE, 0, 0, cmd_prompt},
+    {"explain", "[JOB]", "what an OOM would do now, and why",
+     "What the machine's chain (or the job's) would do if it ran out of memory\n"
+     "now: each step's decision or why it would not apply, the ranking of the\n"
+     "candidates, the processes no policy may choose, and the hooks it would run.\n",
+     OPT_JSON, 0, 1, cmd_explain},
+    {"help", "[COMMAND]", "this text, or what COMMAND does",
+     "Without COMMAND, the list of commands; with it, that command's usage and\n"
+     "what it does.  'oomkit COMMAND --help' does the same.\n",
+     0, 0, 1, cmd_help},
 };
 
 static const struct {
@@ -61,8 +92,23 @@ static void usage(FILE *f)
 		snprintf(synopsis, sizeof(synopsis), "%s %s", verbs[i].name, verbs[i].args);
 		fprintf(f, "  %-41s %s\n", synopsis, verbs[i].help);
 	}
-	fprintf(f, "--json: JSON output of status, ps and reports\n"
-		   "socket: $OOMKIT_SOCKET or " OOMKITD_DEFAULT_SOCKET "\n");
+	fprintf(f, "--version: the version of oomkit\n"
+		   "--json: JSON output of status, ps and reports\n"
+		   "socket: $OOMKIT_SOCKET or " OOMKITD_DEFAULT_SOCKET "\n"
+		   "'oomkit help COMMAND' or 'oomkit COMMAND --help': what COMMAND does\n");
+}
+
+static void verb_synopsis(FILE *f, const struct verb *v)
+{
+	fprintf(f, "usage: oomkit %s%s%s%s\n", v->name, (v->options & OPT_JSON) ? " [--json]" : "",
+		v->args[0] ? " " : "", v->args);
+}
+
+static void verb_usage(FILE *f, const struct verb *v)
+{
+	fprintf(f, "oomkit %s: %s\n", v->name, v->help);
+	verb_synopsis(f, v);
+	fprintf(f, "\n%s", v->about);
 }
 
 static const struct verb *find_verb(const char *name)
@@ -71,6 +117,23 @@ static const struct verb *find_verb(const char *name)
 		if (strcmp(verbs[i].name, name) == 0)
 			return &verbs[i];
 	return NULL;
+}
+
+static int cmd_help(struct cli *cli, int argc, char **argv)
+{
+	(void)cli;
+	if (argc == 0) {
+		usage(stdout);
+		return 0;
+	}
+	const struct verb *v = find_verb(argv[0]);
+	if (!v) {
+		cli_err("unknown command '%s'", TTY(argv[0], 40));
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	verb_usage(stdout, v);
+	return 0;
 }
 
 /* The options given that the verb does not take, named; or 0. */
@@ -131,13 +194,15 @@ static int set_option(struct cli *cli, int opt, const char *arg)
 }
 
 /* One pass over argv: options anywhere before "--", the verb and its
- * arguments in order; everything after "--" is an argument as it is. */
-static int parse_args(int argc, char **argv, struct cli *cli, char ***ret_args, int *ret_n)
+ * arguments in order; everything after "--" is an argument as it is.
+ * Returns 2 for --version; --help is noted in *help, for the verb. */
+static int parse_args(int argc, char **argv, struct cli *cli, char ***ret_args, int *ret_n, bool *help)
 {
 	static const struct option opts[] = {
 	    {"socket", required_argument, NULL, 's'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
 	    {"job", required_argument, NULL, 'J'},
 	    {"iterations", required_argument, NULL, 'i'},
 	    {"interval", required_argument, NULL, 'I'},
@@ -155,8 +220,10 @@ static int parse_args(int argc, char **argv, struct cli *cli, char ***ret_args, 
 		if (opt == 1) {
 			args[n++] = optarg;
 		} else if (opt == 'h') {
+			*help = true;
+		} else if (opt == 'V') {
 			free(args);
-			return 1;
+			return 2;
 		} else if (set_option(cli, opt, optarg) < 0) {
 			free(args);
 			return -EINVAL;
@@ -177,9 +244,24 @@ int main(int argc, char **argv)
 
 	if (getenv("OOMKIT_SOCKET"))
 		cli.socket_path = getenv("OOMKIT_SOCKET");
-	int r = parse_args(argc, argv, &cli, &args, &n);
-	if (r == 1) {
-		usage(stdout);
+	bool help = false;
+	int r = parse_args(argc, argv, &cli, &args, &n, &help);
+	if (r == 0 && help) {
+		/* "oomkit --help", "oomkit status --help", "oomkit help status --help". */
+		const struct verb *h = n > 0 ? find_verb(args[0]) : NULL;
+		if (h && h->run == cmd_help && n > 1)
+			r = cmd_help(&cli, 1, args + 1);
+		else if (h)
+			verb_usage(stdout, h);
+		else if (n > 0)
+			r = cmd_help(&cli, 1, args);
+		else
+			usage(stdout);
+		free(args);
+		return r;
+	}
+	if (r == 2) {
+		printf("oomkit " OOMKIT_PACKAGE_VERSION "\n");
 		return 0;
 	}
 	if (r < 0 || n == 0) {
@@ -196,7 +278,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (check_options(&cli, v) < 0 || check_arg_count(v, n - 1) < 0) {
-		fprintf(stderr, "usage: oomkit %s%s%s\n", v->name, v->args[0] ? " " : "", v->args);
+		verb_synopsis(stderr, v);
 		free(args);
 		return EXIT_USAGE;
 	}

@@ -102,6 +102,8 @@ struct parse_state {
 	unsigned rules_cap;    /* slots in cfg->rules */
 	unsigned commands_cap; /* slots in cfg->commands */
 	unsigned bad_line;     /* the reader refused this line: libinih's keys on it are skipped */
+	/* MemTotal, what a size of "25%" is a share of; 0: not known. */
+	uint64_t mem_total_bytes;
 	/* The section being read: keys given, keys whose value did not parse
 	 * (so that checks across keys do not cascade from them), and where. */
 	uint64_t seen, bad;
@@ -164,6 +166,7 @@ enum key_flags {
 	 * config_read() so that nothing in a file is silently ignored.  Drop the
 	 * flag in the commit that makes the daemon act on the key. */
 	KEY_PENDING = 1 << 5,
+	KEY_PERCENT = 1 << 6, /* sizes of memory: "25%" is a share of the machine's MemTotal */
 };
 
 struct key {
@@ -230,20 +233,58 @@ static int parse_count(struct parse_state *st, const struct key *k, const char *
 	return 0;
 }
 
+/* "25%" as bytes of the machine's memory; < 0 (with the error added) when
+ * the key takes no percent, the percent is bad or the machine's size is not
+ * known. */
+static int parse_percent(struct parse_state *st, const struct key *k, const char *value, uint64_t *ret)
+{
+	unsigned h;
+	int r;
+
+	if (!(k->flags & KEY_PERCENT)) {
+		add_error(st, st->line, k->name,
+			  "'%s': a percent of the machine's memory is not a size this key takes", value);
+		return -EINVAL;
+	}
+	if ((r = value_parse_percent(value, &h)) == -ERANGE) {
+		add_error(st, st->line, k->name, "'%s' out of range (a percent above 0 and at most 100)",
+			  value);
+		return r;
+	}
+	if (r < 0) {
+		add_error(st, st->line, k->name, "bad percent '%s' (such as 25%% or 12.5%%)", value);
+		return r;
+	}
+	if (st->mem_total_bytes == 0) {
+		add_error(st, st->line, k->name,
+			  "'%s': the machine's memory size (MemTotal) is not known here", value);
+		return -EINVAL;
+	}
+	*ret = value_percent_of(st->mem_total_bytes, h);
+	return 0;
+}
+
 static int parse_size(struct parse_state *st, const struct key *k, const char *value, void *field)
 {
-	char range[RANGE_MAX];
+	char range[RANGE_MAX], bytes[32];
 	uint64_t v;
-	int r = value_parse_size(value, k->flags & KEY_MAX, &v);
+	int r;
 
-	if (r < 0) {
+	if (value_is_percent(value)) {
+		if ((r = parse_percent(st, k, value, &v)) < 0)
+			return r;
+	} else if ((r = value_parse_size(value, k->flags & KEY_MAX, &v)) < 0) {
 		add_error(st, st->line, k->name, "bad size '%s' (a number with K, M, G or T%s)", value,
 			  k->flags & KEY_MAX ? ", or max" : "");
 		return r;
 	}
 	if (!in_range(k, v)) {
 		format_range(k, value_format_size, range, sizeof(range));
-		add_error(st, st->line, k->name, "'%s' out of range (%s)", value, range);
+		value_format_size(v, bytes, sizeof(bytes));
+		if (value_is_percent(value))
+			add_error(st, st->line, k->name, "'%s' (%s) out of range (%s)", value, bytes, range);
+		else
+			add_error(st, st->line, k->name, "'%s' out of range (%s)", value, range);
 		return -ERANGE;
 	}
 	*(uint64_t *)field = v;
@@ -264,7 +305,8 @@ static int take_percent(const char *value, uint64_t *ret)
 	return value_parse_uint(digits, 100, ret);
 }
 
-static int parse_percent(struct parse_state *st, const struct key *k, const char *value, void *field)
+/* A key that is a whole percent and nothing else (a share of time). */
+static int parse_ratio(struct parse_state *st, const struct key *k, const char *value, void *field)
 {
 	uint64_t v;
 
@@ -817,16 +859,17 @@ static const struct key keys[] = {
     DAEMON("machine", parse_path, machine, 0, 400, 0, "/sys/fs/cgroup/memory/oomkit"),
     /* Limits below these leave no room to run anything: a typo ("1" for
      * "1G") is an error rather than a machine or job that OOMs at once. */
-    DAEMON("machine_limit", parse_size, machine_limit_bytes, 16 * MiB, UNBOUNDED, KEY_MAX, "max"),
+    DAEMON("machine_limit", parse_size, machine_limit_bytes, 16 * MiB, UNBOUNDED, KEY_MAX | KEY_PERCENT,
+	   "max"),
     /* A machine at the cgroup v2 root runs out when MemAvailable plus usable
      * swap is below this (a size, or a share of RAM + swap: lowmem-rule.h) ... */
     DAEMON("machine_available", parse_share, machine_available, 1 * MiB, UNBOUNDED, 0, "2%"),
     /* ... or when it stalls fully this share of the time for this long. */
-    DAEMON("machine_full_stall", parse_percent, machine_full_stall_percent, 1, 100, KEY_ZERO, "50%"),
+    DAEMON("machine_full_stall", parse_ratio, machine_full_stall_percent, 1, 100, KEY_ZERO, "50%"),
     DAEMON("machine_full_stall_duration", parse_duration, machine_full_stall_ms, 1000, 600000, 0, "20s"),
     DAEMON("policy", parse_chain, chain, 0, 0, KEY_NO_GROW, "report, kill-lowest, kernel"),
     DAEMON("delay", parse_duration, delay_ms, 10, 600000, 0, "2s"),
-    DAEMON("reserve", parse_size, reserve_bytes, 0, UNBOUNDED, 0, "16M"),
+    DAEMON("reserve", parse_size, reserve_bytes, 0, UNBOUNDED, KEY_PERCENT, "16M"),
     DAEMON("report_dir", parse_path, report_dir, 0, 0, 0, "/var/lib/oomkit/reports"),
     DAEMON("report_max_count", parse_count, report_max_count, 0, 1000000, 0, "100"),
     DAEMON("report_max_bytes", parse_size, report_max_bytes, 0, UNBOUNDED, 0, "64M"),
@@ -841,13 +884,13 @@ static const struct key keys[] = {
     DAEMON_WHOLE("prefer", parse_prefer),
     DAEMON_WHOLE("avoid", parse_avoid),
     /* Each hook's own memcg (hooks.h): enough for a shell and a client. */
-    DAEMON("hook_memory", parse_size, hook_memory_bytes, 4 * MiB, 4096 * MiB, 0, "64M"),
+    DAEMON("hook_memory", parse_size, hook_memory_bytes, 4 * MiB, 4096 * MiB, KEY_PERCENT, "64M"),
 
     JOB("priority", parse_count, priority, 0, 1000, 0, "500"),
-    JOB("limit", parse_size, limit_bytes, 1 * MiB, UNBOUNDED, KEY_MAX, "max"),
+    JOB("limit", parse_size, limit_bytes, 1 * MiB, UNBOUNDED, KEY_MAX | KEY_PERCENT, "max"),
     /* Its default is the limit: finish_job(). */
-    JOB("limit_max", parse_size, limit_max_bytes, 1 * MiB, UNBOUNDED, KEY_MAX, NULL),
-    JOB("expect", parse_size, expect_bytes, 0, UNBOUNDED, 0, NULL),
+    JOB("limit_max", parse_size, limit_max_bytes, 1 * MiB, UNBOUNDED, KEY_MAX | KEY_PERCENT, NULL),
+    JOB("expect", parse_size, expect_bytes, 0, UNBOUNDED, KEY_PERCENT, NULL),
     JOB("policy", parse_chain, chain, 0, 0, 0, "report, kernel"),
     JOB("kill", parse_kill, kill, 0, 0, 0, "process"),
     /* Issue 17: match expressions (match.h), the job's own. */
@@ -1170,6 +1213,19 @@ static void check_line(struct parse_state *st, const char *line, size_t len)
 		add_error(st, st->line, NULL, "syntax error: expected 'key = value'");
 }
 
+/* libinih ends a value at a ';' after a blank only; a '#' after a blank
+ * ends it too, as either starts a comment line ("limit = 512M # half" was a
+ * bad size).  The line is cut there, before libinih sees it. */
+static void cut_hash_comment(char *line)
+{
+	for (size_t i = 1; line[0] && line[i]; i++)
+		if (line[i] == '#' && (line[i - 1] == ' ' || line[i - 1] == '\t')) {
+			line[i] = '\n';
+			line[i + 1] = '\0';
+			return;
+		}
+}
+
 /* libinih's line reader: hands out one line per call (it counts calls as
  * lines, and so do we). */
 static char *read_line(char *str, int num, void *stream)
@@ -1189,6 +1245,7 @@ static char *read_line(char *str, int num, void *stream)
 	copy = len < (size_t)num - 1 ? len : (size_t)num - 1;
 	memcpy(str, start, copy);
 	str[copy] = '\0';
+	cut_hash_comment(str);
 	return str;
 }
 
@@ -1422,8 +1479,8 @@ static void link_lists(struct config *cfg)
 			cfg->jobs[cfg->rules[i].job].rules = &cfg->rules[i];
 }
 
-static int parse_text(const char *text, const char *source, bool refuse_pending, struct config *ret,
-		      char *errors, size_t errors_len)
+static int parse_text(const char *text, const char *source, bool refuse_pending, uint64_t mem_total_bytes,
+		      struct config *ret, char *errors, size_t errors_len)
 {
 	struct config *cfg = calloc(1, sizeof(*cfg));
 	struct parse_state *st = calloc(1, sizeof(*st));
@@ -1441,6 +1498,7 @@ static int parse_text(const char *text, const char *source, bool refuse_pending,
 	st->errors = errors;
 	st->errors_len = errors_len;
 	st->refuse_pending = refuse_pending;
+	st->mem_total_bytes = mem_total_bytes;
 	if (errors && errors_len)
 		errors[0] = '\0';
 	apply_defaults(st, SECTION_DAEMON, cfg);
@@ -1477,7 +1535,7 @@ static int parse_text(const char *text, const char *source, bool refuse_pending,
 int config_parse_string(const char *text, const char *source, struct config *ret, char *errors,
 			size_t errors_len)
 {
-	return parse_text(text, source, false, ret, errors, errors_len);
+	return parse_text(text, source, false, 0, ret, errors, errors_len);
 }
 
 static const char *file_type(mode_t mode)
@@ -1660,7 +1718,7 @@ static int take_builtin_scope(struct config *cfg, const struct config_mount *mou
 	value_format_duration(cfg->delay_ms, d, sizeof(d));
 	at += strlen("[oomkitd]\n");
 	snprintf(with_delay, sizeof(with_delay), "%.*sdelay = %s\n%s", (int)(at - t), t, d, at);
-	int r = parse_text(with_delay, BUILTIN_SOURCE, true, &b, errors, errors_len);
+	int r = parse_text(with_delay, BUILTIN_SOURCE, true, mount->mem_total_bytes, &b, errors, errors_len);
 	if (r < 0)
 		return r;
 	snprintf(cfg->machine, sizeof(cfg->machine), "%s", b.machine);
@@ -1686,7 +1744,8 @@ int config_read(const char *path, const struct config_mount *mount, struct confi
 	if (path && (r = read_file(path, &text, errors, errors_len)) < 0)
 		return r;
 	r = parse_text(text ? text : config_builtin_text(mount, builtin, sizeof(builtin)),
-		       path ? path : BUILTIN_SOURCE, true, &cfg, errors, errors_len);
+		       path ? path : BUILTIN_SOURCE, true, mount ? mount->mem_total_bytes : 0, &cfg, errors,
+		       errors_len);
 	free(text);
 	if (r < 0)
 		return r;

@@ -119,6 +119,7 @@ struct config_mount {
 	const char *root;
 	bool v2;
 	bool systemd;
+	uint64_t mem_total_bytes; /* MemTotal, what a size of "25%" is a share of; 0: not known */
 };
 
 /* A size, or a share of something (the machine's RAM + swap): percent
@@ -185,7 +186,8 @@ struct config {
  * that can block is opened (a FIFO is refused, not waited on).
  *
  * mount is the memory cgroup mount (oomkit_memory_root(), oomkit_backend()):
- * the machine is resolved against it into machine_rel.  Pass NULL only when
+ * the machine is resolved against it into machine_rel, and a size written as
+ * a percent is a share of its mem_total_bytes.  Pass NULL only when
  * the mount is not known yet (before liboomkit starts) and call
  * config_resolve_machine() as soon as it is.
  *

@@ -46,6 +46,11 @@ static const char *runner_program(const char *program)
 	return p && p[0] ? p : OOMKIT_HOOK_RUNNER_PROGRAM;
 }
 
+const char *hooks_runner(void)
+{
+	return runner_program(NULL);
+}
+
 static int wait_ready(int sock)
 {
 	struct hookproto_done m;
@@ -66,6 +71,13 @@ void hooks_start(struct hooks *h, const char *program, bool needed)
 
 	memset(h, 0, sizeof(*h));
 	h->sock = -1;
+	/* A runner that is not there is named as such, not as the child's
+	 * exit (which would read "No child processes"). */
+	if (access(prog, X_OK) < 0) {
+		log_at(needed ? LOG_LEVEL_ERR : LOG_LEVEL_NOTICE,
+		       "hooks: the hook runner %s: %s; hooks will not run", prog, strerror(errno));
+		return;
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		log_err("hooks: no socket pair for the hook runner: %s; hooks will not run", strerror(errno));
 		return;

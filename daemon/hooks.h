@@ -103,6 +103,10 @@ void hooks_forget(struct hooks *h, void *data, uint64_t token);
 /* "exited 0", "killed by SIGSEGV", "timed out after 2s", "not run: ...". */
 void hooks_describe(const struct hook_result *res, char *buf, size_t len);
 const char *hooks_name(enum config_hook hook);
+
+/* The hook runner hooks_start(h, NULL, ...) runs: $OOMKIT_HOOK_RUNNER, else
+ * the installed one. */
+const char *hooks_runner(void);
 /* The run as the report tells it. */
 void hooks_record(const struct hook_result *res, struct report_hook *out);
 

@@ -7,7 +7,7 @@
  * or `oomkit reload`) comes back here through the loop: a configuration with
  * errors keeps the running one.  See docs/architecture.md for the modules.
  *
- *   oomkitd [-c|--config FILE] [--check] [--dry-run] [--release]
+ *   oomkitd [-c|--config FILE] [--check] [--dry-run] [--release] [--version]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -92,12 +92,17 @@ static const char *config_file(const struct daemon *d)
 	return d->config_path;
 }
 
-/* The memory mount as the configuration is resolved against it. */
-static struct config_mount mount_of(const oomkit_ctx *ctx)
+/* The memory mount as the configuration is resolved against it, and the
+ * machine's memory (from the context's /proc) that sizes in percent are of. */
+static struct config_mount mount_of(oomkit_ctx *ctx)
 {
+	struct oomkit_system_memory mem = {0};
+
+	(void)oomkit_system_memory(ctx, &mem);
 	return (struct config_mount){.root = oomkit_memory_root(ctx),
 				     .v2 = oomkit_backend(ctx) == OOMKIT_BACKEND_V2,
-				     .systemd = access("/run/systemd/system", F_OK) == 0};
+				     .systemd = access("/run/systemd/system", F_OK) == 0,
+				     .mem_total_bytes = mem.total_bytes};
 }
 
 /* Every configuration the daemon takes goes through config_read(), so start,
@@ -213,6 +218,10 @@ static int check_config(const char *path)
 		       path);
 	if (!path || cfg->builtin)
 		print_builtin(cfg, found ? &mount : NULL);
+	/* As start would log it: the configuration is good, its hooks would not run. */
+	if (cfg->n_commands > 0 && access(hooks_runner(), X_OK) < 0)
+		fprintf(stderr, "%s: the hook runner %s: %s; hooks will not run\n", cfg->source,
+			hooks_runner(), strerror(errno));
 	printf("%s: ok, %u job%s\n", cfg->source, cfg->n_jobs, cfg->n_jobs == 1 ? "" : "s");
 	drop_config(cfg);
 	return 0;
@@ -611,16 +620,22 @@ static void usage(FILE *f)
 		   "      --release      give the kernel OOM killer back to the machine and the\n"
 		   "                     jobs, and exit (after the daemon was killed)\n"
 		   "      --no-seccomp   run without the system call filter (debugging)\n"
+		   "      --version      print the version and exit\n"
 		   "  -h, --help         this text\n");
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"config", required_argument, NULL, 'c'}, {"config-if-exists", required_argument, NULL, 'E'},
-	    {"check", no_argument, NULL, 'C'},	      {"dry-run", no_argument, NULL, 'n'},
-	    {"help", no_argument, NULL, 'h'},	      {"no-seccomp", no_argument, NULL, 'S'},
-	    {"release", no_argument, NULL, 'R'},      {NULL, 0, NULL, 0},
+	    {"config", required_argument, NULL, 'c'},
+	    {"config-if-exists", required_argument, NULL, 'E'},
+	    {"check", no_argument, NULL, 'C'},
+	    {"dry-run", no_argument, NULL, 'n'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"no-seccomp", no_argument, NULL, 'S'},
+	    {"release", no_argument, NULL, 'R'},
+	    {"version", no_argument, NULL, 'V'},
+	    {NULL, 0, NULL, 0},
 	};
 	static struct daemon D;
 	struct daemon *d = &D;
@@ -658,6 +673,9 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'V':
+			printf("oomkitd " OOMKIT_PACKAGE_VERSION "\n");
+			return 0;
 		default:
 			usage(stderr);
 			return 2;
@@ -669,6 +687,13 @@ int main(int argc, char **argv)
 	}
 	if (check)
 		return check_config(config_file(d));
+	/* Said first: as another user every step below fails on its own,
+	 * each with a message that does not name the cause. */
+	if (geteuid() != 0) {
+		log_err("oomkitd needs root: it makes memory cgroups, holds off the kernel's OOM killer and "
+			"kills other users' processes (oomkitd --check reads a configuration as any user)");
+		return 1;
+	}
 	/* The default depends on the machine (a systemd one on cgroup v2 has
 	 * its own), for no file and for a file that names no machine and no
 	 * job, so the mount is looked at first. */

@@ -79,6 +79,44 @@ int value_parse_size(const char *s, bool allow_max, uint64_t *ret_bytes)
 	return 0;
 }
 
+bool value_is_percent(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && s[n - 1] == '%';
+}
+
+int value_parse_percent(const char *s, unsigned *ret_hundredths)
+{
+	uint64_t whole, frac = 0;
+	const char *end;
+	int r = parse_digits(s, &whole, &end);
+
+	if (r < 0)
+		return r;
+	if (*end == '.') {
+		const char *f = end + 1;
+		if (parse_digits(f, &frac, &end) < 0 || end - f > 2)
+			return -EINVAL;
+		if (end - f == 1)
+			frac *= 10;
+	}
+	if (strcmp(end, "%") != 0)
+		return -EINVAL;
+	if (whole > 100 || (whole == 0 && frac == 0) || (whole == 100 && frac > 0))
+		return -ERANGE;
+	*ret_hundredths = (unsigned)(whole * 100 + frac);
+	return 0;
+}
+
+uint64_t value_percent_of(uint64_t total_bytes, unsigned hundredths)
+{
+	/* In two parts, so that no total overflows. */
+	uint64_t v = total_bytes / 10000 * hundredths + total_bytes % 10000 * hundredths / 10000;
+
+	return v / 4096 * 4096;
+}
+
 int value_parse_duration(const char *s, uint64_t *ret_ms)
 {
 	uint64_t v;

@@ -18,6 +18,17 @@
  * Returns 0, -EINVAL (syntax) or -ERANGE (overflow); *ret_bytes only on 0. */
 int value_parse_size(const char *s, bool allow_max, uint64_t *ret_bytes);
 
+/* A share of the machine's memory, as sizes may be written: "25%", "12.5%",
+ * "0.25%" (at most two decimals).  *ret_hundredths is in hundredths of a
+ * percent (2500, 1250, 25).  0, -EINVAL (not such a percent) or -ERANGE
+ * (0%, or above 100%).  value_is_percent() says whether s is meant as one:
+ * it ends with '%'. */
+bool value_is_percent(const char *s);
+int value_parse_percent(const char *s, unsigned *ret_hundredths);
+
+/* hundredths (as above) of total_bytes, rounded down to a multiple of 4 KiB. */
+uint64_t value_percent_of(uint64_t total_bytes, unsigned hundredths);
+
 /* A number followed by ms or s; a bare 0 needs no unit.  0, -EINVAL or -ERANGE. */
 int value_parse_duration(const char *s, uint64_t *ret_ms);
 

@@ -90,4 +90,22 @@ check "SIGHUP with CR line ends logs the error" wait_for 10 grep -qF "$out" "$TM
 cp "$TMP/real.conf" "$TMP/oomkitd.conf"
 kill -HUP "$DPID"
 check "SIGHUP with the regular file again reloads" wait_for 10 grep -q "reloaded .*: 1 jobs" "$TMP/log"
+
+# A limit in percent of the machine's MemTotal (about 64M on any machine),
+# with a '#' comment after it, taken on SIGHUP: the job's memcg gets
+# MemTotal times the percent, rounded down to 4 KiB.
+total=$(($(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo) * 1024))
+h=$((64 * 1024 * 1024 * 10000 / total))
+[ $h -ge 1 ] || h=1
+pct="$((h / 100)).$(printf %02d $((h % 100)))%"
+want=$(((total / 10000 * h + total % 10000 * h / 10000) / 4096 * 4096))
+sed "s/^limit = 32M$/limit = $pct # of the machine/" "$TMP/real.conf" > "$TMP/oomkitd.conf"
+check "the file has the percent limit" grep -q "^limit = $pct # of the machine$" "$TMP/oomkitd.conf"
+out=$(timeout 10 "$OOMKITD" --check -c "$TMP/oomkitd.conf" 2>&1)
+check "--check accepts limit = $pct # of the machine ($out)" test "$out" = "$TMP/oomkitd.conf: ok, 1 job"
+kill -HUP "$DPID"
+reloaded_twice() { [ "$(grep -c "reloaded .*: 1 jobs" "$TMP/log")" -ge 2 ]; }
+check "SIGHUP with a percent limit reloads" wait_for 10 reloaded_twice
+check "the job's limit is $pct of MemTotal: $want bytes (got $(cat "$R/web/memory.limit_in_bytes"))" \
+	test "$(cat "$R/web/memory.limit_in_bytes")" = "$want"
 finish

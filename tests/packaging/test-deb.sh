@@ -50,7 +50,8 @@ grep -q '\.h$\|\.a$\|/bin/' "$out/contents" && fail "liboomkit0 holds more than 
 has liboomkit-dev usr/include/oomkit.h "usr/lib/$ma/liboomkit.a" "usr/lib/$ma/liboomkit.so" \
 	"usr/lib/$ma/pkgconfig/oomkit.pc" usr/share/man/man3/oomkit.3.gz
 has oomkit usr/sbin/oomkitd usr/bin/oomkit "usr/lib/$ma/oomkit/oomkit-hook-runner" lib/systemd/system/oomkitd.service etc/oomkit/oomkitd.conf \
-	"usr/lib/$ma/oomkit/oomkitd-systemd" usr/share/man/man1/oomkit.1.gz usr/share/man/man5/oomkitd.conf.5.gz usr/share/man/man8/oomkitd.8.gz
+	"usr/lib/$ma/oomkit/oomkitd-systemd" usr/share/man/man1/oomkit.1.gz usr/share/man/man5/oomkitd.conf.5.gz usr/share/man/man8/oomkitd.8.gz \
+	usr/share/bash-completion/completions/oomkit
 grep -q 'liboomkit\.so' "$out/contents" && fail "the oomkit package holds the library"
 grep -q 'agent' "$out/contents" && fail "the oomkit package holds the desktop agent: $(grep agent "$out/contents")"
 has oomkit-agent usr/bin/oomkit-agent usr/lib/systemd/user/oomkit-agent.service \

@@ -5,6 +5,7 @@
  * produce (file:line, section and key), plus the value syntaxes on their own.
  */
 #include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -690,6 +691,149 @@ static void test_machine_paths(void **state)
 			fail_msg("case %zu:\nwanted:\n%sgot:\n%s", i, cases[i].errors, errors);
 		assert_memory_equal(&cfg, &before, sizeof(cfg));
 	}
+}
+
+/* '#' after a blank starts a comment after a value, as ';' does; a '#' with
+ * no blank before it is part of the value. */
+static void test_hash_comments(void **state)
+{
+	(void)state;
+	struct config *cfg = parse_ok("[oomkitd] # the daemon\ndelay = 3s # longer\nreserve = 32M\t# tab\n"
+				      "[job web] # comment\nlimit = 512M # half\nlimit_max = 1G ; semicolon\n"
+				      "before_kill = /bin/echo \"a\" # not an argument\n"
+				      "protect = sshd # and nothing else\n");
+	char errors[CONFIG_ERRORS_MAX];
+
+	assert_int_equal(cfg->delay_ms, 3000);
+	assert_int_equal(cfg->reserve_bytes, 32 * MiB);
+	assert_int_equal(cfg->n_jobs, 1);
+	assert_int_equal(cfg->jobs[0].limit_bytes, 512 * MiB);
+	assert_int_equal(cfg->jobs[0].limit_max_bytes, 1024 * MiB);
+	assert_int_equal(cfg->n_commands, 1);
+	assert_string_equal(cfg->commands[0].text, "/bin/echo \"a\"");
+	assert_int_equal(cfg->n_rules, 1);
+	drop(cfg);
+
+	cfg = calloc(1, sizeof(*cfg));
+	assert_non_null(cfg);
+	assert_int_equal(
+	    config_parse_string("[job web]\nlimit = 512M#half\n", "f", cfg, errors, sizeof(errors)), -EINVAL);
+	assert_string_equal(
+	    errors, "f:2: [job web] limit: bad size '512M#half' (a number with K, M, G or T, or max)\n");
+	free(cfg);
+}
+
+/* Sizes in percent of the machine's memory: MemTotal as liboomkit reads it
+ * from a context's /proc (here a fixture tree, as oomkitd reads its own),
+ * passed with the mount; each memory size takes one, a size on disk does
+ * not, and out of range or without a known MemTotal is an error at its line. */
+static void test_percent_sizes(void **state)
+{
+	(void)state;
+	char root[] = "/tmp/oomkit-test-percent-XXXXXX", path[PATH_MAX + 64], proc[PATH_MAX],
+	     memory[PATH_MAX];
+	char errors[CONFIG_ERRORS_MAX], *file;
+	struct oomkit_system_memory mem;
+	struct oomkit_options o;
+	oomkit_ctx *ctx;
+	struct config cfg;
+	unsigned h;
+
+	assert_non_null(mkdtemp(root));
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	snprintf(memory, sizeof(memory), "%s/memory", root);
+	assert_int_equal(mkdir(proc, 0755), 0);
+	assert_int_equal(mkdir(memory, 0755), 0);
+	snprintf(path, sizeof(path), "%s/meminfo", proc);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("MemTotal:       16777216 kB\nMemFree:         1048576 kB\nMemAvailable:    2097152 kB\n", f);
+	fclose(f);
+	oomkit_options_init(&o);
+	o.proc_root = proc;
+	o.memory_root = memory;
+	o.cgroup2_root = "";
+	o.freezer_root = "";
+	o.guardian = false;
+	o.protect = false;
+	assert_int_equal(oomkit_new(&o, &ctx), 0);
+	assert_int_equal(oomkit_system_memory(ctx, &mem), 0);
+	oomkit_free(ctx);
+	assert_int_equal(mem.total_bytes, 16 * GiB);
+	struct config_mount mount = {.root = "/sys/fs/cgroup/memory", .mem_total_bytes = mem.total_bytes};
+
+	const char *good = "[oomkitd]\nmachine_limit = 50%\nmachine_available = 5%\nreserve = 0.5%\n"
+			   "hook_memory = 1%\n[job a]\nlimit = 25%\nlimit_max = 100%\nexpect = 12.5%\n";
+	file = temp_file(good, strlen(good));
+	int r = config_read(file, &mount, &cfg, errors, sizeof(errors));
+	if (r != 0)
+		fail_msg("percent sizes refused:\n%s", errors);
+	assert_int_equal(cfg.machine_limit_bytes, 8 * GiB);
+	/* machine_available's percent is a share of RAM + swap, taken when the
+	 * machine is looked at (lowmem-rule.h), not of MemTotal now. */
+	assert_int_equal(cfg.machine_available.percent, 5);
+	assert_int_equal(cfg.machine_available.bytes, 0);
+	assert_int_equal(cfg.reserve_bytes, 85897216);
+	assert_int_equal(cfg.hook_memory_bytes, 171798528);
+	assert_int_equal(cfg.n_jobs, 1);
+	assert_int_equal(cfg.jobs[0].limit_bytes, 4 * GiB);
+	assert_int_equal(cfg.jobs[0].limit_max_bytes, 16 * GiB);
+	assert_int_equal(cfg.jobs[0].expect_bytes, 2 * GiB);
+	config_free(&cfg);
+	unlink(file);
+
+	/* Each error at its line; all of them at once. */
+	const char *bad = "[oomkitd]\nreport_max_bytes = 5%\nmachine_limit = 0.01%\nhook_memory = 50%\n"
+			  "[job a]\nlimit = 101%\nlimit_max = 0%\nexpect = 1.234%\n[job b]\nlimit = -5%\n"
+			  "expect = 25 %\n";
+	file = temp_file(bad, strlen(bad));
+	assert_int_equal(config_read(file, &mount, &cfg, errors, sizeof(errors)), -EINVAL);
+	char want[2048];
+	snprintf(want, sizeof(want),
+		 "%s:2: [oomkitd] report_max_bytes: '5%%': a percent of the machine's memory is not a size "
+		 "this key takes\n"
+		 "%s:3: [oomkitd] machine_limit: '0.01%%' (1676K) out of range (at least 16M, or max)\n"
+		 "%s:4: [oomkitd] hook_memory: '50%%' (8G) out of range (4M to 4G)\n"
+		 "%s:6: [job a] limit: '101%%' out of range (a percent above 0 and at most 100)\n"
+		 "%s:7: [job a] limit_max: '0%%' out of range (a percent above 0 and at most 100)\n"
+		 "%s:8: [job a] expect: bad percent '1.234%%' (such as 25%% or 12.5%%)\n"
+		 "%s:10: [job b] limit: bad percent '-5%%' (such as 25%% or 12.5%%)\n"
+		 "%s:11: [job b] expect: bad percent '25 %%' (such as 25%% or 12.5%%)\n",
+		 file, file, file, file, file, file, file, file);
+	assert_string_equal(errors, want);
+	unlink(file);
+
+	/* Without the machine's size, a percent cannot be resolved: said, not guessed. */
+	assert_int_equal(config_parse_string("[job a]\nlimit = 25%\n", "f", &cfg, errors, sizeof(errors)),
+			 -EINVAL);
+	assert_string_equal(
+	    errors, "f:2: [job a] limit: '25%': the machine's memory size (MemTotal) is not known here\n");
+
+	/* The value syntax on its own. */
+	assert_int_equal(value_parse_percent("25%", &h), 0);
+	assert_int_equal(h, 2500);
+	assert_int_equal(value_parse_percent("12.5%", &h), 0);
+	assert_int_equal(h, 1250);
+	assert_int_equal(value_parse_percent("0.25%", &h), 0);
+	assert_int_equal(h, 25);
+	assert_int_equal(value_parse_percent("100%", &h), 0);
+	assert_int_equal(h, 10000);
+	assert_int_equal(value_parse_percent("100.01%", &h), -ERANGE);
+	assert_int_equal(value_parse_percent("0.00%", &h), -ERANGE);
+	assert_int_equal(value_parse_percent("99999999999999999999999%", &h), -ERANGE);
+	assert_int_equal(value_parse_percent("%", &h), -EINVAL);
+	assert_int_equal(value_parse_percent("5.%", &h), -EINVAL);
+	assert_int_equal(value_parse_percent(".5%", &h), -EINVAL);
+	assert_int_equal(value_parse_percent("5%%", &h), -EINVAL);
+	assert_int_equal(value_parse_percent("5", &h), -EINVAL);
+	assert_true(value_is_percent("5%"));
+	assert_false(value_is_percent("5M"));
+	assert_false(value_is_percent(""));
+	assert_int_equal(value_percent_of(UINT64_MAX, 10000), UINT64_MAX / 4096 * 4096);
+	assert_int_equal(value_percent_of(4095, 10000), 0);
+
+	snprintf(path, sizeof(path), "rm -rf '%s'", root);
+	assert_int_equal(system(path), 0);
 }
 
 static void test_sizes(void **state)
@@ -1644,6 +1788,8 @@ int main(void)
 	    cmocka_unit_test(test_hook_timings),
 	    cmocka_unit_test(test_kubernetes_preset),
 	    cmocka_unit_test(test_desktop_preset),
+	    cmocka_unit_test(test_percent_sizes),
+	    cmocka_unit_test(test_hash_comments),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,11 @@ prefix=$(meson introspect "$build" --buildoptions | python3 -c 'import json,sys;
 pc=$(find "$dest" -name oomkit.pc | head -n 1)
 [ -n "$pc" ] || { echo "FAIL: no oomkit.pc installed"; exit 1; }
 [ -f "$dest$prefix/include/oomkit.h" ] || { echo "FAIL: no oomkit.h under $prefix/include"; exit 1; }
+# oomkit's bash completion, where bash-completion looks under this prefix.
+if [ -f "$build/cli/oomkit" ]; then
+	[ -f "$dest$prefix/share/bash-completion/completions/oomkit" ] ||
+		{ echo "FAIL: no bash completion under $prefix/share/bash-completion/completions"; exit 1; }
+fi
 export PKG_CONFIG_PATH=$(dirname "$pc") PKG_CONFIG_SYSROOT_DIR=$dest
 cflags=$(pkg-config --cflags oomkit) libs=$(pkg-config --libs oomkit)
 cc -o "$dest/kill-newest" "$src/examples/kill-newest.c" $cflags $libs

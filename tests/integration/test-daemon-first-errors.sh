@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Errors that name their cause: oomkitd started by another user than root
+# says it needs root, first and alone (not the failures that follow from
+# it), while --check works as any user; a hook runner that is not there is
+# named with why, at start and by --check of a configuration with hooks,
+# and no "No child processes" is logged.
+. "$(dirname "$0")/daemon-lib.sh"
+require_kernel
+setup first-errors
+require_user_tools
+NOBODY=$USER_A
+chmod 755 "$TMP"
+
+write_config 256M "report, kernel" <<EOF2
+[job web]
+limit = 32M
+before_kill = /bin/true
+EOF2
+chmod 644 "$TMP/oomkitd.conf"
+USER_OOMKITD=$(user_copy "$OOMKITD" $NOBODY) || exit
+
+# As nobody: one line, that one; nothing made or opened.
+as_user $NOBODY "$USER_OOMKITD" -c "$TMP/oomkitd.conf" >"$TMP/nobody.out" 2>&1
+rc=$?
+check "as another user: exit 1" test $rc = 1
+check "as another user: says it needs root" grep -q "oomkitd needs root" "$TMP/nobody.out"
+check "as another user: nothing else (got: $(cat "$TMP/nobody.out"))" test "$(wc -l <"$TMP/nobody.out")" = 1
+check "as another user: no machine memcg made" test ! -d "$R"
+as_user $NOBODY "$USER_OOMKITD" --release >"$TMP/release.out" 2>&1
+check "--release as another user: exit 1, needs root" \
+	eval "[ $? = 1 ] && grep -q 'oomkitd needs root' '$TMP/release.out'"
+out=$(as_user $NOBODY "$USER_OOMKITD" --check -c "$TMP/oomkitd.conf" 2>&1)
+check "--check as another user reads the file ($out)" \
+	eval "[ \$? = 0 ] && echo \"\$out\" | grep -qx '$TMP/oomkitd.conf: ok, 1 job'"
+
+# A runner that is not there: --check names it and says hooks will not run.
+missing=$TMP/no-such-runner
+out=$(OOMKIT_HOOK_RUNNER=$missing "$OOMKITD" --check -c "$TMP/oomkitd.conf" 2>&1)
+check "--check, runner missing: still ok" eval "[ \$? = 0 ] && echo \"\$out\" | grep -q ': ok, 1 job'"
+check "--check, runner missing: named, with why ($out)" \
+	eval "echo \"\$out\" | grep -qF '$TMP/oomkitd.conf: the hook runner $missing: No such file or directory; hooks will not run'"
+out=$("$OOMKITD" --check -c "$TMP/oomkitd.conf" 2>&1)
+check "--check, runner there: no word of it ($out)" eval "! echo \"\$out\" | grep -q 'hook runner'"
+sed '/^before_kill/d' "$TMP/oomkitd.conf" >"$TMP/nohooks.conf"
+out=$(OOMKIT_HOOK_RUNNER=$missing "$OOMKITD" --check -c "$TMP/nohooks.conf" 2>&1)
+check "--check without hooks: no word of the runner ($out)" eval "! echo \"\$out\" | grep -q 'hook runner'"
+
+# At start: the runner named with why, an error since there are hooks, and
+# the daemon runs without them.
+OOMKIT_HOOK_RUNNER=$missing start_daemon
+check "start, runner missing: named, with why" \
+	grep -qF "<3>hooks: the hook runner $missing: No such file or directory; hooks will not run" "$TMP/log"
+check "start, runner missing: no 'No child processes'" eval "! grep -q 'No child processes' '$TMP/log'"
+check "start, runner missing: the daemon answers" "$OOMKIT" status
+stop_daemon
+finish
