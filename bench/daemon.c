@@ -356,7 +356,9 @@ out:
  * its limit has room for them); a hog in the job outgrows it, one OOM per
  * side per round, the first side turning.  Per OOM, from the daemon's
  * report the time to its decision, and from the hog's last touch to its
- * exit; a side whose OOM the kernel's killer resolved is a failure.  The
+ * exit, and to the daemon's read of the kernel's event (before it, the
+ * kernel reclaims through every memcg of the job, and that grows with them
+ * too); a side whose OOM the kernel's killer resolved is a failure.  The
  * daemons' delay is 10 s, so that a slow decision is measured, not cut
  * short by the kernel.
  */
@@ -381,6 +383,27 @@ static int churn_fill(const char *cg, unsigned n)
 static unsigned churn_limit_mib(unsigned n)
 {
 	return CHURN_BASE_MIB + (unsigned)((uint64_t)n * 16 / 1024);
+}
+
+/* The time the daemon read the kernel's OOM event (the library's state in
+ * its newest report, CLOCK_MONOTONIC like the hog's stamp), or 0. */
+static uint64_t churn_event_ns(struct side *s)
+{
+	static char text[65536];
+	char path[512], last[16];
+	ssize_t n = -1;
+
+	snprintf(last, sizeof(last), "j%u", s->d.jobs - 1);
+	if (newest_report(s->d.reports, last, path, sizeof(path)) == 0)
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, text, sizeof(text) - 1);
+		close(fd);
+	}
+	text[n > 0 ? n : 0] = 0;
+	const char *t = strstr(text, "\"time_ns\":");
+	return t ? strtoull(t + strlen("\"time_ns\":"), NULL, 10) : 0;
 }
 
 static int churn_run(struct side *s, unsigned n, const char *stamp_path, struct bl_hog_stamp *hs)
@@ -413,6 +436,11 @@ static int churn_run(struct side *s, unsigned n, const char *stamp_path, struct 
 	if (read_report(s, &o) < 0)
 		return -1;
 	s->decision_ms = o.decision_ms;
+	/* Before the event, the kernel's own reclaim goes through every memcg of the job. */
+	uint64_t event_ns = churn_event_ns(s);
+	snprintf(key, sizeof(key), "event-%s", s->name);
+	if (event_ns > hs->last_touch_ns)
+		bl_sample("churn", key, (double)(event_ns - hs->last_touch_ns) / 1e6);
 	snprintf(key, sizeof(key), "exit-%s", s->name);
 	bl_sample("churn", key, (double)(exit_ns - hs->last_touch_ns) / 1e6);
 	snprintf(key, sizeof(key), "decision-%s", s->name);
