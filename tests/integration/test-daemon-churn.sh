@@ -63,6 +63,20 @@ as_user $OWNER sh -c 'cd "$1" && mkdir -p d1/d2/d3 && cd d1/d2/d3 && seq -f e%g 
 made=$(find "$R/batch" -mindepth 1 -type d | wc -l)
 check "the owner made $SUBS sub-cgroups" test "$made" -ge "$SUBS"
 
+# Any user may ask for the processes (status, ps, explain) as often as it
+# likes, on the loop that handles the OOMs: a process deep among the empty
+# cgroups is listed, by every one of them.
+deep=$(spawn_as $OWNER batch/d1/d2/d3/e9 4)
+check "ps lists the owner's process deep among them" sh -c '"$1" ps batch | grep -qw "$2"' sh "$OOMKIT" "$deep"
+check "ps of the machine lists it" sh -c '"$1" ps | grep -qw "$2"' sh "$OOMKIT" "$deep"
+batch_procs() {
+	"$OOMKIT" status --json | python3 -c 'import json, sys
+print([j["processes"] for j in json.load(sys.stdin)["jobs"] if j["name"] == "batch"])'
+}
+check "status counts it in batch" test "$(batch_procs)" = "[1]"
+check "explain names it" sh -c '"$1" explain | grep -qw "$2"' sh "$OOMKIT" "$deep"
+kill -9 "$deep"
+
 oom_kills() { # the kernel killer's kills in the machine and its jobs
 	cat "$R/memory.oom_control" "$R/web/memory.oom_control" "$R/batch/memory.oom_control" |
 		awk '$1 == "oom_kill" { n += $2 } END { print n + 0 }'
