@@ -326,7 +326,7 @@ typedef int (*oomkit_pid_fn)(oomkit_ctx *ctx, const struct oomkit_pid_entry *ent
 /* Calls fn for every process of cgroup (and its descendants with
  * OOMKIT_WALK_RECURSIVE), however many there are, however deep and long
  * their paths: no file is opened by path and the state is on the stack
- * (about 16 KiB, at most 33 directories open).  A cgroup removed meanwhile
+ * (about 20 KiB, at most 33 directories open).  A cgroup removed meanwhile
  * is skipped; a process may be listed twice if it moves during the walk.
  * fn may call any helper, another walk included.  Returns the number of
  * processes, or fn's value if it returned non-zero (the walk stops there). */
