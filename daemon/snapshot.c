@@ -267,7 +267,8 @@ static int on_pid(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userd
  * missed makes another job pay, finds them through /proc: what that costs
  * grows with the machine's processes, not with anyone's cgroups, and a
  * process is found wherever it moves.  A job's OOM walks the job's cgroups
- * (a few, for most jobs), for SNAPSHOT_WALK_MS at most: past that, it starts
+ * (a few, for most jobs), for SNAPSHOT_WALK_MS at most, not counting the
+ * time its processes take to read: past that, it starts
  * again through /proc, so that the cut-off hides none of the job's
  * processes. */
 static int find_processes(struct snapshot *s, const struct scope *scope, struct walk *w)

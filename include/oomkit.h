@@ -336,8 +336,9 @@ int oomkit_cgroup_walk_pids(oomkit_ctx *ctx, const char *cgroup, unsigned flags,
 /* oomkit_cgroup_walk_pids() that stops at deadline_ns (CLOCK_MONOTONIC; 0:
  * never) with -ETIMEDOUT, fn having seen some of the processes: a cgroupfs
  * walk costs a little for each cgroup, and a job's owner makes as many as
- * it likes.  A caller that must see every process then walks again with
- * OOMKIT_WALK_PROC, whose cost does not depend on cgroups. */
+ * it likes.  The time spent on cgroups that hold processes (fn's included)
+ * moves the deadline on: it bounds what cgroups cost, not processes.  A caller that must see every process
+ * then walks again with OOMKIT_WALK_PROC, whose cost does not depend on cgroups. */
 int oomkit_cgroup_walk_pids_until(oomkit_ctx *ctx, const char *cgroup, unsigned flags, uint64_t deadline_ns,
 				  oomkit_pid_fn fn, void *userdata);
 

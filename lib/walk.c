@@ -463,7 +463,12 @@ static int visit_pids(struct oomkit__walk *w, int dirfd, const char *name)
 	pw->entry.cgroup = w->path;
 	pw->entry.cgroup_truncated = w->depth > w->path_depth;
 	pw->entry.depth = w->depth;
+	uint64_t count = pw->count, start = w->deadline_ns ? mono_ns() : 0;
 	int r = oomkit__procs_each_at(dirfd, name, pid_found, pw);
+	/* The deadline bounds what cgroups cost, not processes: the time
+	 * spent on a cgroup that holds some (fn's included) moves it on. */
+	if (w->deadline_ns && pw->count != count)
+		w->deadline_ns += mono_ns() - start;
 	/* A descendant removed while we walk has no processes left; the
 	 * walked cgroup itself gone is the caller's error. */
 	return r == -ENOENT && w->depth > 0 ? 0 : r;
