@@ -320,7 +320,9 @@ typedef int (*oomkit_pid_fn)(oomkit_ctx *ctx, const struct oomkit_pid_entry *ent
  * passed, in pid order.  It costs what the machine's processes cost however
  * many cgroups lie below cgroup, and a process that moves between them
  * meanwhile is found once; a process whose cgroup path is cut is passed
- * with the first whole components of it and cgroup_truncated. */
+ * with the first whole components of it and cgroup_truncated, and one whose
+ * leader has exited before its other threads (its own file reads the root)
+ * where a live thread of it is. */
 #define OOMKIT_WALK_PROC 0x2u
 
 /* Calls fn for every process of cgroup (and its descendants with

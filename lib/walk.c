@@ -476,21 +476,80 @@ static int visit_pids(struct oomkit__walk *w, int dirfd, const char *name)
 
 /* ------------------------------------------------------ through /proc */
 
+/* The memory cgroup in the cgroup file at dirfd/name into pw's path: its
+ * length, or -errno. */
+static int read_cgroup(struct pids_walk *pw, int dirfd, const char *name, bool *ret_cut)
+{
+	oomkit_ctx *ctx = pw->w.ctx;
+	int n = oomkit__read_file_at(dirfd, name, ctx->iobuf, OOMKIT__IOBUF_SIZE);
+
+	if (n < 0)
+		return n;
+	return oomkit__parse_proc_cgroup_head(ctx->iobuf, (size_t)n, oomkit__proc_controller(ctx), pw->w.path,
+					      sizeof(pw->w.path), ret_cut);
+}
+
+/* A thread-group leader that exits before its other threads stays a zombie
+ * whose /proc/PID/cgroup reads the root: the process is where a live
+ * thread of it is.  The first other thread's cgroup that is not the root,
+ * into pw's path (its length), or -ESRCH. */
+static int thread_cgroup(struct pids_walk *pw, int procfd, const char *pid, bool *ret_cut)
+{
+	char buf[1024] __attribute__((aligned(8))), name[64];
+	int r = -ESRCH;
+
+	snprintf(name, sizeof(name), "%s/task", pid);
+	int fd = openat(procfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -ESRCH;
+	while (r < 0) {
+		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		for (long p = 0; p < n && r < 0;) {
+			struct linux_dirent64 *de = (struct linux_dirent64 *)(buf + p);
+			p += de->d_reclen;
+			if (de->d_name[0] < '1' || de->d_name[0] > '9' || strcmp(de->d_name, pid) == 0)
+				continue;
+			snprintf(name, sizeof(name), "%.20s/cgroup", de->d_name);
+			int k = read_cgroup(pw, fd, name, ret_cut);
+			if (k > 0)
+				r = k;
+		}
+	}
+	close(fd);
+	return r;
+}
+
+/* Whether /proc/PID/stat says the thread-group leader has exited. */
+static bool zombie(oomkit_ctx *ctx, int procfd, const char *pid)
+{
+	struct oomkit__proc_stat st;
+	char name[32];
+
+	snprintf(name, sizeof(name), "%s/stat", pid);
+	int n = oomkit__read_file_at(procfd, name, ctx->iobuf, OOMKIT__IOBUF_SIZE);
+	return n > 0 && oomkit__parse_proc_stat(ctx->iobuf, (size_t)n, &st) == 0 &&
+	       (st.state == 'Z' || st.state == 'X');
+}
+
 /* Where pid's process is, by its /proc/PID/cgroup, into pw's path: 1 if it
  * is at or below rel (rel_len bytes; exactly at it without
  * OOMKIT_WALK_RECURSIVE), 0 if not or gone. */
 static int proc_place(struct pids_walk *pw, int procfd, const char *pid, const char *rel, size_t rel_len)
 {
-	oomkit_ctx *ctx = pw->w.ctx;
 	char name[32];
 	bool cut;
 
 	snprintf(name, sizeof(name), "%s/cgroup", pid);
-	int n = oomkit__read_file_at(procfd, name, ctx->iobuf, OOMKIT__IOBUF_SIZE);
-	if (n < 0)
-		return 0; /* exited meanwhile, or a kernel thread's */
-	n = oomkit__parse_proc_cgroup_head(ctx->iobuf, (size_t)n, oomkit__proc_controller(ctx), pw->w.path,
-					   sizeof(pw->w.path), &cut);
+	int n = read_cgroup(pw, procfd, name, &cut);
+	/* At the root, below rel: a leader that exited before its threads? */
+	if (n == 0 && rel_len > 0 && zombie(pw->w.ctx, procfd, pid)) {
+		int k = thread_cgroup(pw, procfd, pid, &cut);
+		n = k >= 0 ? k : 0;
+		if (k < 0)
+			pw->w.path[0] = '\0';
+	}
 	if (n < 0 || (size_t)n < rel_len || memcmp(pw->w.path, rel, rel_len) != 0)
 		return 0;
 	const char *below = pw->w.path + rel_len;

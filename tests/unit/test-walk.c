@@ -367,7 +367,18 @@ static void test_proc_walk(void **state)
 	put_proc_cgroup(202, path);
 	put_proc_cgroup(203, "/../../jobs/deep");
 	put_proc_cgroup(204, "/jobs/deep");
+	/* A leader that exited before its thread 207: its own file reads the root. */
+	put_proc_cgroup(206, "/");
 	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	write_at(
+	    fd, "proc/206/stat",
+	    "206 (hog) Z 1 206 206 0 -1 4194564 0 0 0 0 0 0 0 0 20 0 2 0 4242 0 0 18446744073709551615 0 0 0 "
+	    "0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+	assert_int_equal(mkdirat(fd, "proc/206/task", 0755), 0);
+	assert_int_equal(mkdirat(fd, "proc/206/task/206", 0755), 0);
+	assert_int_equal(mkdirat(fd, "proc/206/task/207", 0755), 0);
+	write_at(fd, "proc/206/task/206/cgroup", "3:memory:/\n");
+	write_at(fd, "proc/206/task/207/cgroup", "3:memory:/jobs/deep/z\n");
 	assert_int_equal(mkdirat(fd, "proc/205", 0755), 0); /* no cgroup file: gone meanwhile */
 	assert_int_equal(mkdirat(fd, "proc/self", 0755), 0);
 	close(fd);
@@ -376,8 +387,9 @@ static void test_proc_walk(void **state)
 	memset(&f, 0, sizeof(f));
 	assert_int_equal(oomkit_cgroup_walk_pids(ctx, "jobs/deep", OOMKIT_WALK_RECURSIVE | OOMKIT_WALK_PROC,
 						 note_found, &f),
-			 3);
+			 4);
 	unsigned a = at(&f, 200), b = at(&f, 202), c = at(&f, 204);
+	assert_string_equal(f.cgroup[at(&f, 206)], "jobs/deep/z");
 	assert_string_equal(f.cgroup[a], "jobs/deep/x/y");
 	assert_int_equal(f.depth[a], 2);
 	assert_false(f.cut[a]);
@@ -393,7 +405,7 @@ static void test_proc_walk(void **state)
 	/* The root: everything in our namespace. */
 	memset(&f, 0, sizeof(f));
 	assert_int_equal(
-	    oomkit_cgroup_walk_pids(ctx, "", OOMKIT_WALK_RECURSIVE | OOMKIT_WALK_PROC, note_found, &f), 4);
+	    oomkit_cgroup_walk_pids(ctx, "", OOMKIT_WALK_RECURSIVE | OOMKIT_WALK_PROC, note_found, &f), 5);
 	assert_int_equal(f.depth[at(&f, 201)], 2);
 	oomkit_free(ctx);
 }
