@@ -43,7 +43,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 /* Levels of a walk that keep their directory open: fds held at once. */
@@ -190,13 +189,6 @@ int oomkit__for_each_subdir(int dirfd, int (*fn)(int dirfd, const char *name, vo
 
 /* ------------------------------------------------------------- walk */
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Opens and visits a child of parent: 0 with *ret_fd set (the caller closes
  * it), -ENOENT if it went away meanwhile, or what visit returned. */
 static int enter(struct oomkit__walk *w, int parent, const char *name, int *ret_fd)
@@ -226,7 +218,7 @@ static int walk_deep(struct oomkit__walk *w, int base)
 	int r, fd, cur = base;
 
 	for (;;) {
-		if (w->deadline_ns && mono_ns() >= w->deadline_ns) {
+		if (w->deadline_ns && oomkit__now_ns() >= w->deadline_ns) {
 			r = -ETIMEDOUT;
 			break;
 		}
@@ -352,7 +344,7 @@ static int step(struct oomkit__walk *w, struct level *stack, unsigned *n, struct
 	}
 	if (r < 0)
 		return r;
-	if (w->deadline_ns && mono_ns() >= w->deadline_ns)
+	if (w->deadline_ns && oomkit__now_ns() >= w->deadline_ns)
 		return -ETIMEDOUT;
 	if (visit_leaf(w, top->fd, name, &r))
 		return r == -ENOENT ? 0 : r;
@@ -463,12 +455,12 @@ static int visit_pids(struct oomkit__walk *w, int dirfd, const char *name)
 	pw->entry.cgroup = w->path;
 	pw->entry.cgroup_truncated = w->depth > w->path_depth;
 	pw->entry.depth = w->depth;
-	uint64_t count = pw->count, start = w->deadline_ns ? mono_ns() : 0;
+	uint64_t count = pw->count, start = w->deadline_ns ? oomkit__now_ns() : 0;
 	int r = oomkit__procs_each_at(dirfd, name, pid_found, pw);
 	/* The deadline bounds what cgroups cost, not processes: the time
 	 * spent on a cgroup that holds some (fn's included) moves it on. */
 	if (w->deadline_ns && pw->count != count)
-		w->deadline_ns += mono_ns() - start;
+		w->deadline_ns += oomkit__now_ns() - start;
 	/* A descendant removed while we walk has no processes left; the
 	 * walked cgroup itself gone is the caller's error. */
 	return r == -ENOENT && w->depth > 0 ? 0 : r;
