@@ -28,6 +28,9 @@ int bench_machine(int argc, char **argv);
 int bench_daemon(int argc, char **argv);
 int bench_rules(int argc, char **argv);
 
+/* 10: a job's OOM with 0, 1 000 and 10 000 empty sub-cgroups in the job. */
+int bench_churn(int argc, char **argv);
+
 /* The watcher's stamp (bench/watcher.c writes it, the benchmarks map it):
  * benchlib's bl_watch_stamp, then when the handler's side read the kernel's
  * event (liboomkit: the event's time_ns, taken as it reads the eventfd; the

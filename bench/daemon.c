@@ -346,3 +346,167 @@ out:
 		fprintf(stderr, "oomkit-bench: could not remove %s\n", tmpdir);
 	return failed ? 1 : 0;
 }
+
+/* ------------------------------------------------------------ churn */
+
+/*
+ * Benchmark 10: a job's owner fills its job with empty cgroups (issue 27
+ * #4).  Three daemons of one job each, the job holding 0, 1 000 and 10 000
+ * empty sub-cgroups (each costs the job about 10 KiB of kernel memory, so
+ * its limit has room for them); a hog in the job outgrows it, one OOM per
+ * side per round, the first side turning.  Per OOM, from the daemon's
+ * report the time to its decision, and from the hog's last touch to its
+ * exit, and to the daemon's read of the kernel's event (before it, the
+ * kernel reclaims through every memcg of the job, and that grows with them
+ * too); a side whose OOM the kernel's killer resolved is a failure.  The
+ * daemons' delay is 10 s, so that a slow decision is measured, not cut
+ * short by the kernel.
+ */
+#define CHURN_SIDES 3
+#define CHURN_BASE_MIB 48
+
+static const unsigned churn_of[CHURN_SIDES] = {0, 1000, 10000};
+
+static int churn_fill(const char *cg, unsigned n)
+{
+	char path[1024];
+
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/c%u", bl_abs(cg), i);
+		if (mkdir(path, 0755) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The job's limit: room for its empty cgroups' kernel memory and the hog. */
+static unsigned churn_limit_mib(unsigned n)
+{
+	return CHURN_BASE_MIB + (unsigned)((uint64_t)n * 16 / 1024);
+}
+
+/* The time the daemon read the kernel's OOM event (the library's state in
+ * its newest report, CLOCK_MONOTONIC like the hog's stamp), or 0. */
+static uint64_t churn_event_ns(struct side *s)
+{
+	static char text[65536];
+	char path[512], last[16];
+	ssize_t n = -1;
+
+	snprintf(last, sizeof(last), "j%u", s->d.jobs - 1);
+	if (newest_report(s->d.reports, last, path, sizeof(path)) == 0)
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, text, sizeof(text) - 1);
+		close(fd);
+	}
+	text[n > 0 ? n : 0] = 0;
+	const char *t = strstr(text, "\"time_ns\":");
+	return t ? strtoull(t + strlen("\"time_ns\":"), NULL, 10) : 0;
+}
+
+static int churn_run(struct side *s, unsigned n, const char *stamp_path, struct bl_hog_stamp *hs)
+{
+	struct outcome o = {.decision_ms = -1};
+	uint64_t kills = th_cg_key(BL_MEMORY_ROOT, s->cg, "memory.oom_control", "oom_kill");
+	char key[64];
+
+	hs->pages = 0;
+	hs->last_touch_ns = 0;
+	pid_t pid = bl_spawn_hog(s->cg, churn_limit_mib(n) + 64, 1024, 0, stamp_path);
+	int pidfd = pid > 0 ? bl_pidfd_open(pid) : -1;
+	int ready = pidfd >= 0 ? bl_wait_fd(pidfd, RUN_TIMEOUT_MS) : -1;
+	uint64_t exit_ns = bl_now_ns();
+
+	if (pidfd >= 0)
+		close(pidfd);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	if (ready <= 0 || !hs->last_touch_ns) {
+		bl_fail("churn: the OOM of %s (%s) was not resolved", s->cg, s->name);
+		return -1;
+	}
+	if (th_cg_key(BL_MEMORY_ROOT, s->cg, "memory.oom_control", "oom_kill") != kills) {
+		bl_fail("churn: the kernel killed in %s, not oomkitd", s->cg);
+		return -1;
+	}
+	if (read_report(s, &o) < 0)
+		return -1;
+	s->decision_ms = o.decision_ms;
+	/* Before the event, the kernel's own reclaim goes through every memcg of the job. */
+	uint64_t event_ns = churn_event_ns(s);
+	snprintf(key, sizeof(key), "event-%s", s->name);
+	if (event_ns > hs->last_touch_ns)
+		bl_sample("churn", key, (double)(event_ns - hs->last_touch_ns) / 1e6);
+	snprintf(key, sizeof(key), "exit-%s", s->name);
+	bl_sample("churn", key, (double)(exit_ns - hs->last_touch_ns) / 1e6);
+	snprintf(key, sizeof(key), "decision-%s", s->name);
+	if (o.decision_ms >= 0)
+		bl_sample("churn", key, o.decision_ms);
+	return 0;
+}
+
+int bench_churn(int argc, char **argv)
+{
+	unsigned rounds = bench_opt(argc, argv, "rounds", 10);
+	static char dir[CHURN_SIDES][160], cg[CHURN_SIDES][512];
+	char stamp_path[64];
+	int failed = 0;
+
+	if (!bl_oomkitd()) {
+		bl_note("churn: oomkitd is not built; nothing measured");
+		return 0;
+	}
+	if (bl_init("churn", 768 * BL_MIB) < 0)
+		return 1;
+	bench_daemon_delay = "10s";
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/oomkit-bench-churn-XXXXXX");
+	struct bl_hog_stamp *hs = bl_stamp_new(stamp_path, sizeof(stamp_path));
+	if (!hs || !mkdtemp(tmpdir)) {
+		failed = 1;
+		goto out;
+	}
+	for (unsigned i = 0; i < CHURN_SIDES; i++) {
+		struct side *s = &sides[i];
+		snprintf(s->name, sizeof(s->name), "oomkitd@%u", churn_of[i]);
+		snprintf(dir[i], sizeof(dir[i]), "%s/c%u", tmpdir, churn_of[i]);
+		snprintf(cg[i], sizeof(cg[i]), "%s", bl_child("c%u/j0", churn_of[i]));
+		s->cg = cg[i];
+		if (mkdir(dir[i], 0700) < 0 ||
+		    bench_daemon_start(&s->d, dir[i], bl_child("c%u", churn_of[i]), 1,
+				       churn_limit_mib(churn_of[i])) < 0 ||
+		    churn_fill(s->cg, churn_of[i]) < 0) {
+			failed = 1;
+			goto out;
+		}
+	}
+	bl_note(
+	    "churn: %u rounds; a job of %d MiB (and 16 KiB per empty sub-cgroup) holding 0, 1000 or 10000 "
+	    "empty sub-cgroups and a hog outgrowing it; decision from each daemon's report, exit from the "
+	    "hog's last touch; delay 10 s",
+	    rounds, CHURN_BASE_MIB);
+	for (unsigned r = 0; r < rounds && failed < 5; r++) {
+		bool ok = true;
+		for (unsigned i = 0; i < CHURN_SIDES; i++) {
+			unsigned k = (r + i) % CHURN_SIDES;
+			ok &= churn_run(&sides[k], churn_of[k], stamp_path, hs) == 0;
+		}
+		failed += !ok;
+	}
+out:
+	if (failed == 1 && rounds)
+		bl_fail("churn: setup failed");
+	if (hs)
+		unlink(stamp_path);
+	bl_cleanup();
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (failed)
+		bl_note("churn: kept %s", tmpdir);
+	else if (tmpdir[0] && system(cmd) != 0)
+		fprintf(stderr, "oomkit-bench: could not remove %s\n", tmpdir);
+	return failed ? 1 : 0;
+}

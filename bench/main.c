@@ -4,7 +4,7 @@
  * bench/run.sh, one per line: "S BENCH SERIES VALUE", notes "N TEXT" and
  * failures to measure "F TEXT".
  *
- *   oomkit-bench notify|resolve|idle|storm|machine|daemon|rules [--NAME=VALUE]...
+ *   oomkit-bench notify|resolve|idle|storm|machine|daemon|rules|churn [--NAME=VALUE]...
  *
  * Run it as root; every memcg it makes lies under $OOMKIT_BENCH_PARENT/BENCH
  * (or oomkit-bench-PID/BENCH) and is removed at exit.
@@ -33,13 +33,13 @@ int main(int argc, char **argv)
 	} benches[] = {
 	    {"notify", bench_notify}, {"resolve", bench_resolve}, {"idle", bench_idle},
 	    {"storm", bench_storm},   {"machine", bench_machine}, {"daemon", bench_daemon},
-	    {"rules", bench_rules},
+	    {"rules", bench_rules},   {"churn", bench_churn},
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (size_t i = 0; argc > 1 && i < sizeof(benches) / sizeof(benches[0]); i++)
 		if (strcmp(argv[1], benches[i].name) == 0)
 			return benches[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "usage: %s notify|resolve|idle|storm|machine|daemon|rules [--NAME=VALUE]...\n",
+	fprintf(stderr, "usage: %s notify|resolve|idle|storm|machine|daemon|rules|churn [--NAME=VALUE]...\n",
 		argv[0]);
 	return 2;
 }

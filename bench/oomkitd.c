@@ -10,6 +10,8 @@
 #include "benchlib.h"
 #include "oomkitd.h"
 
+const char *bench_daemon_delay = "2s";
+
 static int write_config(const struct bench_daemon *d, const char *dir, unsigned job_limit_mib,
 			const char *job_extra)
 {
@@ -17,9 +19,9 @@ static int write_config(const struct bench_daemon *d, const char *dir, unsigned 
 	if (!f)
 		return -1;
 	fprintf(f,
-		"[oomkitd]\nmachine = %s/%s\nmachine_limit = 1G\npolicy = kill-largest\ndelay = 2s\n"
+		"[oomkitd]\nmachine = %s/%s\nmachine_limit = 1G\npolicy = kill-largest\ndelay = %s\n"
 		"reserve = 16M\nreport_dir = %s\nsocket = %s/oomkitd-%u.sock\nmetrics = %s\n",
-		BL_MEMORY_ROOT, d->machine, d->reports, dir, d->jobs, d->metrics);
+		BL_MEMORY_ROOT, d->machine, bench_daemon_delay, d->reports, dir, d->jobs, d->metrics);
 	for (unsigned i = 0; i < d->jobs; i++)
 		fprintf(f, "\n[job j%u]\nlimit = %uM\npolicy = kill-largest\n%s", i, job_limit_mib,
 			job_extra ? job_extra : "");

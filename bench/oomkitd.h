@@ -31,6 +31,9 @@ int bench_daemon_start(struct bench_daemon *d, const char *dir, const char *rel,
 int bench_daemon_start_with(struct bench_daemon *d, const char *dir, const char *rel, unsigned jobs,
 			    unsigned job_limit_mib, const char *job_extra);
 
+/* The daemons' delay (2s unless a benchmark sets another before starting them). */
+extern const char *bench_daemon_delay;
+
 /* Whether the file holds what anywhere (the log has a line per job before
  * "oomkitd ready", so with a thousand jobs the word is far from the start). */
 bool bench_file_has(const char *path, const char *what);

@@ -76,6 +76,12 @@ ROWS += [
      "no rules", ""),
     ("9 rules: OOM → decision, with rules / without, paired per round", "", "rules", "ratio", "", "—", ""),
 ]
+CHURN_N = (1000, 10000)
+for what, key in (("OOM → decision", "decision"), ("last touch → the daemon reads the OOM (the kernel's reclaim)",
+                                                   "event"), ("last touch → hog exit", "exit")):
+    for n in CHURN_N:
+        ROWS.append((f"10 churn: {n} empty sub-cgroups in the job: {what}", "ms", "churn", f"{key}-oomkitd@{n}",
+                     f"{key}-oomkitd@0", "no sub-cgroups", "p99 ≤ 100" if key == "decision" and n == 10000 else ""))
 ROWS += [
     ("8 systemd guest: hog start → a unit killed (emulated)", "ms", "anchor", "oomkitd-kill", "oomd-kill",
      "systemd-oomd", "ratio ≤ 0.1"),

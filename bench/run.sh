@@ -109,6 +109,10 @@ run machine 240 --pairs=10
 run idle 90 --seconds=10
 run daemon 240 --rounds=25
 run rules 120 --rounds=30
+# Three daemons, one of whose jobs holds 10 000 empty sub-cgroups (about
+# 100 MiB of the kernel's memory, within the tree's limit); its rounds take
+# seconds each, most of them the kernel's reclaim before the OOM.
+run churn 300 --rounds=8
 
 # Benchmark 8, against systemd-oomd: the systemd guest (tests/vm/systemd.sh)
 # boots ROUNDS times, and each boot runs the same workload twice, first

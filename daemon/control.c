@@ -541,13 +541,48 @@ static bool put_machine(struct control *ctl, struct client *c)
 	return PUT(c, protocol_put_machine, &rec);
 }
 
+/* How long a status or ps walks a scope's cgroups before it lists the
+ * processes through /proc: any user may ask, as often as it likes, and a
+ * job's owner makes as many cgroups as it likes, while the loop that
+ * answers is the one that handles OOMs. */
+#define CONTROL_WALK_MS 20u
+
+struct pid_fill {
+	pid_t *pids;
+	size_t n, count;
+};
+
+static int fill_pid(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userdata)
+{
+	struct pid_fill *f = userdata;
+	(void)ctx;
+	if (f->count >= f->n)
+		return -ENOBUFS;
+	f->pids[f->count++] = e->pid;
+	return 0;
+}
+
+/* oomkit_cgroup_pids(rel, recursive) at a cost bounded by
+ * CONTROL_WALK_MS, then by the machine's processes. */
+static int scope_pids(struct control *ctl, const char *rel, pid_t *pids, size_t n)
+{
+	struct pid_fill f = {pids, n, 0};
+	int r = oomkit_cgroup_walk_pids_until(ctl->ctx, rel, OOMKIT_WALK_RECURSIVE,
+					      now_ns() + CONTROL_WALK_MS * NS_PER_MS, fill_pid, &f);
+
+	if (r != -ETIMEDOUT)
+		return r;
+	f.count = 0;
+	return oomkit_cgroup_walk_pids(ctl->ctx, rel, OOMKIT_WALK_RECURSIVE | OOMKIT_WALK_PROC, fill_pid, &f);
+}
+
 static bool put_job(struct control *ctl, struct client *c, const struct scope *j)
 {
 	struct oomkit_cgroup_memory m = {.limit_bytes = OOMKIT_UNLIMITED};
 	char chain[128];
 
 	(void)oomkit_cgroup_memory(ctl->ctx, j->rel, &m);
-	int nprocs = oomkit_cgroup_pids(ctl->ctx, j->rel, true, ctl->pids, ctl->max_pids);
+	int nprocs = scope_pids(ctl, j->rel, ctl->pids, ctl->max_pids);
 	config_format_chain(&j->job->chain, chain, sizeof(chain));
 	const struct protocol_job rec = {.name = j->name,
 					 .priority = j->job->priority,
@@ -631,7 +666,7 @@ static int instance_pids(struct control *ctl, const char *name)
 	int n = 0;
 	for (const struct scope *s = scope_next_instance(ctl->scopes, name, NULL); s;
 	     s = scope_next_instance(ctl->scopes, name, s)) {
-		int k = oomkit_cgroup_pids(ctl->ctx, s->rel, true, ctl->pids + n, ctl->max_pids - (size_t)n);
+		int k = scope_pids(ctl, s->rel, ctl->pids + n, ctl->max_pids - (size_t)n);
 		if (k == -ENOBUFS)
 			return (int)ctl->max_pids;
 		if (k > 0)
@@ -653,9 +688,9 @@ static bool fill_ps(struct control *ctl, struct client *c)
 		const struct scope *s = scope_by_name(ctl->scopes, c->reply.job);
 		if (!s) /* removed by a reload meanwhile */
 			return c->reply.stage == 0 ? put_error(c, "no job %s", c->reply.job) : put_end(c);
-		n = oomkit_cgroup_pids(ctl->ctx, s->rel, true, ctl->pids, ctl->max_pids);
+		n = scope_pids(ctl, s->rel, ctl->pids, ctl->max_pids);
 	} else {
-		n = oomkit_cgroup_pids(ctl->ctx, rel, true, ctl->pids, ctl->max_pids);
+		n = scope_pids(ctl, rel, ctl->pids, ctl->max_pids);
 	}
 	if (n < 0)
 		return c->reply.stage == 0 ? put_error(c, "cannot list processes: %s", strerror(-n))

@@ -124,14 +124,18 @@ void report_write_head(struct oomkit__json *w, oomkit_ctx *ctx, const struct rep
 	if (!h->jobs_later)
 		write_groups(w, in);
 	write_candidates(w, in);
-	/* The library's artifact: counters, oom_control, memory.stat, every process. */
+	/* The library's artifact: counters, oom_control, memory.stat.  Not its
+	 * list of every process: the candidates above are the processes the
+	 * decision was taken on, and listing them again would walk the scope's
+	 * cgroups a second time before the action (a job's owner makes them by
+	 * the thousand). */
 	struct oomkit_decision ld = {.action = policy_action_name(dec->action),
 				     .reason = dec->reason,
 				     .victim_pid = dec->victim_pid,
 				     .new_limit_bytes =
 					 dec->action == ACTION_GROW ? dec->new_limit_bytes : 0};
 	oomkit__json_external(w, "state");
-	int r = w->err ? w->err : oomkit_write_report(ctx, w->fd, ev, &ld);
+	int r = w->err ? w->err : oomkit_write_report_flags(ctx, w->fd, ev, &ld, OOMKIT_REPORT_NO_PROCESSES);
 	if (r < 0 && !w->err)
 		w->err = r; /* a write failed: the report is cut short */
 }

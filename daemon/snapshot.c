@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "rules.h"
 #include "snapshot.h"
@@ -260,14 +261,43 @@ static int on_pid(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userd
 	return 0;
 }
 
+/* Every process of the scope, through on_pid.  A job's owner makes as many
+ * cgroups in its job as it likes, empty ones too, and moves its processes
+ * between them while they are walked.  A machine's OOM, where a process
+ * missed makes another job pay, finds them through /proc: what that costs
+ * grows with the machine's processes, not with anyone's cgroups, and a
+ * process is found wherever it moves.  A job's OOM walks the job's cgroups
+ * (a few, for most jobs), for SNAPSHOT_WALK_MS at most, not counting the
+ * time its processes take to read: past that, it starts
+ * again through /proc, so that the cut-off hides none of the job's
+ * processes. */
+static int find_processes(struct snapshot *s, const struct scope *scope, struct walk *w)
+{
+	unsigned flags = OOMKIT_WALK_RECURSIVE;
+	uint64_t deadline = now_ns() + SNAPSHOT_WALK_MS * NS_PER_MS;
+	int n;
+
+	if (scope->kind == SCOPE_KIND_MACHINE)
+		flags |= OOMKIT_WALK_PROC;
+	memset(s->per_group, 0, w->n_groups * sizeof(*s->per_group));
+	n = oomkit_cgroup_walk_pids_until(s->ctx, scope->rel, flags, deadline, on_pid, w);
+	if (n != -ETIMEDOUT)
+		return n;
+	log_notice("%s: its cgroups took more than %u ms to walk: its processes are found through /proc",
+		   scope->label, SNAPSHOT_WALK_MS);
+	w->n_procs = 0;
+	w->full = false;
+	memset(s->per_group, 0, w->n_groups * sizeof(*s->per_group));
+	return oomkit_cgroup_walk_pids(s->ctx, scope->rel, flags | OOMKIT_WALK_PROC, on_pid, w);
+}
+
 int snapshot_take(struct snapshot *s, const struct scope *scope, uint64_t capacity_bytes,
 		  struct policy_input *in)
 {
 	struct walk w = {.s = s, .scope = scope, .per_group = s->per_group};
 
 	w.n_groups = build_groups(s, scope);
-	memset(s->per_group, 0, w.n_groups * sizeof(*s->per_group));
-	int n = oomkit_cgroup_walk_pids(s->ctx, scope->rel, OOMKIT_WALK_RECURSIVE, on_pid, &w);
+	int n = find_processes(s, scope, &w);
 	if (n < 0)
 		return n;
 	if (w.full)

@@ -20,6 +20,13 @@
  * A machine OOM reads every job; a job's OOM reads only that job and the
  * machine (as "(other)": the rest of the machine), which is all its
  * policies need.
+ *
+ * A job's owner makes cgroups in its job at will, empty ones by the
+ * thousand, and moves its processes between them: a machine's OOM finds the
+ * processes through /proc, and a job's walks the job's cgroups for at most
+ * SNAPSHOT_WALK_MS before it does too, so the time to a decision follows
+ * the processes, not the cgroups, and no process is missed for where it
+ * lives or moves.
  */
 #ifndef OOMKITD_SNAPSHOT_H
 #define OOMKITD_SNAPSHOT_H
@@ -53,6 +60,9 @@ struct snapshot {
 
 #define SNAPSHOT_CMDLINE_MAX 4096 /* a cmdline: rule sees this much of a command line */
 #define SNAPSHOT_EXE_MAX 4096
+/* How long a job's OOM walks the job's cgroups before it finds its
+ * processes through /proc instead (snapshot.c, find_processes()). */
+#define SNAPSHOT_WALK_MS 50u
 
 int snapshot_init(struct snapshot *s, oomkit_ctx *ctx, struct scopes *scopes, size_t max_pids);
 void snapshot_free(struct snapshot *s);

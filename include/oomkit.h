@@ -316,16 +316,34 @@ typedef int (*oomkit_pid_fn)(oomkit_ctx *ctx, const struct oomkit_pid_entry *ent
 
 /* Walk flags. */
 #define OOMKIT_WALK_RECURSIVE 0x1u /* the descendants too, at any depth, parents first */
+/* Found through /proc rather than cgroupfs: every process of the machine is
+ * read (its /proc/PID/cgroup), and those in cgroup (or below it) are
+ * passed, in pid order.  It costs what the machine's processes cost however
+ * many cgroups lie below cgroup, and a process that moves between them
+ * meanwhile is found once; a process whose cgroup path is cut is passed
+ * with the first whole components of it and cgroup_truncated, and one whose
+ * leader has exited before its other threads (its own file reads the root)
+ * where a live thread of it is. */
+#define OOMKIT_WALK_PROC 0x2u
 
 /* Calls fn for every process of cgroup (and its descendants with
  * OOMKIT_WALK_RECURSIVE), however many there are, however deep and long
  * their paths: no file is opened by path and the state is on the stack
- * (about 16 KiB, at most 33 directories open).  A cgroup removed meanwhile
+ * (about 20 KiB, at most 33 directories open).  A cgroup removed meanwhile
  * is skipped; a process may be listed twice if it moves during the walk.
  * fn may call any helper, another walk included.  Returns the number of
  * processes, or fn's value if it returned non-zero (the walk stops there). */
 int oomkit_cgroup_walk_pids(oomkit_ctx *ctx, const char *cgroup, unsigned flags, oomkit_pid_fn fn,
 			    void *userdata);
+
+/* oomkit_cgroup_walk_pids() that stops at deadline_ns (CLOCK_MONOTONIC; 0:
+ * never) with -ETIMEDOUT, fn having seen some of the processes: a cgroupfs
+ * walk costs a little for each cgroup, and a job's owner makes as many as
+ * it likes.  The time spent on cgroups that hold processes (fn's included)
+ * moves the deadline on: it bounds what cgroups cost, not processes.  A caller that must see every process
+ * then walks again with OOMKIT_WALK_PROC, whose cost does not depend on cgroups. */
+int oomkit_cgroup_walk_pids_until(oomkit_ctx *ctx, const char *cgroup, unsigned flags, uint64_t deadline_ns,
+				  oomkit_pid_fn fn, void *userdata);
 
 /* Calls fn for every direct child cgroup name; stops early and returns fn's
  * value if it is non-zero.  Returns the number of children otherwise. */
@@ -524,6 +542,15 @@ struct oomkit_decision {
  * Returns the number of bytes written; a write error stops it (-errno). */
 int oomkit_write_report(oomkit_ctx *ctx, int fd, const struct oomkit_event *event,
 			const struct oomkit_decision *decision);
+
+/* Report flags. */
+/* The processes are left out: a caller that lists them already, from the
+ * walk it decided on, spares the cgroup's tree a second walk. */
+#define OOMKIT_REPORT_NO_PROCESSES 0x1u
+
+/* oomkit_write_report() with flags (0: the same report). */
+int oomkit_write_report_flags(oomkit_ctx *ctx, int fd, const struct oomkit_event *event,
+			      const struct oomkit_decision *decision, unsigned flags);
 
 /* ----------------------------------------------------- lending headroom */
 

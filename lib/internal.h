@@ -158,6 +158,12 @@ int oomkit__parse_proc_cgroup(const char *buf, size_t len, const char *controlle
  * cgroup namespace included).  Exact for a path of any length, one the
  * kernel cut included, as long as rel is shorter than the cut.  -ENOENT if
  * the line is absent, -EINVAL if it is malformed. */
+/* The path of controller's line without its '/', into out: a path the
+ * kernel cut, or one longer than out, keeps its first whole components and
+ * sets *ret_cut.  Its length; -EINVAL for a path outside our cgroup
+ * namespace or a malformed line, -ENOENT if controller has no line. */
+int oomkit__parse_proc_cgroup_head(const char *buf, size_t len, const char *controller, char *out,
+				   size_t out_len, bool *ret_cut);
 int oomkit__parse_proc_cgroup_under(const char *buf, size_t len, const char *controller, const char *rel);
 
 /* Parses newline-separated pids (cgroup.procs) into pids[0..n).  Returns the
@@ -462,12 +468,15 @@ extern const char *const oomkit__v2_delegated[];
 /* A walk of a cgroup subtree, parents before children, at any depth. */
 struct oomkit__walk {
 	oomkit_ctx *ctx;
-	/* Called for each cgroup with its directory open (O_RDONLY); a
-	 * non-zero value stops the walk and is returned. */
-	int (*visit)(struct oomkit__walk *w, int dirfd);
+	/* Called for each cgroup: dirfd/name, or dirfd itself (O_RDONLY) if
+	 * name is NULL (a cgroup with no subdirectory is visited through its
+	 * parent, its own directory never opened); a non-zero value stops the
+	 * walk and is returned. */
+	int (*visit)(struct oomkit__walk *w, int dirfd, const char *name);
 	bool recursive;
-	unsigned depth;	     /* of the visited cgroup below the start */
-	unsigned path_depth; /* of those levels, how many path holds */
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC; past it the walk stops with -ETIMEDOUT; 0: none */
+	unsigned depth;	      /* of the visited cgroup below the start */
+	unsigned path_depth;  /* of those levels, how many path holds */
 	size_t path_len;
 	char path[OOMKIT__WALK_PATH_MAX]; /* set to the start's relative path by the caller */
 };
@@ -483,6 +492,8 @@ int oomkit__for_each_subdir(int dirfd, int (*fn)(int dirfd, const char *name, vo
 /* Calls fn for every pid in dirfd's cgroup.procs, read in chunks so that any
  * number fits.  0, fn's first non-zero value, or -errno (-ENOENT: removed). */
 int oomkit__procs_each(int dirfd, int (*fn)(pid_t pid, void *userdata), void *userdata);
+/* The same for dirfd's child cgroup name (NULL: dirfd itself). */
+int oomkit__procs_each_at(int dirfd, const char *name, int (*fn)(pid_t pid, void *userdata), void *userdata);
 
 /* -------------------------------------------------------------- psi.c */
 

@@ -360,6 +360,27 @@ static int kill_entry(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *u
 	return kill_one(e->pid, userdata);
 }
 
+/* How long one listing of the cgroup walks its descendants before it lists
+ * through /proc instead: a job's owner makes empty cgroups by the thousand,
+ * and a kill lists the cgroup a few times. */
+#define KILL_WALK_MS 20
+
+/* Every process of the memcg and its descendants, through fn: a cgroupfs
+ * walk for KILL_WALK_MS, then through /proc, which finds them all again
+ * (each callback here may see a process twice: signalling, moving or
+ * counting it again does no harm). */
+static int walk_members(struct kill_run *run, oomkit_pid_fn fn, void *userdata)
+{
+	uint64_t deadline = oomkit__now_ns() + KILL_WALK_MS * 1000000ull;
+	int n =
+	    oomkit_cgroup_walk_pids_until(run->ctx, run->rel, OOMKIT_WALK_RECURSIVE, deadline, fn, userdata);
+
+	if (n != -ETIMEDOUT)
+		return n;
+	return oomkit_cgroup_walk_pids(run->ctx, run->rel, OOMKIT_WALK_RECURSIVE | OOMKIT_WALK_PROC, fn,
+				       userdata);
+}
+
 static int refuse_ours(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userdata)
 {
 	(void)userdata;
@@ -369,7 +390,7 @@ static int refuse_ours(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *
 /* Counts the memcg's processes (with descendants); -ELOOP if one is ours. */
 static int count_memcg(struct kill_run *run)
 {
-	return oomkit_cgroup_walk_pids(run->ctx, run->rel, OOMKIT_WALK_RECURSIVE, refuse_ours, NULL);
+	return walk_members(run, refuse_ours, NULL);
 }
 
 /* Lists, kills and waits until the cgroup is empty: the whole method without
@@ -386,7 +407,7 @@ static int kill_rounds(struct kill_run *run)
 			int n = count_memcg(run);
 			return n <= 0 ? n : -ETIMEDOUT;
 		}
-		int n = oomkit_cgroup_walk_pids(run->ctx, run->rel, OOMKIT_WALK_RECURSIVE, kill_entry, run);
+		int n = walk_members(run, kill_entry, run);
 		if (n == 0 && round > 0)
 			oomkit__log(run->ctx, OOMKIT_LOG_INFO, "kill %s: %d signalled in %d rounds", run->rel,
 				    run->signalled - before, round);
@@ -484,7 +505,7 @@ static int freezer_gather(struct kill_run *run, const struct freezer *fz)
 {
 	for (int round = 0; round < MOVE_ROUNDS; round++) {
 		struct gather g = {run, fz, 0};
-		int n = oomkit_cgroup_walk_pids(run->ctx, run->rel, OOMKIT_WALK_RECURSIVE, gather_one, &g);
+		int n = walk_members(run, gather_one, &g);
 		if (n < 0)
 			return n;
 		if (g.moved == 0)

@@ -728,6 +728,37 @@ int oomkit__parse_proc_cgroup(const char *buf, size_t len, const char *controlle
 	return (int)span_len(path);
 }
 
+int oomkit__parse_proc_cgroup_head(const char *buf, size_t len, const char *controller, char *out,
+				   size_t out_len, bool *ret_cut)
+{
+	struct span path;
+	int r = find_cgroup_line(buf, len, controller, &path);
+	bool cut;
+
+	if (r < 0)
+		return r;
+	if (out_len < 2 || out_len > INT_MAX)
+		return -EINVAL;
+	path.p++;
+	/* Outside our cgroup namespace: below none of the cgroups we name. */
+	if (span_len(path) >= 2 && memcmp(path.p, "..", 2) == 0 && (span_len(path) == 2 || path.p[2] == '/'))
+		return -EINVAL;
+	if (memchr(path.p, '\0', span_len(path)))
+		return -EINVAL;
+	/* The kernel cuts a path at PATH_MAX - 1: its last component may be a
+	 * piece of one, so only the whole ones before it are kept. */
+	cut = span_len(path) + 1 >= OOMKIT__PROC_CGROUP_CUT || span_len(path) >= out_len;
+	size_t n = span_len(path) < out_len - 1 ? span_len(path) : out_len - 1;
+	if (cut) {
+		const char *slash = memrchr(path.p, '/', n);
+		n = slash ? (size_t)(slash - path.p) : 0;
+	}
+	memcpy(out, path.p, n);
+	out[n] = '\0';
+	*ret_cut = cut;
+	return (int)n;
+}
+
 int oomkit__parse_proc_cgroup_under(const char *buf, size_t len, const char *controller, const char *rel)
 {
 	struct span path;

@@ -253,10 +253,16 @@ static void write_decision(struct oomkit__json *w, const struct oomkit_decision 
 OOMKIT__EXPORT int oomkit_write_report(oomkit_ctx *ctx, int fd, const struct oomkit_event *event,
 				       const struct oomkit_decision *decision)
 {
+	return oomkit_write_report_flags(ctx, fd, event, decision, 0);
+}
+
+OOMKIT__EXPORT int oomkit_write_report_flags(oomkit_ctx *ctx, int fd, const struct oomkit_event *event,
+					     const struct oomkit_decision *decision, unsigned flags)
+{
 	struct oomkit__json w;
 	const char *cgroup = event ? event->cgroup : NULL;
 
-	if (!ctx || fd < 0)
+	if (!ctx || fd < 0 || (flags & ~OOMKIT_REPORT_NO_PROCESSES))
 		return -EINVAL;
 	oomkit__json_init(&w, fd, ctx->reportbuf, OOMKIT__REPORT_BUF_SIZE);
 	oomkit__json_open(&w, NULL, '{');
@@ -266,7 +272,8 @@ OOMKIT__EXPORT int oomkit_write_report(oomkit_ctx *ctx, int fd, const struct oom
 	if (cgroup) {
 		write_cgroup(&w, ctx, cgroup);
 		write_memory_stat(&w, ctx, cgroup);
-		write_processes(&w, ctx, cgroup);
+		if (!(flags & OOMKIT_REPORT_NO_PROCESSES))
+			write_processes(&w, ctx, cgroup);
 	} else {
 		oomkit__json_str(&w, "cgroup", NULL);
 	}

@@ -22,6 +22,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(out, 0xa5, sizeof(out));
 	r = oomkit__parse_proc_cgroup((const char *)data + 2, size - 2, controller, out, out_len);
 	FUZZ_CHECK(r >= 0 || r == -ENOENT || r == -EINVAL || r == -ENAMETOOLONG);
+	/* The head of a path: whole components, never past out_len, the whole
+	 * path itself when it was neither cut nor too long. */
+	char head[256 + 32];
+	bool cut = false;
+	int h = out_len >= 2 ? oomkit__parse_proc_cgroup_head((const char *)data + 2, size - 2, controller,
+							      head, out_len, &cut)
+			     : -EINVAL;
+	FUZZ_CHECK(h >= 0 || h == -ENOENT || h == -EINVAL);
+	if (h >= 0)
+		FUZZ_CHECK((size_t)h < out_len && head[h] == '\0' && strlen(head) == (size_t)h);
+	if (h >= 0 && r >= 0 && !cut)
+		FUZZ_CHECK(strcmp(head, out) == 0);
+	if (h >= 0 && r >= 0 && cut)
+		FUZZ_CHECK(strncmp(head, out, (size_t)h) == 0 && (out[h] == '/' || h == 0));
 	int under = oomkit__parse_proc_cgroup_under((const char *)data + 2, size - 2, controller, "a");
 	FUZZ_CHECK(under == 0 || under == 1 || under == -ENOENT || under == -EINVAL);
 	if (r >= 0) {

@@ -51,7 +51,9 @@ check "report says which policy chose" test "$(json_get "$rep" "r['decision']['p
 check "report lists every candidate with its priority" \
 	test "$(json_get "$rep" "sorted(set((c['job'], c['priority']) for c in r['candidates']))")" = \
 	"[('batch', 100), ('player', 500), ('web', 900)]"
-check "report has the library's state before acting" test "$(json_get "$rep" "'processes' in r['state']")" = True
+check "report has the library's state before acting" test "$(json_get "$rep" "'memory_stat' in r['state']")" = True
+# The candidates are the processes: the library does not list them again (a second walk).
+check "report lists the processes once" test "$(json_get "$rep" "'processes' in r['state']")" = False
 check "report has the timings" test "$(json_get "$rep" "r['timings_ms']['action'] >= r['timings_ms']['decision'] >= 0")" = True
 check "report dir is 0750" test "$(stat -c %a "$TMP/reports")" = 750
 # The file is rewritten once the daemon's turn of handling is done, just after the report.

@@ -970,6 +970,65 @@ static void test_more_than_max_pids_rounds(void **state)
 
 /* ------------------------------------------------- refusals */
 
+/* A job's owner fills its job with empty cgroups: a kill of the job lists
+ * it a few times, each listing bounded (a cgroupfs walk for a while, then
+ * /proc), and still kills every process, wherever it lies among them; the
+ * neighbour lives.  The /proc listing places each at its own cgroup. */
+#define CHURN_SUBS 3000
+static void churned(bool freezer)
+{
+	char job[300], path[PATH_MAX];
+	snprintf(job, sizeof(job), "%s", tl_cgroup(freezer ? "churn-freezer" : "churn-rounds", 128 * TL_MIB));
+	const char *other = tl_cgroup(freezer ? "churn-beside-freezer" : "churn-beside-rounds", 64 * TL_MIB);
+	oomkit_ctx *ctx = new_ctx(freezer, false);
+	for (int i = 0; i < CHURN_SUBS; i++) {
+		snprintf(path, sizeof(path), "%s/c%d", tl_abs(job), i);
+		assert_int_equal(mkdir(path, 0755), 0);
+	}
+	pid_t pids[3];
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/c%d", job, i * (CHURN_SUBS / 2 - 1));
+		pids[i] = tl_spawn_sleeper(path);
+	}
+	pid_t neighbour = tl_spawn_sleeper(other);
+	struct count_arg want = {ctx, job, 3};
+	assert_true(tl_wait_for(enough_pids, &want, 20000));
+	struct deep_seen s = {.pid = {pids[0], pids[1], pids[2]}};
+	assert_int_equal(
+	    oomkit_cgroup_walk_pids(ctx, job, OOMKIT_WALK_RECURSIVE | OOMKIT_WALK_PROC, note_entry, &s), 3);
+	assert_int_equal(s.others, 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(s.depth[i], 1);
+
+	int r = oomkit_kill_cgroup(ctx, job, 20000);
+	print_message("churned job (%s): 3 processes among %d empty cgroups, kill_cgroup %d\n",
+		      freezer ? "freezer" : "rounds", CHURN_SUBS, r);
+	assert_int_equal(r, 3);
+	for (int i = 0; i < 3; i++) {
+		int st = tl_wait_exit(pids[i], 5000);
+		assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	}
+	assert_int_equal(count_pids(ctx, job), 0);
+	assert_true(tl_alive(neighbour));
+	for (int i = 0; i < CHURN_SUBS; i++) {
+		snprintf(path, sizeof(path), "%s/c%d", tl_abs(job), i);
+		(void)rmdir(path);
+	}
+	oomkit_free(ctx);
+}
+
+static void test_churned_freezer(void **state)
+{
+	(void)state;
+	churned(true);
+}
+
+static void test_churned_rounds(void **state)
+{
+	(void)state;
+	churned(false);
+}
+
 static void test_kill_cgroup_refuses(void **state)
 {
 	(void)state;
@@ -1020,6 +1079,8 @@ int main(void)
 	    cmocka_unit_test(test_owner_tree_rounds),
 	    cmocka_unit_test(test_more_than_max_pids_freezer),
 	    cmocka_unit_test(test_more_than_max_pids_rounds),
+	    cmocka_unit_test(test_churned_freezer),
+	    cmocka_unit_test(test_churned_rounds),
 	};
 	return cmocka_run_group_tests_name("kill", tests, NULL, NULL);
 }

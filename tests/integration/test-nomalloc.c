@@ -92,9 +92,10 @@ struct rec {
 	int handled;
 	int report_result;
 	int kill_result;
-	int walk_result, in_cgroup_result, kill_cgroup_result, cmdline_result, exe_result, swap_result;
+	int walk_result, proc_walk_result, in_cgroup_result, kill_cgroup_result, cmdline_result, exe_result,
+	    swap_result;
 	char cmdline[4096], exe[4096];
-	pid_t victim, walked_victim;
+	pid_t victim, walked_victim, proc_walked_victim;
 	int report_fd;
 	const char *extra; /* a sub-cgroup the handler kills whole */
 };
@@ -126,6 +127,13 @@ static enum oomkit_verdict handler(oomkit_ctx *ctx, const struct oomkit_event *e
 	r->walk_result =
 	    oomkit_cgroup_walk_pids(ctx, ev->cgroup, OOMKIT_WALK_RECURSIVE, find_largest, &walked);
 	r->walked_victim = walked.pid;
+	/* The bounded walk past its deadline, and the walk through /proc. */
+	walked = (struct oomkit_process){0};
+	(void)oomkit_cgroup_walk_pids_until(ctx, ev->cgroup, OOMKIT_WALK_RECURSIVE, 1, find_largest, &walked);
+	walked = (struct oomkit_process){0};
+	r->proc_walk_result = oomkit_cgroup_walk_pids(
+	    ctx, ev->cgroup, OOMKIT_WALK_RECURSIVE | OOMKIT_WALK_PROC, find_largest, &walked);
+	r->proc_walked_victim = walked.pid;
 	r->in_cgroup_result = oomkit_process_in_cgroup(ctx, largest.pid, ev->cgroup);
 	r->cmdline_result = oomkit_process_cmdline(ctx, largest.pid, r->cmdline, sizeof(r->cmdline));
 	r->exe_result = oomkit_process_exe(ctx, largest.pid, r->exe, sizeof(r->exe));
@@ -180,6 +188,8 @@ static void test_no_malloc_on_handler_path(void **state)
 	assert_int_equal(r.kill_result, 0);
 	assert_int_equal(r.walk_result, 4);
 	assert_int_equal(r.walked_victim, hog);
+	assert_int_equal(r.proc_walk_result, 4);
+	assert_int_equal(r.proc_walked_victim, hog);
 	assert_int_equal(r.in_cgroup_result, 1);
 	/* The hog runs as "HOG 96 1024 0", from its own path. */
 	char want[4096];

@@ -322,12 +322,143 @@ static void test_cut_path(void **state)
 	oomkit_free(ctx);
 }
 
+struct found {
+	int pid[8];
+	char cgroup[8][256];
+	bool cut[8];
+	unsigned depth[8], n;
+};
+
+static int note_found(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userdata)
+{
+	struct found *f = userdata;
+	(void)ctx;
+	assert_true(f->n < 8);
+	f->pid[f->n] = e->pid;
+	snprintf(f->cgroup[f->n], sizeof(f->cgroup[0]), "%.255s", e->cgroup);
+	f->cut[f->n] = e->cgroup_truncated;
+	f->depth[f->n++] = e->depth;
+	return 0;
+}
+
+/* Where pid is among what was found (the fixture's /proc lists in any order). */
+static unsigned at(const struct found *f, int pid)
+{
+	for (unsigned i = 0; i < f->n; i++)
+		if (f->pid[i] == pid)
+			return i;
+	fail_msg("pid %d not found", pid);
+	return 0;
+}
+
+/* OOMKIT_WALK_PROC: the processes below a cgroup found in /proc, whatever
+ * cgroups lie there; a cut path placed by its whole components. */
+static void test_proc_walk(void **state)
+{
+	(void)state;
+	static char path[DEPTH * (NAME_LEN + 2) + 64];
+	size_t n = expected_path(path, sizeof(path), 30, -1);
+	assert_true(n > 4096);
+	memmove(path + 1, path, 4094);
+	path[0] = '/';
+	path[4095] = 0;
+	put_proc_cgroup(200, "/jobs/deep/x/y");
+	put_proc_cgroup(201, "/jobs/deeper");
+	put_proc_cgroup(202, path);
+	put_proc_cgroup(203, "/../../jobs/deep");
+	put_proc_cgroup(204, "/jobs/deep");
+	/* A leader that exited before its thread 207: its own file reads the root. */
+	put_proc_cgroup(206, "/");
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	write_at(
+	    fd, "proc/206/stat",
+	    "206 (hog) Z 1 206 206 0 -1 4194564 0 0 0 0 0 0 0 0 20 0 2 0 4242 0 0 18446744073709551615 0 0 0 "
+	    "0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+	assert_int_equal(mkdirat(fd, "proc/206/task", 0755), 0);
+	assert_int_equal(mkdirat(fd, "proc/206/task/206", 0755), 0);
+	assert_int_equal(mkdirat(fd, "proc/206/task/207", 0755), 0);
+	write_at(fd, "proc/206/task/206/cgroup", "3:memory:/\n");
+	write_at(fd, "proc/206/task/207/cgroup", "3:memory:/jobs/deep/z\n");
+	assert_int_equal(mkdirat(fd, "proc/205", 0755), 0); /* no cgroup file: gone meanwhile */
+	assert_int_equal(mkdirat(fd, "proc/self", 0755), 0);
+	close(fd);
+	oomkit_ctx *ctx = new_ctx(16);
+	struct found f;
+	memset(&f, 0, sizeof(f));
+	assert_int_equal(oomkit_cgroup_walk_pids(ctx, "jobs/deep", OOMKIT_WALK_RECURSIVE | OOMKIT_WALK_PROC,
+						 note_found, &f),
+			 4);
+	unsigned a = at(&f, 200), b = at(&f, 202), c = at(&f, 204);
+	assert_string_equal(f.cgroup[at(&f, 206)], "jobs/deep/z");
+	assert_string_equal(f.cgroup[a], "jobs/deep/x/y");
+	assert_int_equal(f.depth[a], 2);
+	assert_false(f.cut[a]);
+	assert_true(f.cut[b]);
+	assert_int_equal(strncmp(f.cgroup[b], "jobs/deep/", 10), 0);
+	assert_string_equal(f.cgroup[c], "jobs/deep");
+	assert_int_equal(f.depth[c], 0);
+	assert_false(f.cut[c]);
+	/* Not recursive: the cgroup itself only. */
+	memset(&f, 0, sizeof(f));
+	assert_int_equal(oomkit_cgroup_walk_pids(ctx, "jobs/deep", OOMKIT_WALK_PROC, note_found, &f), 1);
+	assert_int_equal(f.pid[0], 204);
+	/* The root: everything in our namespace. */
+	memset(&f, 0, sizeof(f));
+	assert_int_equal(
+	    oomkit_cgroup_walk_pids(ctx, "", OOMKIT_WALK_RECURSIVE | OOMKIT_WALK_PROC, note_found, &f), 5);
+	assert_int_equal(f.depth[at(&f, 201)], 2);
+	oomkit_free(ctx);
+}
+
+/* A directory of many empty leaves (read a buffer at a time) with a subtree
+ * in their midst (whose reading takes the buffer), and a deadline. */
+static void test_wide(void **state)
+{
+	(void)state;
+	enum { LEAVES = 3000 };
+	char name[32], pid[32];
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int wide = mkdir_open(fd, "wide");
+	write_at(wide, "cgroup.procs", "");
+	for (int i = 0; i < LEAVES; i++) {
+		snprintf(name, sizeof(name), "leaf-with-a-longer-name-%d", i);
+		int leaf = mkdir_open(wide, name);
+		snprintf(pid, sizeof(pid), i % 100 == 0 ? "%d\n" : "", 300000 + i);
+		write_at(leaf, "cgroup.procs", pid);
+		if (i == LEAVES / 2) {
+			int sub = mkdir_open(leaf, "sub");
+			write_at(sub, "cgroup.procs", "299999\n");
+			close(sub);
+		}
+		close(leaf);
+	}
+	oomkit_ctx *ctx = new_ctx(16);
+	struct sum s = {0};
+	assert_int_equal(oomkit_cgroup_walk_pids(ctx, "wide", OOMKIT_WALK_RECURSIVE, add_up, &s),
+			 LEAVES / 100 + 1);
+	uint64_t want = 299999;
+	for (int i = 0; i < LEAVES; i += 100)
+		want += 300000u + (unsigned)i;
+	assert_int_equal(s.sum, want);
+	/* Past its deadline, the walk stops. */
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(oomkit_cgroup_walk_pids_until(ctx, "wide", OOMKIT_WALK_RECURSIVE, 1, add_up, &s),
+			 -ETIMEDOUT);
+	assert_int_equal(oomkit_cgroup_walk_pids_until(ctx, "wide", OOMKIT_WALK_RECURSIVE, 0, add_up, &s),
+			 LEAVES / 100 + 1);
+	oomkit_free(ctx);
+	close(wide);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_deep_tree, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_many_pids, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cut_path, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_proc_walk, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wide, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
