@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -152,6 +153,34 @@ static int split_path(struct control *ctl, const char *path, char *dir, size_t d
 	snprintf(dir, dir_len, "%.*s", (int)(slash - path), path);
 	snprintf(ctl->name, sizeof(ctl->name), "%s", slash + 1);
 	return 0;
+}
+
+int control_lock(const char *path)
+{
+	char dir[CONFIG_SOCKET_MAX], lock[sizeof(((struct control *)0)->name) + 8];
+	struct control names;
+	int dir_fd, fd, r;
+
+	if ((r = split_path(&names, path, dir, sizeof(dir))) < 0)
+		return r;
+	snprintf(lock, sizeof(lock), "%s.lock", names.name);
+	if ((dir_fd = open_socket_dir(dir)) < 0)
+		return dir_fd;
+	/* In the checked directory, never through a link: only root (or the
+	 * user of a dry run) can make or replace the file. */
+	fd = openat(dir_fd, lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0600);
+	r = fd < 0 ? -errno : 0;
+	close(dir_fd);
+	if (r < 0)
+		return r;
+	/* An flock goes with the process that held it: a daemon that crashed
+	 * leaves the file, never a stale lock. */
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
 }
 
 /* The socket, bound and listening: its fd or -errno. */

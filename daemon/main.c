@@ -79,6 +79,7 @@ struct daemon {
 	uint64_t watchdog_usec;	  /* 0: no watchdog */
 	struct loop_timer watchdog;
 	bool kept_ptrace; /* CAP_SYS_PTRACE kept at start, for exe: rules */
+	int socket_lock;  /* the flock that makes the socket this daemon's; -1: none */
 };
 
 /* ------------------------------------------------------------ config */
@@ -218,8 +219,9 @@ static int check_config(const char *path)
 	return 0;
 }
 
-/* Every module that keeps settings gets the new configuration. */
-static void configure(struct daemon *d)
+/* Every module that keeps settings gets the new configuration.  Returns
+ * the report directory's error: -EBUSY when another daemon has it. */
+static int configure(struct daemon *d)
 {
 	int r;
 
@@ -231,9 +233,10 @@ static void configure(struct daemon *d)
 	lowmem_configure(&d->lowmem, d->cfg);
 	metrics_configure(&d->metrics, d->cfg);
 	control_configure(&d->control, d->cfg);
-	if ((r = reports_configure(&d->reports, d->cfg)) < 0)
+	if ((r = reports_configure(&d->reports, d->cfg)) < 0 && r != -EBUSY)
 		log_warning("report directory %s: %s; reports are not written", d->cfg->report_dir,
 			    strerror(-r));
+	return r;
 }
 
 /* ------------------------------------------------------------ notify */
@@ -323,6 +326,12 @@ static int apply_reload(struct daemon *d)
 		drop_config(n);
 		return -EINVAL;
 	}
+	if (reports_check_lock(&d->reports, n->report_dir) == -EBUSY) {
+		log_err("reload: %s:report_dir: %s is another oomkitd's; the running configuration stays",
+			n->source, n->report_dir);
+		drop_config(n);
+		return -EBUSY;
+	}
 	if (strcmp(n->socket, old->socket) != 0) {
 		log_warning("reload: the socket moves only on restart; still %s", old->socket);
 		snprintf(n->socket, sizeof(n->socket), "%s", old->socket);
@@ -330,7 +339,7 @@ static int apply_reload(struct daemon *d)
 	d->cfg = n;
 	jobs_reload(&d->jobs, n);
 	adopt_reload(&d->adopt, n);
-	configure(d);
+	(void)configure(d);
 	drop_config(old);
 	log_notice("reloaded %s: %u jobs", path ? path : "(built-in)", n->n_jobs);
 	metrics_write(&d->metrics);
@@ -509,7 +518,12 @@ static int setup_modules(struct daemon *d)
 	loop_on_reload(&d->loop, reload, d);
 	if ((r = sdbus_attach(&d->sdbus, &d->loop, &d->scopes)) < 0)
 		return r;
-	configure(d);
+	/* A second daemon on the same report directory would index, prune and
+	 * number the first one's reports as its own. */
+	if (configure(d) == -EBUSY) {
+		log_err("not started: another oomkitd writes its reports to %s", d->cfg->report_dir);
+		return -EBUSY;
+	}
 	return loop_add_fd(&d->loop, oomkit_fd(d->ctx), source, 0, EPOLLIN);
 }
 
@@ -596,6 +610,12 @@ static void stop(struct daemon *d, bool clean)
 	scopes_free(&d->scopes);
 	free(d->control_pids);
 	drop_config(d->cfg);
+	/* Last: the kernel killer is back and the socket gone before another
+	 * daemon may start. */
+	if (d->jobs.machine_lock >= 0)
+		close(d->jobs.machine_lock);
+	if (d->socket_lock >= 0)
+		close(d->socket_lock);
 }
 
 /* ------------------------------------------------------------ main */
@@ -633,6 +653,8 @@ int main(int argc, char **argv)
 	d->reports.dirfd = -1;
 	d->hooks.sock = -1;
 	d->sdbus.sock = -1;
+	d->jobs.machine_lock = -1;
+	d->socket_lock = -1;
 	while ((opt = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'E':
@@ -680,11 +702,33 @@ int main(int argc, char **argv)
 		return 1;
 	if (release) {
 		char state[CONFIG_SOCKET_MAX + 32];
+		/* The helper's state is the running daemon's while it holds the socket. */
+		if ((d->socket_lock = control_lock(d->cfg->socket)) == -EBUSY) {
+			log_err("an oomkitd is running on the socket %s: --release is for after it was "
+				"stopped or killed; nothing released",
+				d->cfg->socket);
+			drop_config(d->cfg);
+			return 1;
+		}
 		r = release_run(d->cfg);
 		if (sdbus_state_path(d->cfg->socket, state, sizeof(state)) == 0 && sdbus_release(state) < 0)
 			r = -EIO;
 		drop_config(d->cfg);
 		return r < 0 ? 1 : 0;
+	}
+	/* One daemon per socket, machine and report directory: the socket's
+	 * lock is taken before anything is started (the systemd helper's state
+	 * file is named after the socket), the others where the report
+	 * directory is opened and the machine created or adopted. */
+	if ((d->socket_lock = control_lock(d->cfg->socket)) < 0) {
+		if (d->socket_lock == -EBUSY)
+			log_err("not started: another oomkitd is running on the socket %s (it holds %s.lock)",
+				d->cfg->socket, d->cfg->socket);
+		else
+			log_err("control socket %s: cannot lock it: %s", d->cfg->socket,
+				strerror(-d->socket_lock));
+		drop_config(d->cfg);
+		return 1;
 	}
 	/* The hook runner is started before anything is cut: hooks run as the
 	 * daemon was started, not under its allow-list (hooks.h). */

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -485,6 +486,21 @@ static int open_dir(struct reports *r)
 			log_err("report directory %s is a symbolic link: not followed", path);
 		return err;
 	}
+	/* The directory open already, under another name: its lock is ours. */
+	struct stat st, ours;
+	if (r->dirfd >= 0 && fstat(fd, &st) == 0 && fstat(r->dirfd, &ours) == 0 && st.st_dev == ours.st_dev &&
+	    st.st_ino == ours.st_ino) {
+		close(r->dirfd);
+		r->dirfd = -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		if (err == -EBUSY)
+			log_err("report directory %s is another oomkitd's (it holds the directory's lock)",
+				path);
+		close(fd);
+		return err;
+	}
 	if ((!created && (err = check_owner(fd, path)) < 0) || (err = read_dir(r, fd, path)) < 0) {
 		close(fd);
 		return err;
@@ -493,6 +509,25 @@ static int open_dir(struct reports *r)
 		close(r->dirfd);
 	r->dirfd = fd;
 	return 0;
+}
+
+int reports_check_lock(const struct reports *r, const char *path)
+{
+	struct stat st, ours;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return 0;
+	/* Our own lock, through another name, would look like another's. */
+	if (r->dirfd >= 0 && fstat(fd, &st) == 0 && fstat(r->dirfd, &ours) == 0 && st.st_dev == ours.st_dev &&
+	    st.st_ino == ours.st_ino) {
+		close(fd);
+		return 0;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK)
+		err = -EBUSY;
+	close(fd); /* and with it the lock, if it was taken */
+	return err;
 }
 
 /* ------------------------------------------------------------ the index */

@@ -88,8 +88,16 @@ int reports_init(struct reports *r);
 void reports_free(struct reports *r);
 
 /* Takes the configuration's report settings: (re)opens the directory when
- * it is new or changed.  0, or -errno (reports are then not written). */
+ * it is new or changed, and holds an flock on it for as long as it is open:
+ * one daemon per report directory, whose index and retention are its own.
+ * 0, or -errno (reports are then not written); -EBUSY: another process
+ * holds the directory's lock. */
 int reports_configure(struct reports *r, const struct config *cfg);
+
+/* Whether path could be taken by reports_configure() as far as the lock
+ * goes: -EBUSY if another process holds it, 0 otherwise (also when it is
+ * the directory already open, or cannot be opened: that is said later). */
+int reports_check_lock(const struct reports *r, const char *path);
 
 /* A new report file for scope: its fd and *ret_id, or -errno. */
 int reports_create(struct reports *r, const char *scope, unsigned *ret_id);
