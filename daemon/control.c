@@ -45,6 +45,7 @@
 #include "clock.h"
 #include "control.h"
 #include "sdbus.h"
+#include "users.h"
 #include "log.h"
 #include "protocol.h"
 
@@ -997,72 +998,16 @@ static void send_outcomes(void *data, const struct outcome *o)
 	rearm(ctl);
 }
 
-/* Whether a line of /etc/passwd (no newline) is uid's: its name in buf then. */
-static bool passwd_line(const char *line, uid_t uid, char *buf, size_t len)
-{
-	const char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-	char *end;
-
-	if (!c2 || c1 - line >= (ptrdiff_t)len)
-		return false;
-	unsigned long v = strtoul(c2 + 1, &end, 10);
-	if (end == c2 + 1 || *end != ':' || v != uid)
-		return false;
-	snprintf(buf, len, "%.*s", (int)(c1 - line), line);
-	return true;
-}
-
-/* The name of uid from /etc/passwd, read here rather than through NSS: its
- * modules are loaded libraries and sockets the daemon does not let in.
- * Opened without blocking and only if a regular file; "uid N" otherwise.
- * Read a block at a time (a line longer than one is no user of ours), not
- * into a 64 KiB buffer that mlockall would keep resident for good. */
+/* The name of uid, "uid N" if it has none (users.h: no name service is
+ * asked here, after the seccomp filter). */
 static void user_name(uid_t uid, char *buf, size_t len)
 {
-	char pw[4096];
-	struct stat st;
-	size_t have = 0;
-	off_t at = 0;
-	bool skipping = false; /* within a line longer than pw */
-	int fd = open("/etc/passwd", O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	struct users_entry u;
 
-	snprintf(buf, len, "uid %u", (unsigned)uid);
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return;
-	}
-	for (;;) {
-		ssize_t n = pread(fd, pw + have, sizeof(pw) - 1 - have, at);
-		if (n <= 0) {
-			/* The last line, without its newline. */
-			if (have && !skipping)
-				(void)passwd_line(pw, uid, buf, len);
-			break;
-		}
-		at += n;
-		have += (size_t)n;
-		pw[have] = '\0';
-		char *line = pw, *nl;
-		while ((nl = strchr(line, '\n'))) {
-			*nl = '\0';
-			if (!skipping && passwd_line(line, uid, buf, len)) {
-				close(fd);
-				return;
-			}
-			skipping = false;
-			line = nl + 1;
-		}
-		have = (size_t)(pw + have - line);
-		memmove(pw, line, have);
-		pw[have] = '\0';
-		if (have == sizeof(pw) - 1) {
-			skipping = true;
-			have = 0;
-		}
-	}
-	close(fd);
+	if (users_by_uid(uid, &u) > 0)
+		snprintf(buf, len, "%s", u.name);
+	else
+		snprintf(buf, len, "uid %u", (unsigned)uid);
 }
 
 static const char *client_user(struct client *c)

@@ -43,6 +43,7 @@
 #include "shed.h"
 #include "snapshot.h"
 #include "stats.h"
+#include "users.h"
 
 #define MAX_PIDS 4096
 /* Slots for instances, on top of the jobs', when the configuration at start
@@ -737,6 +738,9 @@ int main(int argc, char **argv)
 	start_systemd_helper(d);
 	/* Capabilities and system calls are cut before liboomkit forks its guardian. */
 	d->kept_ptrace = config_exe_rule_line(d->cfg) != 0;
+	/* The name service was asked while the configuration was read; from now
+	 * on user names come from /etc/passwd and what it answered (users.h). */
+	users_seal();
 	r = privs_restrict(seccomp, d->kept_ptrace);
 	if (r == 0)
 		r = start(d);
