@@ -23,7 +23,8 @@ static int hexval(unsigned char c)
 }
 
 /* Decodes the JSON string at *p (after its opening quote) as the writer
- * means it: \u00XX is the byte XX.  Returns the decoded length. */
+ * means it: \u00XX is the byte XX, a \uXXXX past U+00FF that code point in
+ * UTF-8.  Returns the decoded length. */
 static size_t decode(const char **p, char *out)
 {
 	const char *s = *p;
@@ -45,12 +46,25 @@ static size_t decode(const char **p, char *out)
 		case 'r':
 			out[n++] = '\r';
 			break;
-		case 'u':
-			FUZZ_CHECK(s[0] == '0' && s[1] == '0' && hexval((unsigned char)s[2]) >= 0 &&
-				   hexval((unsigned char)s[3]) >= 0);
-			out[n++] = (char)(hexval((unsigned char)s[2]) << 4 | hexval((unsigned char)s[3]));
+		case 'u': {
+			unsigned cp = 0;
+			for (int i = 0; i < 4; i++) {
+				FUZZ_CHECK(hexval((unsigned char)s[i]) >= 0);
+				cp = cp << 4 | (unsigned)hexval((unsigned char)s[i]);
+			}
 			s += 4;
+			if (cp <= 0xff) {
+				out[n++] = (char)cp;
+				break;
+			}
+			/* Past U+00FF: a deceptive code point (an override, a
+			 * separator, the BOM), valid UTF-8 of three bytes. */
+			FUZZ_CHECK(cp >= 0x200e && cp <= 0xfeff);
+			out[n++] = (char)(0xe0 | cp >> 12);
+			out[n++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+			out[n++] = (char)(0x80 | (cp & 0x3f));
 			break;
+		}
 		default:
 			out[n++] = s[-1]; /* \" and \\ */
 		}
