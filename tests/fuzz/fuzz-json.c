@@ -175,11 +175,54 @@ static void fuzz_escape(const char *data, size_t size)
 	free(cut);
 }
 
+/* The notification body's form: the text escaper's guarantees, and no byte
+ * a markup parser reads but & starting one of the five entities. */
+static void fuzz_markup(const char *data, size_t size)
+{
+	size_t cap = 6 * size + 1;
+	char *esc = malloc(cap);
+
+	size_t n = oomkit__escape_markup(esc, cap, data, size);
+	FUZZ_CHECK(n < cap && esc[n] == '\0' && strlen(esc) == n);
+	check_text(esc, n);
+	for (size_t i = 0; i < n; i++) {
+		FUZZ_CHECK(esc[i] != '<' && esc[i] != '>' && esc[i] != '"' && esc[i] != '\'');
+		if (esc[i] == '&')
+			FUZZ_CHECK(!strncmp(esc + i, "&amp;", 5) || !strncmp(esc + i, "&lt;", 4) ||
+				   !strncmp(esc + i, "&gt;", 4) || !strncmp(esc + i, "&quot;", 6) ||
+				   !strncmp(esc + i, "&apos;", 6));
+	}
+	free(esc);
+}
+
+/* What the text escaper writes passes its check; what the check passes
+ * unescapes and escapes back to itself. */
+static void fuzz_check(const char *data, size_t size)
+{
+	size_t cap = 4 * size + 1;
+	char *esc = malloc(cap), *back = malloc(size + 1);
+
+	size_t n = oomkit__escape_text(esc, cap, data, size);
+	FUZZ_CHECK(oomkit__text_check(esc, n) == 0);
+	if (oomkit__text_check(data, size) == 0) {
+		int k = oomkit__unescape_text(back, size + 1, data, size);
+		FUZZ_CHECK(k >= 0);
+		char *again = malloc(4 * (size_t)k + 1);
+		FUZZ_CHECK(oomkit__escape_text(again, 4 * (size_t)k + 1, back, (size_t)k) == size &&
+			   memcmp(again, data, size) == 0);
+		free(again);
+	}
+	free(esc);
+	free(back);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size > 4096)
 		return 0;
 	fuzz_writer((const char *)data, size);
 	fuzz_escape((const char *)data, size);
+	fuzz_markup((const char *)data, size);
+	fuzz_check((const char *)data, size);
 	return 0;
 }
