@@ -35,7 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -48,6 +47,7 @@
 #include "users.h"
 #include "log.h"
 #include "protocol.h"
+#include "runlock.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
@@ -73,59 +73,6 @@ static struct client *client_at(struct control *ctl, int i)
 }
 
 /* ------------------------------------------------------------ the socket's directory */
-
-/* Whether a directory on the way to the socket is safe: root's (or the
- * daemon's own user's, for a dry run by a user), and writable by nobody
- * else - or, on the way only, sticky like /tmp, where others cannot move
- * what is not theirs. */
-static bool safe_dir(const struct stat *st, bool last)
-{
-	bool ours = st->st_uid == 0 || st->st_uid == geteuid();
-	bool others_write = st->st_mode & (S_IWGRP | S_IWOTH);
-
-	return S_ISDIR(st->st_mode) && ours && (!others_write || (!last && (st->st_mode & S_ISVTX)));
-}
-
-/* Opens the socket's directory from "/" one component at a time, never
- * following a link, creating the last one (0755) if it is missing, and
- * checking each.  Returns an O_PATH fd or -errno. */
-static int open_socket_dir(const char *dir)
-{
-	char copy[CONFIG_SOCKET_MAX], *save = NULL;
-	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	struct stat st;
-
-	if (fd < 0)
-		return -errno;
-	snprintf(copy, sizeof(copy), "%s", dir);
-	for (char *part = strtok_r(copy, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
-		bool last = !save || !*save || strspn(save, "/") == strlen(save);
-		if (strcmp(part, ".") == 0 || strcmp(part, "..") == 0) {
-			close(fd);
-			return -EINVAL;
-		}
-		int next = openat(fd, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (next < 0 && errno == ENOENT && last && mkdirat(fd, part, 0755) == 0)
-			next = openat(fd, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		int err = next < 0		 ? -errno
-			  : fstat(next, &st) < 0 ? -errno
-			  : safe_dir(&st, last)	 ? 0
-						 : -EPERM;
-		close(fd);
-		if (err < 0) {
-			if (next >= 0)
-				close(next);
-			return err;
-		}
-		fd = next;
-	}
-	/* "/" itself: the socket directly in it (no test or unit does this). */
-	if (fstat(fd, &st) < 0 || !safe_dir(&st, true)) {
-		close(fd);
-		return -EPERM;
-	}
-	return fd;
-}
 
 /* Binds fd to name inside the checked directory: through /proc/self/fd, so
  * no component of the path is looked up again. */
@@ -156,34 +103,6 @@ static int split_path(struct control *ctl, const char *path, char *dir, size_t d
 	return 0;
 }
 
-int control_lock(const char *path)
-{
-	char dir[CONFIG_SOCKET_MAX], lock[sizeof(((struct control *)0)->name) + 8];
-	struct control names;
-	int dir_fd, fd, r;
-
-	if ((r = split_path(&names, path, dir, sizeof(dir))) < 0)
-		return r;
-	snprintf(lock, sizeof(lock), "%s.lock", names.name);
-	if ((dir_fd = open_socket_dir(dir)) < 0)
-		return dir_fd;
-	/* In the checked directory, never through a link: only root (or the
-	 * user of a dry run) can make or replace the file. */
-	fd = openat(dir_fd, lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0600);
-	r = fd < 0 ? -errno : 0;
-	close(dir_fd);
-	if (r < 0)
-		return r;
-	/* An flock goes with the process that held it: a daemon that crashed
-	 * leaves the file, never a stale lock. */
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		close(fd);
-		return r;
-	}
-	return fd;
-}
-
 /* The socket, bound and listening: its fd or -errno. */
 static int make_socket(struct control *ctl)
 {
@@ -193,7 +112,8 @@ static int make_socket(struct control *ctl)
 
 	if ((r = split_path(ctl, ctl->cfg->socket, dir, sizeof(dir))) < 0)
 		return r;
-	if ((ctl->dir_fd = open_socket_dir(dir)) < 0)
+	/* Checked as the lock files' directories are (runlock.h). */
+	if ((ctl->dir_fd = runlock_open_dir(dir)) < 0)
 		return ctl->dir_fd;
 	/* A stale socket of an earlier run is replaced; anything else is not touched. */
 	if (fstatat(ctl->dir_fd, ctl->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {

@@ -122,14 +122,7 @@ struct control {
 	struct client *clients;	 /* CONTROL_MAX_CLIENTS */
 };
 
-/* One daemon per socket: takes an flock on "SOCKET.lock" beside the socket
- * (the directory made safe as for the socket), without waiting.  Returns
- * the fd that holds it, -EBUSY if another process holds it, or -errno.
- * Taken before anything else is started, so a second daemon on the same
- * socket changes nothing of the first's. */
-int control_lock(const char *path);
-
-/* Makes the socket (its directory made safe, see control.c), joins the loop,
+/* Makes the socket (its directory made safe, see runlock.h), joins the loop,
  * and listens for prompt clients.  0 or -errno. */
 int control_listen(struct control *ctl);
 void control_configure(struct control *ctl, const struct config *cfg);

@@ -88,39 +88,10 @@ static struct scope *add_job(struct jobs *j, const struct config_job *c)
 	return s;
 }
 
-/* One daemon per machine: a second one would take over the same memcgs, and
- * at its exit give the kernel killer back to every job the first still
- * handles.  The machine's memcg is created (without changing an existing
- * one) only to hold the lock; an flock goes with the process that held it,
- * so a daemon that crashed leaves nothing stale behind. */
-static int lock_machine(struct jobs *j, const struct config *cfg)
-{
-	const char *rel = j->scopes->machine.rel;
-	int r, created = 0;
-
-	j->machine_lock = -1;
-	if (j->dry_run)
-		return 0;
-	r = oomkit_cgroup_lock(j->ctx, rel);
-	if (r == -ENOENT && (created = oomkit_cgroup_create(j->ctx, rel, cfg->machine_limit_bytes)) >= 0)
-		r = oomkit_cgroup_lock(j->ctx, rel);
-	else if (created < 0)
-		r = created;
-	if (r == -EBUSY)
-		log_err("machine %s is handled by another oomkitd (it holds the lock on its memcg); "
-			"not started",
-			cfg->machine);
-	else if (r < 0)
-		log_err("machine %s: cannot lock its memcg: %s", cfg->machine, strerror(-r));
-	else
-		j->machine_lock = r;
-	return r < 0 ? r : created;
-}
-
 int jobs_setup(struct jobs *j, const struct config *cfg)
 {
 	struct scope *machine = &j->scopes->machine;
-	int r, created;
+	int r;
 
 	j->cfg = cfg;
 	/* config_resolve_machine() made machine_rel, against this memory mount. */
@@ -129,8 +100,6 @@ int jobs_setup(struct jobs *j, const struct config *cfg)
 		return r;
 	}
 	machine->chain = &cfg->chain;
-	if ((created = lock_machine(j, cfg)) < 0)
-		return created;
 	/* The v2 root exists, has no limit and no memory.events: lowmem.c watches it. */
 	if (cfg->machine_is_root) {
 		log_info("machine %s: the cgroup v2 root", cfg->machine);
@@ -140,7 +109,7 @@ int jobs_setup(struct jobs *j, const struct config *cfg)
 			log_err("cannot create the machine %s: %s", cfg->machine, strerror(-r));
 			return r;
 		}
-		log_info("machine %s %s", cfg->machine, r || created ? "created" : "adopted");
+		log_info("machine %s %s", cfg->machine, r ? "created" : "adopted");
 	} else if (oomkit_cgroup_exists(j->ctx, machine->rel) <= 0) {
 		log_err("machine %s does not exist (dry run creates nothing)", cfg->machine);
 		return -ENOENT;

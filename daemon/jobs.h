@@ -30,12 +30,10 @@ struct jobs {
 	size_t max_pids;
 	char reserve[SCOPE_REL_MAX + 16]; /* the daemon's memcg; "" if it has none */
 	char origin[SCOPE_REL_MAX];	  /* where the daemon ran before */
-	int machine_lock;		  /* the flock on the machine's memcg; -1: none (dry run) */
 };
 
 /* Creates or adopts the machine (cfg->machine_rel, resolved) and every job,
- * and watches them.  The machine's memcg is locked first (-EBUSY: another
- * oomkitd holds it, and nothing was changed); a dry run takes no lock. */
+ * and watches them. */
 int jobs_setup(struct jobs *j, const struct config *cfg);
 
 /* Applies a new configuration whose machine is the same. */

@@ -38,6 +38,7 @@
 #include "prompt.h"
 #include "release.h"
 #include "reports.h"
+#include "runlock.h"
 #include "scope.h"
 #include "sdbus.h"
 #include "shed.h"
@@ -79,8 +80,8 @@ struct daemon {
 	struct notifier notifier; /* $NOTIFY_SOCKET; fd -1: not under a service manager */
 	uint64_t watchdog_usec;	  /* 0: no watchdog */
 	struct loop_timer watchdog;
-	bool kept_ptrace; /* CAP_SYS_PTRACE kept at start, for exe: rules */
-	int socket_lock;  /* the flock that makes the socket this daemon's; -1: none */
+	bool kept_ptrace;			  /* CAP_SYS_PTRACE kept at start, for exe: rules */
+	struct runlock socket_lock, machine_lock; /* one daemon per socket, per machine */
 };
 
 /* ------------------------------------------------------------ config */
@@ -613,10 +614,45 @@ static void stop(struct daemon *d, bool clean)
 	drop_config(d->cfg);
 	/* Last: the kernel killer is back and the socket gone before another
 	 * daemon may start. */
-	if (d->jobs.machine_lock >= 0)
-		close(d->jobs.machine_lock);
-	if (d->socket_lock >= 0)
-		close(d->socket_lock);
+	runlock_release(&d->machine_lock, true);
+	runlock_release(&d->socket_lock, true);
+}
+
+/* ------------------------------------------------------------ one daemon */
+
+/* One daemon per socket and per machine (runlock.h; the report directory's
+ * lock is taken where it is opened, reports.c), taken before anything is
+ * started: the systemd helper's state file is named after the socket, and
+ * a second daemon must change nothing of the first's.  A dry run holds no
+ * machine; a daemon that is not root cannot write RUNLOCK_DIR.  what: how a
+ * refusal begins.  0, or -errno said in the log (the locks let go). */
+static int take_locks(struct daemon *d, bool found, const char *what)
+{
+	const struct config *cfg = d->cfg;
+	int r = runlock_socket(&d->socket_lock, cfg->socket);
+
+	if (r == -EBUSY)
+		log_err("%s: another oomkitd is running on the socket %s (it holds %s.lock)", what,
+			cfg->socket, cfg->socket);
+	else if (r < 0)
+		log_err("%s: control socket %s: cannot take its lock: %s", what, cfg->socket, strerror(-r));
+	if (r < 0 || d->dry_run || !found)
+		return r;
+	if (geteuid() != 0) {
+		log_warning("not root: machine %s is not locked against a second oomkitd (%s is root's)",
+			    cfg->machine, RUNLOCK_DIR);
+		return 0;
+	}
+	r = runlock_machine(&d->machine_lock, cfg->machine_rel);
+	if (r == -EBUSY)
+		log_err("%s: machine %s is handled by another oomkitd (it holds its lock in %s)", what,
+			cfg->machine, RUNLOCK_DIR);
+	else if (r < 0)
+		log_err("%s: machine %s: cannot take its lock in %s: %s", what, cfg->machine, RUNLOCK_DIR,
+			strerror(-r));
+	if (r < 0)
+		runlock_release(&d->socket_lock, true);
+	return r;
 }
 
 /* ------------------------------------------------------------ main */
@@ -652,10 +688,10 @@ int main(int argc, char **argv)
 	d->notifier.fd = -1;
 	d->loop.epfd = d->loop.timerfd = d->loop.sigfd = -1;
 	d->reports.dirfd = -1;
+	d->reports.lock = (struct runlock)RUNLOCK_INIT;
 	d->hooks.sock = -1;
 	d->sdbus.sock = -1;
-	d->jobs.machine_lock = -1;
-	d->socket_lock = -1;
+	d->socket_lock = d->machine_lock = (struct runlock)RUNLOCK_INIT;
 	while ((opt = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'E':
@@ -703,11 +739,9 @@ int main(int argc, char **argv)
 		return 1;
 	if (release) {
 		char state[CONFIG_SOCKET_MAX + 32];
-		/* The helper's state is the running daemon's while it holds the socket. */
-		if ((d->socket_lock = control_lock(d->cfg->socket)) == -EBUSY) {
-			log_err("an oomkitd is running on the socket %s: --release is for after it was "
-				"stopped or killed; nothing released",
-				d->cfg->socket);
+		/* What a running daemon holds is its own to give back. */
+		if (take_locks(d, found,
+			       "--release refused (it is for after oomkitd was stopped or killed)") < 0) {
 			drop_config(d->cfg);
 			return 1;
 		}
@@ -715,19 +749,11 @@ int main(int argc, char **argv)
 		if (sdbus_state_path(d->cfg->socket, state, sizeof(state)) == 0 && sdbus_release(state) < 0)
 			r = -EIO;
 		drop_config(d->cfg);
+		runlock_release(&d->machine_lock, true);
+		runlock_release(&d->socket_lock, true);
 		return r < 0 ? 1 : 0;
 	}
-	/* One daemon per socket, machine and report directory: the socket's
-	 * lock is taken before anything is started (the systemd helper's state
-	 * file is named after the socket), the others where the report
-	 * directory is opened and the machine created or adopted. */
-	if ((d->socket_lock = control_lock(d->cfg->socket)) < 0) {
-		if (d->socket_lock == -EBUSY)
-			log_err("not started: another oomkitd is running on the socket %s (it holds %s.lock)",
-				d->cfg->socket, d->cfg->socket);
-		else
-			log_err("control socket %s: cannot lock it: %s", d->cfg->socket,
-				strerror(-d->socket_lock));
+	if (take_locks(d, found, "not started") < 0) {
 		drop_config(d->cfg);
 		return 1;
 	}

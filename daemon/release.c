@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "log.h"
 #include "release.h"
@@ -86,18 +85,6 @@ int release_run(struct config *cfg)
 	struct config_mount mount = {.root = oomkit_memory_root(w.ctx),
 				     .v2 = oomkit_backend(w.ctx) == OOMKIT_BACKEND_V2};
 	r = config_resolve_machine(cfg, &mount, errors, sizeof(errors));
-	/* A running daemon holds the machine's lock: what it holds is its own
-	 * to give back, and taking it away would leave its jobs to the kernel
-	 * while it runs on.  Held here, the lock keeps a daemon from starting
-	 * in the middle of the release. */
-	int lock = r < 0 || cfg->machine_is_root ? -ENOENT : oomkit_cgroup_lock(w.ctx, cfg->machine_rel);
-	if (lock == -EBUSY) {
-		log_err("machine %s is handled by a running oomkitd: --release is for after it was "
-			"stopped or killed; nothing released",
-			cfg->machine);
-		oomkit_free(w.ctx);
-		return -EBUSY;
-	}
 	if (r < 0) {
 		log_lines(LOG_LEVEL_ERR, errors);
 	} else if (!cfg->machine_is_root) {
@@ -113,7 +100,5 @@ int release_run(struct config *cfg)
 	log_notice("released: the kernel OOM killer is back in %u cgroups%s", w.released,
 		   w.failed ? " (some failed)" : "");
 	oomkit_free(w.ctx);
-	if (lock >= 0)
-		close(lock);
 	return r < 0 || w.failed ? -EIO : 0;
 }

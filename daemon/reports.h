@@ -28,6 +28,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "runlock.h"
 
 #define REPORTS_MAX 4096
 #define REPORTS_ACTION_MAX 16
@@ -81,15 +82,20 @@ struct reports {
 	 * before the oldest goes), or the reports a directory held at start if
 	 * more; at most REPORTS_MAX.  Resized at start and reload only. */
 	unsigned cap;
-	char *scanbuf; /* a file's head, read when the directory is opened */
+	char *scanbuf;	     /* a file's head, read when the directory is opened */
+	struct runlock lock; /* REPORTS_LOCK_NAME in the directory, while it is open */
 };
 
 int reports_init(struct reports *r);
 void reports_free(struct reports *r);
 
+/* The lock file in the report directory (runlock.h): one daemon per
+ * directory, whose index, numbering and retention are its own.  Made 0600
+ * in a directory only the daemon may write, so no user can hold it. */
+#define REPORTS_LOCK_NAME ".oomkitd.lock"
+
 /* Takes the configuration's report settings: (re)opens the directory when
- * it is new or changed, and holds an flock on it for as long as it is open:
- * one daemon per report directory, whose index and retention are its own.
+ * it is new or changed, and holds its lock file for as long as it is open.
  * 0, or -errno (reports are then not written); -EBUSY: another process
  * holds the directory's lock. */
 int reports_configure(struct reports *r, const struct config *cfg);

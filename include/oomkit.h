@@ -334,12 +334,6 @@ int oomkit_cgroup_children(oomkit_ctx *ctx, const char *cgroup, int (*fn)(const 
 /* Whether the cgroup exists: 1 yes, 0 no. */
 int oomkit_cgroup_exists(oomkit_ctx *ctx, const char *cgroup);
 
-/* Takes an exclusive flock(2) on the cgroup's directory, without waiting, so
- * that two handlers never take over the same cgroup.  Returns the fd that
- * holds it (closing it, or the process's exit, lets it go); -EBUSY: another
- * process holds it; -ENOENT: no such cgroup. */
-int oomkit_cgroup_lock(oomkit_ctx *ctx, const char *cgroup);
-
 /* Reads the extended attribute name of the cgroup's directory into buf (at
  * most len bytes) and who owns the directory into *ret_owner (the user who
  * may write its user.* attributes; systemd writes user.oomd_avoid and

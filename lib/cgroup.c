@@ -17,7 +17,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <sys/syscall.h>
@@ -268,25 +267,6 @@ OOMKIT__EXPORT int oomkit_cgroup_exists(oomkit_ctx *ctx, const char *cgroup)
 	if (faccessat(ctx->memory_root_fd, oomkit__at(rel), F_OK, 0) == 0)
 		return 1;
 	return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
-}
-
-OOMKIT__EXPORT int oomkit_cgroup_lock(oomkit_ctx *ctx, const char *cgroup)
-{
-	char rel[OOMKIT__PATH_MAX];
-	int r = relpath(ctx, cgroup, rel, sizeof(rel));
-	if (r < 0)
-		return r;
-	int fd = openat(ctx->memory_root_fd, oomkit__at(rel), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	/* An flock belongs to this open file: it goes with the fd's last close,
-	 * or with the process, so a handler that died leaves no stale lock. */
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		close(fd);
-		return r;
-	}
-	return fd;
 }
 
 OOMKIT__EXPORT int oomkit_cgroup_xattr(oomkit_ctx *ctx, const char *cgroup, const char *name, char *buf,

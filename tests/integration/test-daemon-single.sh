@@ -13,7 +13,9 @@
 # `oomkit status`, holds its job (kernel killer off) and handles an OOM
 # itself: the hog killed by oomkitd, a report written, the kernel's oom_kill
 # unchanged.  Then the first is SIGKILLed: its locks go with it, and a new
-# daemon starts on the lock files it left behind.
+# daemon starts on the lock files it left behind, though an unprivileged
+# user holds an flock on the machine's memcg directory (the lock files are
+# where only root can open them); stopped, it removes its lock files.
 . "$(dirname "$0")/daemon-lib.sh"
 require_kernel
 setup single
@@ -73,7 +75,7 @@ conf=$(variant machine "$R" "$TMP/other.sock" "$TMP/other-reports")
 second "$conf" machine
 check "same machine, another socket: refused (exit 1)" test $? = 1
 check "same machine: the message names the machine" \
-	grep -q "machine $R is handled by another oomkitd" "$TMP/second-machine"
+	grep -q "not started: machine $R is handled by another oomkitd" "$TMP/second-machine"
 check "same machine: no socket of its own was left" test ! -e "$TMP/other.sock"
 first_untouched "same machine"
 
@@ -95,12 +97,12 @@ first_untouched "same socket"
 
 "$OOMKITD" -c "$TMP/oomkitd.conf" --release >"$TMP/second-release" 2>&1
 check "--release while it runs: refused (exit 1)" test $? = 1
-check "--release: the message says why" grep -q "an oomkitd is running on the socket $SOCK" "$TMP/second-release"
+check "--release: the message says why" grep -q "^.*--release refused (it is for after oomkitd was stopped or killed): another oomkitd is running on the socket $SOCK" "$TMP/second-release"
 conf=$(variant release "$R" "$TMP/other.sock" "$TMP/other-reports")
 "$OOMKITD" -c "$conf" --release >"$TMP/second-release2" 2>&1
 check "--release of its machine through another socket: refused (exit 1)" test $? = 1
 check "--release: the message names the machine" \
-	grep -q "machine $R is handled by a running oomkitd" "$TMP/second-release2"
+	grep -q "machine $R is handled by another oomkitd" "$TMP/second-release2"
 first_untouched "--release"
 
 # The first daemon still handles an OOM, and reports it.
@@ -120,11 +122,28 @@ guardian=$(pgrep -P "$DPID" -x oomkit-guardian)
 { kill -9 "$DPID"; wait "$DPID"; } 2>/dev/null
 DPID=
 check "the lock file is left behind" test -f "$SOCK.lock"
+check "and the machine's, naming the machine" grep -qx "[0-9]* /$M" /run/oomkit/machine-*.lock
 [ -z "$guardian" ] || wait_for 10 dead "$guardian"
+# Meanwhile an unprivileged user holds an flock on the machine's memcg
+# directory, which anyone may open: that is no lock of the daemon's.
+require_user_tools
+# One process that holds it (flock(1) would leave its command behind).
+as_user_bg "$USER_A" python3 -c 'import fcntl, os, sys, time
+fcntl.flock(os.open(sys.argv[1], os.O_RDONLY), fcntl.LOCK_EX)
+time.sleep(600)' "$R" >/dev/null 2>&1
+holder=$!
+T_HELPERS="${T_HELPERS:-} $holder"
+user_holds() { grep -q "FLOCK .* $holder " /proc/locks; }
+check "a user holds an flock on the machine's directory" wait_for 10 user_holds
 start_daemon
-check "a new daemon starts over a dead one's lock files" alive "$DPID"
+check "a new daemon starts over a dead one's lock files, and a user's flock" alive "$DPID"
 check "and holds web" wait_for 10 held_off web
+kill "$holder"
+wait "$holder" 2>/dev/null
 stop_daemon
-check "a stopped daemon leaves its lock free: --release works" \
+ours() { grep -lx "[0-9]* /$M" /run/oomkit/machine-*.lock 2>/dev/null; }
+check "a stopped daemon removes its lock files" \
+	eval 'test ! -e "$SOCK.lock" -a ! -e "$TMP/reports/.oomkitd.lock" -a -z "$(ours)"'
+check "a stopped daemon leaves its locks free: --release works" \
 	"$OOMKITD" -c "$TMP/oomkitd.conf" --release
 finish
