@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "defaults.h"
+#include "json.h" /* lib/json.h: the one escaper for untrusted bytes */
 #include "protocol.h"
 
 #define NOTIFY_NAME "org.freedesktop.Notifications"
@@ -199,6 +200,32 @@ static void app_name(const struct agent *a, pid_t pid, const char *comm, char *b
 
 /* ------------------------------------------------------------ notifications */
 
+/* Names that come from processes and job owners (a comm, an app's name from
+ * a unit the process's cgroup names, a job or instance, a user, a reason):
+ * every one goes through lib/json.h's escaper before it is shown.  In the
+ * summary and the actions' labels, which the specification makes plain
+ * text, the text escaper: control bytes, bytes that are not UTF-8 and code
+ * points that fool a reader (a right-to-left override) become \xNN.  In the
+ * body, which servers read as markup (<b>, <a href>, <img>), the markup
+ * escaper: the same, and & < > " ' as entities, so no name restyles or
+ * fakes the question. */
+#define PLAIN_MAX (4 * 256 + 1)
+
+static const char *plain(const char *s, char buf[PLAIN_MAX])
+{
+	return oomkit__escape_str(buf, PLAIN_MAX, s);
+}
+
+static void body_add(GString *body, const char *s)
+{
+	size_t n = strlen(s), cap = 6 * n + 1;
+	char *esc = g_malloc(cap);
+
+	oomkit__escape_markup(esc, cap, s, n);
+	g_string_append(body, esc);
+	g_free(esc);
+}
+
 /* Notify(); returns the server's id, 0 if none could be shown. */
 static guint32 notify(struct agent *a, guint32 replaces, const char *summary, const char *body,
 		      GVariantBuilder *actions, int urgency, int32_t timeout_ms)
@@ -312,13 +339,15 @@ static void ask(struct agent *a)
 	struct question *q = &a->q;
 	GVariantBuilder actions;
 	GString *body = g_string_new(NULL);
-	char sz[32], key[32], label[NAME_MAX_LEN + 48];
+	char sz[32], key[32], label[PLAIN_MAX + 48], esc[PLAIN_MAX];
 	bool machine = strcmp(q->scope, "machine") == 0;
 
-	if (machine)
+	if (machine) {
 		g_string_append(body, "The system is running out of memory.");
-	else
-		g_string_append_printf(body, "%s has reached its memory limit.", q->scope);
+	} else {
+		body_add(body, q->scope);
+		g_string_append(body, " has reached its memory limit.");
+	}
 	/* The time left (an agent that connects late is asked with less), in
 	 * whole seconds, rounded up. */
 	g_string_append_printf(body, " Choose within %" PRIu64 " s, or the system decides.\n",
@@ -326,14 +355,16 @@ static void ask(struct agent *a)
 	g_variant_builder_init(&actions, G_VARIANT_TYPE("as"));
 	for (unsigned i = 0; i < q->n_shown; i++) {
 		human(q->shown[i].rss_bytes, sz, sizeof(sz));
-		g_string_append_printf(body, "\n%s — %s%s", q->shown[i].name, sz,
+		g_string_append(body, "\n");
+		body_add(body, q->shown[i].name);
+		g_string_append_printf(body, " — %s%s", sz,
 				       q->shown[i].tier == 0   ? " (preferred)"
 				       : q->shown[i].tier == 2 ? " (avoided)"
 							       : "");
 		if (!(q->choices & PROTOCOL_CHOICE_KILL))
 			continue;
 		snprintf(key, sizeof(key), "kill:%d", (int)q->shown[i].pid);
-		snprintf(label, sizeof(label), "Close %s (%s)", q->shown[i].name, sz);
+		snprintf(label, sizeof(label), "Close %s (%s)", plain(q->shown[i].name, esc), sz);
 		g_variant_builder_add(&actions, "s", key);
 		g_variant_builder_add(&actions, "s", label);
 	}
@@ -352,7 +383,7 @@ static void ask(struct agent *a)
 							   : 1);
 	g_string_free(body, TRUE);
 	logf_("question %u (%s): %u candidate(s) shown, %" PRIu64 " ms to answer, notification %u", q->id,
-	      q->scope, q->n_shown, q->timeout_ms, q->notification);
+	      plain(q->scope, esc), q->n_shown, q->timeout_ms, q->notification);
 	/* Nothing a person can click: let the chain go on now, not after the delay. */
 	if (!q->notification || !can_act)
 		answer(a, PROTOCOL_CHOICE_CHAIN, 0);
@@ -394,30 +425,34 @@ static void on_question(struct agent *a, const struct protocol_question *pq, str
 static void tell(struct agent *a, const struct protocol_done *o, const struct protocol_victim *v,
 		 const char *result)
 {
-	char summary[NAME_MAX_LEN + 64], name[NAME_MAX_LEN], sz[32];
+	char summary[PLAIN_MAX + 64], name[PLAIN_MAX], esc[PLAIN_MAX], sz[32];
 	bool machine = strcmp(o->scope, "machine") == 0;
 	GString *body = g_string_new(NULL);
 	GVariantBuilder actions;
 
 	if (v) {
 		human(v->bytes, sz, sizeof(sz));
-		if (strcmp(o->action, "kill-job") == 0)
-			snprintf(name, sizeof(name), "job %s", v->comm);
-		else
-			snprintf(name, sizeof(name), "%s", v->comm);
+		plain(v->comm, name);
 	}
 	if (v && (strcmp(o->action, "kill") == 0 || strcmp(o->action, "kill-job") == 0))
-		snprintf(summary, sizeof(summary), "Killed %s (%s)", name, sz);
+		snprintf(summary, sizeof(summary), "Killed %s%s (%s)",
+			 strcmp(o->action, "kill-job") == 0 ? "job " : "", name, sz);
 	else if (strcmp(o->action, "grow") == 0)
-		snprintf(summary, sizeof(summary), "Gave %s more memory", o->scope);
+		snprintf(summary, sizeof(summary), "Gave %s more memory", plain(o->scope, esc));
 	else
-		snprintf(summary, sizeof(summary), "Out of memory: %s", result);
-	if (machine)
+		snprintf(summary, sizeof(summary), "Out of memory: %s", plain(result, esc));
+	if (machine) {
 		g_string_append(body, "because the system ran out of memory");
-	else
-		g_string_append_printf(body, "because %s reached its memory limit", o->scope);
-	if (strncmp(o->by, "user ", 5) == 0)
-		g_string_append_printf(body, " (chosen by %s)", o->by + 5);
+	} else {
+		g_string_append(body, "because ");
+		body_add(body, o->scope);
+		g_string_append(body, " reached its memory limit");
+	}
+	if (strncmp(o->by, "user ", 5) == 0) {
+		g_string_append(body, " (chosen by ");
+		body_add(body, o->by + 5);
+		g_string_append(body, ")");
+	}
 	g_string_append_printf(body, "; details: oomkit reports show %u", o->id);
 	g_variant_builder_init(&actions, G_VARIANT_TYPE("as"));
 	a->result_notification = notify(a, a->result_notification, summary, body->str, &actions, 1, -1);
@@ -473,9 +508,10 @@ static void on_frame(struct agent *a, char *frame, size_t len)
 		on_question(a, &st.question, &r);
 	else if (st.kind == PROTOCOL_DONE)
 		on_done(a, &st.done, &r);
-	else if (st.kind == PROTOCOL_ERROR)
-		logf_("oomkitd refused: %s", st.message);
-	else {
+	else if (st.kind == PROTOCOL_ERROR) {
+		char esc[PLAIN_MAX];
+		logf_("oomkitd refused: %s", plain(st.message, esc));
+	} else {
 		/* The reply to an answer: "ok", then the daemon's verdict. */
 		char *text = protocol_next_line(&r);
 		if (text)

@@ -159,7 +159,7 @@ void report_view_show(const struct json *root)
 	}
 }
 
-/* The code point of a valid sequence (protocol_utf8_seq()). */
+/* The code point of a valid sequence (oomkit__utf8_len()). */
 static unsigned code_point(const unsigned char *p, size_t k)
 {
 	unsigned cp = k == 2 ? p[0] & 0x1fu : k == 3 ? p[0] & 0x0fu : p[0] & 0x07u;
@@ -169,27 +169,29 @@ static unsigned code_point(const unsigned char *p, size_t k)
 	return cp;
 }
 
-/* The report's JSON as it is, but for what a terminal might obey.  Past
- * ASCII, bytes only stand inside strings, where \uXXXX means the same: what
- * the text escaper would not keep (a C1 control, a direction override, a
- * byte that is not UTF-8, as its value) goes out in that form; so does a
- * control byte, which is not valid JSON raw anyway. */
+/* The report's JSON as it is, but for what a terminal might obey.  The
+ * daemon's JSON writer already writes what the text escaper would not keep
+ * as \uXXXX; this holds for a report of an older daemon too.  Past ASCII,
+ * bytes only stand inside strings, where \uXXXX means the same: what the
+ * text escaper would not keep (a C1 control, a direction override, a byte
+ * that is not UTF-8, as its value) goes out in that form; so does a control
+ * byte, which is not valid JSON raw anyway. */
 void report_view_json(const char *text)
 {
-	char kept[16];
-
 	while (*text) {
 		unsigned char c = (unsigned char)*text;
-		size_t k = c >= 0x80 ? protocol_utf8_seq(text, strnlen(text, 4)) : 1;
+		size_t n = strnlen(text, 4), keep = c >= 0x80 ? oomkit__text_keep(text, n) : 0, k;
 		if ((c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t' || c == '\r') {
 			putchar(*text++);
 			continue;
 		}
-		oomkit__escape_text(kept, sizeof(kept), text, k ? k : 1);
-		if (k > 1 && memcmp(kept, text, k) == 0)
-			fwrite(text, 1, k, stdout);
-		else
-			printf("\\u%04x", k > 1 ? code_point((const unsigned char *)text, k) : c);
+		if (keep) {
+			fwrite(text, 1, keep, stdout);
+			text += keep;
+			continue;
+		}
+		k = c >= 0x80 ? oomkit__utf8_len((const unsigned char *)text, n) : 0;
+		printf("\\u%04x", k ? code_point((const unsigned char *)text, k) : c);
 		text += k ? k : 1;
 	}
 }

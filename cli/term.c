@@ -8,7 +8,6 @@
 #include <time.h>
 
 #include "json.h" /* lib/json.h: the text escaper */
-#include "protocol.h"
 
 const char *term_text(const char *s, size_t width, char *buf, size_t cap)
 {
@@ -17,9 +16,10 @@ const char *term_text(const char *s, size_t width, char *buf, size_t cap)
 
 	oomkit__escape_str(esc, sizeof(esc), s ? s : "");
 	for (const char *p = esc; *p && (width == 0 || cols < width);) {
-		size_t k = *p == '\\'		       ? (p[1] == 'x' ? 4 : 2)
-			   : (unsigned char)*p >= 0x80 ? protocol_utf8_seq(p, strnlen(p, 4))
-						       : 1;
+		size_t k = *p == '\\' ? (p[1] == 'x' ? 4 : 2)
+			   : (unsigned char)*p >= 0x80
+			       ? oomkit__utf8_len((const unsigned char *)p, strnlen(p, 4))
+			       : 1;
 		size_t w = *p == '\\' ? k : 1;
 		if (k == 0)
 			k = w = 1;

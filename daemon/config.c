@@ -21,7 +21,6 @@
 #include <ini.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +30,7 @@
 #include <unistd.h>
 
 #include "defaults.h"
+#include "users.h"
 
 /* With no file, every key keeps its default and there are no jobs, except
  * on a systemd machine at a cgroup v2 root: there the workloads are already
@@ -650,23 +650,28 @@ static int parse_avoid(struct parse_state *st, const struct key *k, const char *
 	return parse_rules(st, k, value, field, RULE_AVOID);
 }
 
-/* field is the job itself: owner fills has_owner and owner. */
+/* field is the job itself: owner fills has_owner, owner and owner_gid (the
+ * group the job's memcg is delegated to), looked up now, while the
+ * configuration is read (users.h says where from). */
 static int parse_owner(struct parse_state *st, const struct key *k, const char *value, void *field)
 {
 	struct config_job *job = field;
+	struct users_entry u;
 	uint64_t uid;
 
 	if (value_parse_uint(value, UINT_MAX - 1, &uid) == 0) {
 		job->owner = (uid_t)uid;
+		job->owner_gid = users_by_uid(job->owner, &u) > 0 ? u.gid : (gid_t)-1;
 		job->has_owner = true;
 		return 0;
 	}
-	struct passwd *pw = getpwnam(value);
-	if (!pw) {
-		add_error(st, st->line, k->name, "unknown user '%s'", value);
+	if (users_by_name(value, &u) <= 0) {
+		add_error(st, st->line, k->name, "unknown user '%s'%s", value,
+			  users_sealed() ? " (in /etc/passwd, or known to oomkitd since its start)" : "");
 		return -EINVAL;
 	}
-	job->owner = pw->pw_uid;
+	job->owner = u.uid;
+	job->owner_gid = u.gid;
 	job->has_owner = true;
 	return 0;
 }

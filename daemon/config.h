@@ -85,6 +85,7 @@ struct config_job {
 	unsigned n_rules;
 	bool has_owner;
 	uid_t owner;
+	gid_t owner_gid; /* the owner's group, looked up with the name (users.h); -1: unknown */
 	/* The cgroups this job adopts, in the order written (into the
 	 * configuration's cgroups); none: the job is machine/NAME. */
 	const struct config_cgroup *cgroups;

@@ -44,8 +44,10 @@
 #include "clock.h"
 #include "control.h"
 #include "sdbus.h"
+#include "users.h"
 #include "log.h"
 #include "protocol.h"
+#include "runlock.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
@@ -71,59 +73,6 @@ static struct client *client_at(struct control *ctl, int i)
 }
 
 /* ------------------------------------------------------------ the socket's directory */
-
-/* Whether a directory on the way to the socket is safe: root's (or the
- * daemon's own user's, for a dry run by a user), and writable by nobody
- * else - or, on the way only, sticky like /tmp, where others cannot move
- * what is not theirs. */
-static bool safe_dir(const struct stat *st, bool last)
-{
-	bool ours = st->st_uid == 0 || st->st_uid == geteuid();
-	bool others_write = st->st_mode & (S_IWGRP | S_IWOTH);
-
-	return S_ISDIR(st->st_mode) && ours && (!others_write || (!last && (st->st_mode & S_ISVTX)));
-}
-
-/* Opens the socket's directory from "/" one component at a time, never
- * following a link, creating the last one (0755) if it is missing, and
- * checking each.  Returns an O_PATH fd or -errno. */
-static int open_socket_dir(const char *dir)
-{
-	char copy[CONFIG_SOCKET_MAX], *save = NULL;
-	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	struct stat st;
-
-	if (fd < 0)
-		return -errno;
-	snprintf(copy, sizeof(copy), "%s", dir);
-	for (char *part = strtok_r(copy, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
-		bool last = !save || !*save || strspn(save, "/") == strlen(save);
-		if (strcmp(part, ".") == 0 || strcmp(part, "..") == 0) {
-			close(fd);
-			return -EINVAL;
-		}
-		int next = openat(fd, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (next < 0 && errno == ENOENT && last && mkdirat(fd, part, 0755) == 0)
-			next = openat(fd, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		int err = next < 0		 ? -errno
-			  : fstat(next, &st) < 0 ? -errno
-			  : safe_dir(&st, last)	 ? 0
-						 : -EPERM;
-		close(fd);
-		if (err < 0) {
-			if (next >= 0)
-				close(next);
-			return err;
-		}
-		fd = next;
-	}
-	/* "/" itself: the socket directly in it (no test or unit does this). */
-	if (fstat(fd, &st) < 0 || !safe_dir(&st, true)) {
-		close(fd);
-		return -EPERM;
-	}
-	return fd;
-}
 
 /* Binds fd to name inside the checked directory: through /proc/self/fd, so
  * no component of the path is looked up again. */
@@ -163,7 +112,8 @@ static int make_socket(struct control *ctl)
 
 	if ((r = split_path(ctl, ctl->cfg->socket, dir, sizeof(dir))) < 0)
 		return r;
-	if ((ctl->dir_fd = open_socket_dir(dir)) < 0)
+	/* Checked as the lock files' directories are (runlock.h). */
+	if ((ctl->dir_fd = runlock_open_dir(dir)) < 0)
 		return ctl->dir_fd;
 	/* A stale socket of an earlier run is replaced; anything else is not touched. */
 	if (fstatat(ctl->dir_fd, ctl->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -1003,72 +953,16 @@ static void send_outcomes(void *data, const struct outcome *o)
 	rearm(ctl);
 }
 
-/* Whether a line of /etc/passwd (no newline) is uid's: its name in buf then. */
-static bool passwd_line(const char *line, uid_t uid, char *buf, size_t len)
-{
-	const char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-	char *end;
-
-	if (!c2 || c1 - line >= (ptrdiff_t)len)
-		return false;
-	unsigned long v = strtoul(c2 + 1, &end, 10);
-	if (end == c2 + 1 || *end != ':' || v != uid)
-		return false;
-	snprintf(buf, len, "%.*s", (int)(c1 - line), line);
-	return true;
-}
-
-/* The name of uid from /etc/passwd, read here rather than through NSS: its
- * modules are loaded libraries and sockets the daemon does not let in.
- * Opened without blocking and only if a regular file; "uid N" otherwise.
- * Read a block at a time (a line longer than one is no user of ours), not
- * into a 64 KiB buffer that mlockall would keep resident for good. */
+/* The name of uid, "uid N" if it has none (users.h: no name service is
+ * asked here, after the seccomp filter). */
 static void user_name(uid_t uid, char *buf, size_t len)
 {
-	char pw[4096];
-	struct stat st;
-	size_t have = 0;
-	off_t at = 0;
-	bool skipping = false; /* within a line longer than pw */
-	int fd = open("/etc/passwd", O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	struct users_entry u;
 
-	snprintf(buf, len, "uid %u", (unsigned)uid);
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return;
-	}
-	for (;;) {
-		ssize_t n = pread(fd, pw + have, sizeof(pw) - 1 - have, at);
-		if (n <= 0) {
-			/* The last line, without its newline. */
-			if (have && !skipping)
-				(void)passwd_line(pw, uid, buf, len);
-			break;
-		}
-		at += n;
-		have += (size_t)n;
-		pw[have] = '\0';
-		char *line = pw, *nl;
-		while ((nl = strchr(line, '\n'))) {
-			*nl = '\0';
-			if (!skipping && passwd_line(line, uid, buf, len)) {
-				close(fd);
-				return;
-			}
-			skipping = false;
-			line = nl + 1;
-		}
-		have = (size_t)(pw + have - line);
-		memmove(pw, line, have);
-		pw[have] = '\0';
-		if (have == sizeof(pw) - 1) {
-			skipping = true;
-			have = 0;
-		}
-	}
-	close(fd);
+	if (users_by_uid(uid, &u) > 0)
+		snprintf(buf, len, "%s", u.name);
+	else
+		snprintf(buf, len, "uid %u", (unsigned)uid);
 }
 
 static const char *client_user(struct client *c)

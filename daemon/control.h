@@ -28,6 +28,7 @@
 #include "protocol.h"
 #include "reports.h"
 #include "scope.h"
+#include "users.h"
 
 #define CONTROL_MAX_CLIENTS 32
 /* Slots only root may take: root's status, prompt and run always get in. */
@@ -61,14 +62,14 @@ struct client {
 	uid_t sender_uid;
 	pid_t req_sender; /* the same, of the request being handled */
 	uid_t req_sender_uid;
-	bool prompt;	  /* listens for prompts */
-	bool asked;	  /* was sent the open question and has not declined it */
-	bool discarding;  /* dropping the rest of an overlong request line */
-	bool pumping;	  /* pump() is on this client: a nested one leaves it to it */
-	bool run_pending; /* run: waiting for systemd to start the scope (seq names it) */
-	int run_pidfd;	  /* the process it moves, checked alive once it is moved */
-	char user[32];	  /* its uid's name, looked up when it first listens or answers */
-	uint64_t seq;	  /* accept order */
+	bool prompt;		   /* listens for prompts */
+	bool asked;		   /* was sent the open question and has not declined it */
+	bool discarding;	   /* dropping the rest of an overlong request line */
+	bool pumping;		   /* pump() is on this client: a nested one leaves it to it */
+	bool run_pending;	   /* run: waiting for systemd to start the scope (seq names it) */
+	int run_pidfd;		   /* the process it moves, checked alive once it is moved */
+	char user[USERS_NAME_MAX]; /* its uid's name, looked up when it first listens or answers */
+	uint64_t seq;		   /* accept order */
 	uint64_t deadline_ns;
 	uint32_t events; /* what the loop watches for it now */
 	struct {	 /* the reply in progress; verb PROTOCOL_UNKNOWN: none */
@@ -121,7 +122,7 @@ struct control {
 	struct client *clients;	 /* CONTROL_MAX_CLIENTS */
 };
 
-/* Makes the socket (its directory made safe, see control.c), joins the loop,
+/* Makes the socket (its directory made safe, see runlock.h), joins the loop,
  * and listens for prompt clients.  0 or -errno. */
 int control_listen(struct control *ctl);
 void control_configure(struct control *ctl, const struct config *cfg);

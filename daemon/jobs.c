@@ -2,7 +2,6 @@
 /* jobs.c - see jobs.h. */
 #include <errno.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +20,9 @@ static uint64_t job_delay(const struct config *cfg, const struct config_job *c)
 static void delegate(struct jobs *j, struct scope *s)
 {
 	const struct config_job *c = s->job;
-	struct passwd *pw = getpwuid(c->owner);
-	int r = oomkit_cgroup_delegate(j->ctx, s->rel, c->owner, pw ? pw->pw_gid : (gid_t)-1);
+	/* The group was looked up with the owner, as the configuration was read:
+	 * no name service is asked from here. */
+	int r = oomkit_cgroup_delegate(j->ctx, s->rel, c->owner, c->owner_gid);
 
 	if (r < 0)
 		log_err("%s: cannot delegate to uid %u: %s", s->name, (unsigned)c->owner, strerror(-r));

@@ -38,11 +38,13 @@
 #include "prompt.h"
 #include "release.h"
 #include "reports.h"
+#include "runlock.h"
 #include "scope.h"
 #include "sdbus.h"
 #include "shed.h"
 #include "snapshot.h"
 #include "stats.h"
+#include "users.h"
 
 #define MAX_PIDS 4096
 /* Slots for instances, on top of the jobs', when the configuration at start
@@ -78,7 +80,8 @@ struct daemon {
 	struct notifier notifier; /* $NOTIFY_SOCKET; fd -1: not under a service manager */
 	uint64_t watchdog_usec;	  /* 0: no watchdog */
 	struct loop_timer watchdog;
-	bool kept_ptrace; /* CAP_SYS_PTRACE kept at start, for exe: rules */
+	bool kept_ptrace;			  /* CAP_SYS_PTRACE kept at start, for exe: rules */
+	struct runlock socket_lock, machine_lock; /* one daemon per socket, per machine */
 };
 
 /* ------------------------------------------------------------ config */
@@ -227,8 +230,9 @@ static int check_config(const char *path)
 	return 0;
 }
 
-/* Every module that keeps settings gets the new configuration. */
-static void configure(struct daemon *d)
+/* Every module that keeps settings gets the new configuration.  Returns
+ * the report directory's error: -EBUSY when another daemon has it. */
+static int configure(struct daemon *d)
 {
 	int r;
 
@@ -240,9 +244,10 @@ static void configure(struct daemon *d)
 	lowmem_configure(&d->lowmem, d->cfg);
 	metrics_configure(&d->metrics, d->cfg);
 	control_configure(&d->control, d->cfg);
-	if ((r = reports_configure(&d->reports, d->cfg)) < 0)
+	if ((r = reports_configure(&d->reports, d->cfg)) < 0 && r != -EBUSY)
 		log_warning("report directory %s: %s; reports are not written", d->cfg->report_dir,
 			    strerror(-r));
+	return r;
 }
 
 /* ------------------------------------------------------------ notify */
@@ -332,6 +337,12 @@ static int apply_reload(struct daemon *d)
 		drop_config(n);
 		return -EINVAL;
 	}
+	if (reports_check_lock(&d->reports, n->report_dir) == -EBUSY) {
+		log_err("reload: %s:report_dir: %s is another oomkitd's; the running configuration stays",
+			n->source, n->report_dir);
+		drop_config(n);
+		return -EBUSY;
+	}
 	if (strcmp(n->socket, old->socket) != 0) {
 		log_warning("reload: the socket moves only on restart; still %s", old->socket);
 		snprintf(n->socket, sizeof(n->socket), "%s", old->socket);
@@ -339,7 +350,7 @@ static int apply_reload(struct daemon *d)
 	d->cfg = n;
 	jobs_reload(&d->jobs, n);
 	adopt_reload(&d->adopt, n);
-	configure(d);
+	(void)configure(d);
 	drop_config(old);
 	log_notice("reloaded %s: %u jobs", path ? path : "(built-in)", n->n_jobs);
 	metrics_write(&d->metrics);
@@ -518,7 +529,12 @@ static int setup_modules(struct daemon *d)
 	loop_on_reload(&d->loop, reload, d);
 	if ((r = sdbus_attach(&d->sdbus, &d->loop, &d->scopes)) < 0)
 		return r;
-	configure(d);
+	/* A second daemon on the same report directory would index, prune and
+	 * number the first one's reports as its own. */
+	if (configure(d) == -EBUSY) {
+		log_err("not started: another oomkitd writes its reports to %s", d->cfg->report_dir);
+		return -EBUSY;
+	}
 	return loop_add_fd(&d->loop, oomkit_fd(d->ctx), source, 0, EPOLLIN);
 }
 
@@ -605,6 +621,47 @@ static void stop(struct daemon *d, bool clean)
 	scopes_free(&d->scopes);
 	free(d->control_pids);
 	drop_config(d->cfg);
+	/* Last: the kernel killer is back and the socket gone before another
+	 * daemon may start. */
+	runlock_release(&d->machine_lock, true);
+	runlock_release(&d->socket_lock, true);
+}
+
+/* ------------------------------------------------------------ one daemon */
+
+/* One daemon per socket and per machine (runlock.h; the report directory's
+ * lock is taken where it is opened, reports.c), taken before anything is
+ * started: the systemd helper's state file is named after the socket, and
+ * a second daemon must change nothing of the first's.  A dry run holds no
+ * machine; a daemon that is not root cannot write RUNLOCK_DIR.  what: how a
+ * refusal begins.  0, or -errno said in the log (the locks let go). */
+static int take_locks(struct daemon *d, bool found, const char *what)
+{
+	const struct config *cfg = d->cfg;
+	int r = runlock_socket(&d->socket_lock, cfg->socket);
+
+	if (r == -EBUSY)
+		log_err("%s: another oomkitd is running on the socket %s (it holds %s.lock)", what,
+			cfg->socket, cfg->socket);
+	else if (r < 0)
+		log_err("%s: control socket %s: cannot take its lock: %s", what, cfg->socket, strerror(-r));
+	if (r < 0 || d->dry_run || !found)
+		return r;
+	if (geteuid() != 0) {
+		log_warning("not root: machine %s is not locked against a second oomkitd (%s is root's)",
+			    cfg->machine, RUNLOCK_DIR);
+		return 0;
+	}
+	r = runlock_machine(&d->machine_lock, cfg->machine_rel);
+	if (r == -EBUSY)
+		log_err("%s: machine %s is handled by another oomkitd (it holds its lock in %s)", what,
+			cfg->machine, RUNLOCK_DIR);
+	else if (r < 0)
+		log_err("%s: machine %s: cannot take its lock in %s: %s", what, cfg->machine, RUNLOCK_DIR,
+			strerror(-r));
+	if (r < 0)
+		runlock_release(&d->socket_lock, true);
+	return r;
 }
 
 /* ------------------------------------------------------------ main */
@@ -646,8 +703,10 @@ int main(int argc, char **argv)
 	d->notifier.fd = -1;
 	d->loop.epfd = d->loop.timerfd = d->loop.sigfd = -1;
 	d->reports.dirfd = -1;
+	d->reports.lock = (struct runlock)RUNLOCK_INIT;
 	d->hooks.sock = -1;
 	d->sdbus.sock = -1;
+	d->socket_lock = d->machine_lock = (struct runlock)RUNLOCK_INIT;
 	while ((opt = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'E':
@@ -705,11 +764,23 @@ int main(int argc, char **argv)
 		return 1;
 	if (release) {
 		char state[CONFIG_SOCKET_MAX + 32];
+		/* What a running daemon holds is its own to give back. */
+		if (take_locks(d, found,
+			       "--release refused (it is for after oomkitd was stopped or killed)") < 0) {
+			drop_config(d->cfg);
+			return 1;
+		}
 		r = release_run(d->cfg);
 		if (sdbus_state_path(d->cfg->socket, state, sizeof(state)) == 0 && sdbus_release(state) < 0)
 			r = -EIO;
 		drop_config(d->cfg);
+		runlock_release(&d->machine_lock, true);
+		runlock_release(&d->socket_lock, true);
 		return r < 0 ? 1 : 0;
+	}
+	if (take_locks(d, found, "not started") < 0) {
+		drop_config(d->cfg);
+		return 1;
 	}
 	/* The hook runner is started before anything is cut: hooks run as the
 	 * daemon was started, not under its allow-list (hooks.h). */
@@ -718,6 +789,9 @@ int main(int argc, char **argv)
 	start_systemd_helper(d);
 	/* Capabilities and system calls are cut before liboomkit forks its guardian. */
 	d->kept_ptrace = config_exe_rule_line(d->cfg) != 0;
+	/* The name service was asked while the configuration was read; from now
+	 * on user names come from /etc/passwd and what it answered (users.h). */
+	users_seal();
 	r = privs_restrict(seccomp, d->kept_ptrace);
 	if (r == 0)
 		r = start(d);

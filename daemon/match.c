@@ -8,12 +8,12 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "users.h"
 #include "value.h"
 
 static const char *const kind_names[] = {
@@ -86,16 +86,18 @@ static int parse_uid(const char *v, struct match_expr *ret, char *why, size_t wh
 	return 0;
 }
 
+/* Resolved to a uid as the configuration is read (users.h says where from). */
 static int parse_user(const char *v, struct match_expr *ret, char *why, size_t why_len)
 {
-	struct passwd *pw = getpwnam(v);
+	struct users_entry u;
 
-	if (!pw) {
-		snprintf(why, why_len, "unknown user '%s'", v);
+	if (users_by_name(v, &u) <= 0) {
+		snprintf(why, why_len, "unknown user '%s'%s", v,
+			 users_sealed() ? " (in /etc/passwd, or known to oomkitd since its start)" : "");
 		return -EINVAL;
 	}
 	ret->kind = MATCH_UID;
-	ret->uid = pw->pw_uid;
+	ret->uid = u.uid;
 	return 0;
 }
 

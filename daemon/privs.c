@@ -80,6 +80,8 @@ static const int allowed[] = {
 	SCMP_SYS(readlinkat), SCMP_SYS(getdents64), SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(unlink),
 	SCMP_SYS(unlinkat), SCMP_SYS(rmdir), SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2),
 	SCMP_SYS(chmod), SCMP_SYS(fchmod), SCMP_SYS(fchmodat), SCMP_SYS(fchown), SCMP_SYS(fchownat),
+	/* one daemon per machine, socket and report directory (runlock.c) */
+	SCMP_SYS(flock),
 	/* systemd's ManagedOOMPreference= (user.oomd_avoid, user.oomd_omit) */
 	SCMP_SYS(fgetxattr),
 	/* memory: malloc, mlockall */

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json.h" /* lib/json.h: the text escaper */
+
 /* How many bytes of each kind of string field a record carries (before
  * escaping); longer ones are cut.  With four bytes out per byte in, the
  * longest record (machine: a cgroup path and a text) stays within
@@ -24,144 +26,20 @@
 #define CUT_TEXT 256
 #define CUT_WORD 32
 
-/* ------------------------------------------------------------ UTF-8 */
-
-/* The length of the valid UTF-8 sequence of two or more bytes at s (n bytes
- * available), or 0: a lone continuation byte, an overlong form, a surrogate,
- * a code point past U+10FFFF or a cut sequence. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	size_t k;
-	uint32_t cp;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		k = 2, cp = s[0] & 0x1fu;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		k = 3, cp = s[0] & 0x0fu;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		k = 4, cp = s[0] & 0x07u;
-	else
-		return 0;
-	if (n < k)
-		return 0;
-	for (size_t i = 1; i < k; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3fu);
-	}
-	if ((k == 3 && cp < 0x800) || (k == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return k;
-}
-
-size_t protocol_utf8_seq(const char *s, size_t n)
-{
-	return n ? utf8_seq((const unsigned char *)s, n) : 0;
-}
-
-static bool plain(unsigned char c)
-{
-	return c >= 0x20 && c < 0x7f && c != '\\';
-}
-
 /* ------------------------------------------------------------ escaping */
 
-size_t protocol_escape(const char *src, size_t len, char *buf, size_t cap)
-{
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *s = (const unsigned char *)src;
-	size_t i = 0, o = 0;
-
-	while (i < len) {
-		size_t k = plain(s[i]) ? 1 : s[i] >= 0x80 ? utf8_seq(s + i, len - i) : 0;
-		size_t need = k ? k : s[i] == '\\' ? 2 : 4;
-		if (o + need + 1 > cap)
-			break;
-		if (k) {
-			memcpy(buf + o, s + i, k);
-		} else if (s[i] == '\\') {
-			buf[o] = buf[o + 1] = '\\';
-		} else {
-			buf[o] = '\\', buf[o + 1] = 'x';
-			buf[o + 2] = hex[s[i] >> 4], buf[o + 3] = hex[s[i] & 0xf];
-		}
-		o += need;
-		i += k ? k : 1;
-	}
-	if (cap)
-		buf[o] = '\0';
-	return i;
-}
-
-static int hexval(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* Decodes the unit at s (a raw byte, "\\" or "\xNN") into *ret; returns its
- * length in s, 0 at the end, -EBADMSG if malformed. */
-static int unit(const char *s, unsigned char *ret)
-{
-	if (s[0] == '\0')
-		return 0;
-	if (s[0] != '\\') {
-		*ret = (unsigned char)s[0];
-		return 1;
-	}
-	if (s[1] == '\\') {
-		*ret = '\\';
-		return 2;
-	}
-	int hi = s[1] == 'x' ? hexval(s[2]) : -1, lo = hi >= 0 ? hexval(s[3]) : -1;
-	if (lo < 0)
-		return -EBADMSG;
-	*ret = (unsigned char)(hi << 4 | lo);
-	return 4;
-}
-
-/* The next (up to) 4 decoded bytes from s, for a UTF-8 check ahead. */
-static size_t peek(const char *s, unsigned char *out)
-{
-	size_t n = 0;
-	int k;
-
-	while (n < 4 && (k = unit(s, &out[n])) > 0) {
-		s += k;
-		n++;
-	}
-	return n;
-}
-
+/* The text escaper is lib/json.h's, the one for every untrusted byte. */
 int protocol_unescape(char *s)
 {
-	char *r = s, *w = s;
+	size_t n = strlen(s);
 
-	while (*r) {
-		unsigned char seq[4];
-		size_t have = peek(r, seq);
-		int k = unit(r, &seq[0]);
-		if (k < 0)
-			return -EBADMSG;
-		if (k == 1) {
-			/* Raw: printable ASCII, or a whole valid UTF-8 sequence raw in s. */
-			size_t take = plain(seq[0])    ? 1
-				      : seq[0] >= 0x80 ? utf8_seq((const unsigned char *)r, strnlen(r, 4))
-						       : 0;
-			if (!take)
-				return -EBADMSG;
-			memmove(w, r, take);
-			w += take, r += take;
-			continue;
-		}
-		/* Escaped: only what protocol_escape() escapes, and no NUL. */
-		size_t u = seq[0] >= 0x80 ? utf8_seq(seq, have) : 0;
-		if (seq[0] == '\0' || (k == 4 && (plain(seq[0]) || seq[0] == '\\' || u)))
-			return -EBADMSG;
-		*w++ = (char)seq[0];
-		r += k;
-	}
-	*w = '\0';
+	if (oomkit__text_check(s, n) < 0)
+		return -EBADMSG;
+	int k = oomkit__unescape_text(s, n, s, n);
+	/* No field holds a NUL: it would cut the text short here. */
+	if (k < 0 || memchr(s, '\0', (size_t)k))
+		return -EBADMSG;
+	s[k] = '\0';
 	return 0;
 }
 
@@ -505,11 +383,12 @@ static void l_esc(struct line *l, const char *s, size_t max)
 	}
 	if (l->overflow)
 		return;
-	size_t room = sizeof(l->buf) - l->len - 1;
-	if (protocol_escape(s, n, l->buf + l->len, room) < n)
+	/* Room for the newline after it and the NUL, as l_raw() keeps. */
+	size_t room = sizeof(l->buf) - l->len - 1, k = oomkit__escape_text(l->buf + l->len, room, s, n);
+	if (k >= room)
 		l->overflow = true;
 	else
-		l->len += strlen(l->buf + l->len);
+		l->len += k;
 }
 
 /* A field: a tab (unless it is the record's first), then the escaped text. */
@@ -684,10 +563,10 @@ int protocol_put_data(struct protocol_buf *b, const char *bytes, size_t n)
 	l_raw(&l, "\t", 1);
 	/* Any byte goes: escaped, and cut nowhere (a chunk may end inside a
 	 * UTF-8 sequence; its bytes are then escaped one by one). */
-	size_t room = sizeof(l.buf) - l.len - 1;
-	if (protocol_escape(bytes, n, l.buf + l.len, room) < n)
+	size_t room = sizeof(l.buf) - l.len - 1, k = oomkit__escape_text(l.buf + l.len, room, bytes, n);
+	if (k >= room)
 		return -E2BIG;
-	l.len += strlen(l.buf + l.len);
+	l.len += k;
 	int r = put(b, &l);
 	return r < 0 ? r : (int)n;
 }

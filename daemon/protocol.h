@@ -9,9 +9,13 @@
  *
  * Every field that can carry bytes from a process or a job owner (comm,
  * cmdline, cgroup and job names, paths, reasons, messages) is escaped on
- * the way out: printable ASCII and valid UTF-8 are kept; a backslash is
- * written "\\", and a tab, newline, any other control byte, DEL or a byte
- * that is not part of valid UTF-8 is written "\xNN".  An escaped field never
+ * the way out by lib/json.h's text escaper, the one for every untrusted
+ * byte: printable ASCII and valid UTF-8 are kept, but for code points that
+ * fool a terminal or a reader (C1 controls, direction overrides and
+ * isolates, line separators, the byte order mark); a backslash is written
+ * "\\", and those code points, a tab, newline, any other control byte, DEL
+ * or a byte that is not part of valid UTF-8 are written "\xNN" a byte at a
+ * time.  An escaped field never
  * holds a tab or a newline, so it cannot end a record, forge one, or end the
  * frame.  The parser undoes the escaping and refuses anything that is not
  * in this canonical form.  The grammar is in docs/protocol.md.
@@ -39,19 +43,12 @@
 
 /* ------------------------------------------------------------ escaping */
 
-/* Escapes src[0, len) into buf as described above; the output is cut at a
- * whole escape so it always fits (NUL-terminated, cap > 0).  Returns the
- * number of input bytes consumed. */
-size_t protocol_escape(const char *src, size_t len, char *buf, size_t cap);
-
-/* The length of the valid UTF-8 sequence of two to four bytes at s (n bytes
- * there), or 0 if none starts there (ASCII, a stray byte, a cut sequence). */
-size_t protocol_utf8_seq(const char *s, size_t n);
-
-/* Undoes protocol_escape() in place (the text only shrinks).  -EBADMSG if s
- * is not canonical: a raw control byte, DEL or invalid UTF-8, a "\" not
- * followed by "\" or "xNN" (lower-case hex), or an escape that did not need
- * to be one ("\x41", or an escaped NUL, which no field may hold). */
+/* Undoes the escaping of a field in place (the text only shrinks): the text
+ * escaper of lib/json.h writes every field, and this takes only what it
+ * writes.  -EBADMSG if s is not that: a raw control byte, DEL, invalid
+ * UTF-8 or a deceptive code point (oomkit__text_check()), a "\" not
+ * followed by "\" or "xNN" (lower-case hex), an escape that did not need to
+ * be one ("\x41"), or an escaped NUL, which no field may hold. */
 int protocol_unescape(char *s);
 
 /* ------------------------------------------------------------ requests */

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -385,13 +386,13 @@ static void index_file(struct reports *r, int dirfd, const char *name)
 		r->next_id = id + 1;
 }
 
-/* Whether a name in the directory is a report (or . and ..). */
+/* Whether a name in the directory is a report (or . and .., or the lock). */
 static bool report_name(const char *name)
 {
 	unsigned id;
 	char scope[CONFIG_NAME_MAX];
 
-	return strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+	return strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || strcmp(name, REPORTS_LOCK_NAME) == 0 ||
 	       parse_name(name, &id, scope, sizeof(scope));
 }
 
@@ -485,14 +486,64 @@ static int open_dir(struct reports *r)
 			log_err("report directory %s is a symbolic link: not followed", path);
 		return err;
 	}
-	if ((!created && (err = check_owner(fd, path)) < 0) || (err = read_dir(r, fd, path)) < 0) {
+	/* The directory open already, under another name: its lock is ours. */
+	struct stat st, ours;
+	if (r->dirfd >= 0 && fstat(fd, &st) == 0 && fstat(r->dirfd, &ours) == 0 && st.st_dev == ours.st_dev &&
+	    st.st_ino == ours.st_ino) {
+		close(fd);
+		return 0;
+	}
+	/* Only in a directory that is the daemon's is a lock file made. */
+	if (!created && (err = check_owner(fd, path)) < 0) {
 		close(fd);
 		return err;
 	}
+	/* Read before the lock file is made, so a directory refused for what
+	 * it holds is left as it was. */
+	if ((err = read_dir(r, fd, path)) < 0) {
+		close(fd);
+		return err;
+	}
+	struct runlock lock = RUNLOCK_INIT;
+	char pid[32];
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if ((err = runlock_take_at(&lock, fd, REPORTS_LOCK_NAME, pid)) < 0) {
+		if (err == -EBUSY)
+			log_err("report directory %s is another oomkitd's (it holds %s/%s)", path, path,
+				REPORTS_LOCK_NAME);
+		close(fd);
+		return err;
+	}
+	/* The directory left behind is not ours any more: nor is its lock file. */
+	runlock_release(&r->lock, true);
+	r->lock = lock;
 	if (r->dirfd >= 0)
 		close(r->dirfd);
 	r->dirfd = fd;
 	return 0;
+}
+
+int reports_check_lock(const struct reports *r, const char *path)
+{
+	struct stat st, ours;
+	int dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), fd, err = 0;
+
+	if (dir < 0)
+		return 0;
+	/* Our own lock, through another name, would look like another's. */
+	if (r->dirfd >= 0 && fstat(dir, &st) == 0 && fstat(r->dirfd, &ours) == 0 &&
+	    st.st_dev == ours.st_dev && st.st_ino == ours.st_ino) {
+		close(dir);
+		return 0;
+	}
+	/* A look, not a take: no file is made here. */
+	fd = openat(dir, REPORTS_LOCK_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK)
+		err = -EBUSY;
+	if (fd >= 0)
+		close(fd); /* and with it the lock, if it was taken */
+	close(dir);
+	return err;
 }
 
 /* ------------------------------------------------------------ the index */
@@ -501,6 +552,7 @@ int reports_init(struct reports *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->dirfd = -1;
+	r->lock = (struct runlock)RUNLOCK_INIT;
 	r->next_id = 1;
 	r->scanbuf = malloc(SCAN_MAX);
 	/* Sized by the retention once the configuration is known. */
@@ -509,12 +561,14 @@ int reports_init(struct reports *r)
 
 void reports_free(struct reports *r)
 {
+	runlock_release(&r->lock, true);
 	if (r->dirfd >= 0)
 		close(r->dirfd);
 	free(r->entries);
 	free(r->scanbuf);
 	memset(r, 0, sizeof(*r));
 	r->dirfd = -1;
+	r->lock = (struct runlock)RUNLOCK_INIT;
 }
 
 int reports_configure(struct reports *r, const struct config *cfg)

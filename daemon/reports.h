@@ -28,6 +28,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "runlock.h"
 
 #define REPORTS_MAX 4096
 #define REPORTS_ACTION_MAX 16
@@ -81,15 +82,28 @@ struct reports {
 	 * before the oldest goes), or the reports a directory held at start if
 	 * more; at most REPORTS_MAX.  Resized at start and reload only. */
 	unsigned cap;
-	char *scanbuf; /* a file's head, read when the directory is opened */
+	char *scanbuf;	     /* a file's head, read when the directory is opened */
+	struct runlock lock; /* REPORTS_LOCK_NAME in the directory, while it is open */
 };
 
 int reports_init(struct reports *r);
 void reports_free(struct reports *r);
 
+/* The lock file in the report directory (runlock.h): one daemon per
+ * directory, whose index, numbering and retention are its own.  Made 0600
+ * in a directory only the daemon may write, so no user can hold it. */
+#define REPORTS_LOCK_NAME ".oomkitd.lock"
+
 /* Takes the configuration's report settings: (re)opens the directory when
- * it is new or changed.  0, or -errno (reports are then not written). */
+ * it is new or changed, and holds its lock file for as long as it is open.
+ * 0, or -errno (reports are then not written); -EBUSY: another process
+ * holds the directory's lock. */
 int reports_configure(struct reports *r, const struct config *cfg);
+
+/* Whether path could be taken by reports_configure() as far as the lock
+ * goes: -EBUSY if another process holds it, 0 otherwise (also when it is
+ * the directory already open, or cannot be opened: that is said later). */
+int reports_check_lock(const struct reports *r, const char *path);
 
 /* A new report file for scope: its fd and *ret_id, or -errno. */
 int reports_create(struct reports *r, const char *scope, unsigned *ret_id);

@@ -103,6 +103,28 @@ size_t oomkit__utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+/* Code points a terminal or a reader could be fooled by though they are
+ * valid UTF-8: C1 controls, line and paragraph separators, direction
+ * embeddings, overrides and isolates, and the byte order mark. */
+static uint32_t code_point(const unsigned char *s, size_t len)
+{
+	uint32_t cp = len == 2 ? s[0] & 0x1fu : len == 3 ? s[0] & 0x0fu : s[0] & 0x07u;
+
+	for (size_t i = 1; i < len; i++)
+		cp = cp << 6 | (s[i] & 0x3fu);
+	return cp;
+}
+
+static bool deceptive(const unsigned char *s, size_t len)
+{
+	uint32_t cp = code_point(s, len);
+
+	if (len > 3)
+		return false;
+	return cp <= 0x9f || (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
+	       cp == 0x200e || cp == 0x200f || cp == 0xfeff;
+}
+
 /* The escape for byte c inside a JSON string, or NULL to copy it (ASCII). */
 static const char *json_escape(unsigned char c, char tmp[7])
 {
@@ -142,9 +164,28 @@ static void string(struct oomkit__json *w, const char *str, size_t n)
 		if (s == end)
 			break;
 		if (*s >= 0x80 && (k = oomkit__utf8_len(s, (size_t)(end - s))) > 0) {
-			put(w, (const char *)s, k);
-			s += k;
-			continue;
+			uint32_t cp = code_point(s, k);
+			if (!deceptive(s, k)) {
+				put(w, (const char *)s, k);
+				s += k;
+				continue;
+			}
+			/* Valid, but fooling a terminal or a reader: past U+00FF as
+			 * \uXXXX, the same code point to any JSON reader; a C1 control
+			 * a byte at a time as \u00XX, since \u0080 to \u00ff are the
+			 * bytes of that value here (as for invalid UTF-8). */
+			if (cp > 0xff) {
+				/* Deceptive code points are all below U+10000. */
+				char u[6] = {'\\',
+					     'u',
+					     hex[cp >> 12 & 0xf],
+					     hex[cp >> 8 & 0xf],
+					     hex[cp >> 4 & 0xf],
+					     hex[cp & 0xf]};
+				put(w, u, sizeof(u));
+				s += k;
+				continue;
+			}
 		}
 		puts_(w, json_escape(*s, tmp));
 		s++;
@@ -285,26 +326,10 @@ int oomkit__json_end(struct oomkit__json *w)
 
 /* ------------------------------------------------------------ text */
 
-/* Code points a terminal or a reader could be fooled by though they are
- * valid UTF-8: C1 controls, line and paragraph separators, direction
- * embeddings, overrides and isolates, and the byte order mark. */
-static bool deceptive(const unsigned char *s, size_t len)
+size_t oomkit__text_keep(const char *str, size_t n)
 {
-	uint32_t cp;
+	const unsigned char *s = (const unsigned char *)str;
 
-	if (len == 2)
-		cp = (uint32_t)(s[0] & 0x1f) << 6 | (s[1] & 0x3f);
-	else if (len == 3)
-		cp = (uint32_t)(s[0] & 0x0f) << 12 | (uint32_t)(s[1] & 0x3f) << 6 | (s[2] & 0x3f);
-	else
-		return false;
-	return cp <= 0x9f || (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
-	       cp == 0x200e || cp == 0x200f || cp == 0xfeff;
-}
-
-/* How many input bytes at s are copied as they are (0: escape s[0]). */
-static size_t text_keep(const unsigned char *s, size_t n)
-{
 	if (*s >= 0x20 && *s < 0x7f && *s != '\\')
 		return 1;
 	if (*s < 0x80)
@@ -321,7 +346,7 @@ size_t oomkit__escape_text(char *dst, size_t dst_len, const char *str, size_t n)
 	while (s < end) {
 		char esc[4];
 		const char *piece = esc;
-		size_t k = text_keep(s, (size_t)(end - s)), plen, used = k ? k : 1;
+		size_t k = oomkit__text_keep((const char *)s, (size_t)(end - s)), plen, used = k ? k : 1;
 		if (k) {
 			piece = (const char *)s;
 			plen = k;
@@ -351,6 +376,56 @@ const char *oomkit__escape_str(char *dst, size_t dst_len, const char *s)
 {
 	oomkit__escape_text(dst, dst_len, s ? s : "", s ? strlen(s) : 0);
 	return dst;
+}
+
+/* The entity for a byte the notification body's markup would read, or NULL. */
+static const char *entity(unsigned char c)
+{
+	switch (c) {
+	case '&':
+		return "&amp;";
+	case '<':
+		return "&lt;";
+	case '>':
+		return "&gt;";
+	case '"':
+		return "&quot;";
+	case '\'':
+		return "&apos;";
+	}
+	return NULL;
+}
+
+size_t oomkit__escape_markup(char *dst, size_t dst_len, const char *str, size_t n)
+{
+	size_t need = 0, out = 0;
+
+	for (size_t i = 0; i < n;) {
+		char esc[8];
+		const char *piece = esc, *ent = entity((unsigned char)str[i]);
+		size_t k = oomkit__text_keep(str + i, n - i), plen;
+		if (ent) {
+			piece = ent;
+			plen = strlen(ent);
+			k = 1;
+		} else if (k) {
+			piece = str + i;
+			plen = k;
+		} else {
+			/* One byte, as the text escaper writes it. */
+			plen = oomkit__escape_text(esc, sizeof(esc), str + i, 1);
+			k = 1;
+		}
+		if (need == out && dst_len > 0 && out + plen < dst_len) {
+			memcpy(dst + out, piece, plen);
+			out += plen;
+		}
+		need += plen;
+		i += k;
+	}
+	if (dst_len > 0)
+		dst[out] = '\0';
+	return need;
 }
 
 static int hexval(char c)
@@ -384,4 +459,51 @@ int oomkit__unescape_text(char *dst, size_t dst_len, const char *s, size_t n)
 		i += 4;
 	}
 	return out > INT32_MAX ? -ENOBUFS : (int)out;
+}
+
+/* The bytes the escaped unit at s[0..n) stands for (up to 4 of them, for a
+ * look at the UTF-8 sequence they may start); 0 at a malformed escape. */
+static size_t decode_ahead(const char *s, size_t n, char out[4])
+{
+	size_t have = 0;
+
+	for (size_t i = 0; i < n && have < 4;) {
+		if (s[i] != '\\') {
+			out[have++] = s[i++];
+		} else if (i + 1 < n && s[i + 1] == '\\') {
+			out[have++] = '\\';
+			i += 2;
+		} else if (i + 3 < n && s[i + 1] == 'x' && hexval(s[i + 2]) >= 0 && hexval(s[i + 3]) >= 0) {
+			out[have++] = (char)(hexval(s[i + 2]) << 4 | hexval(s[i + 3]));
+			i += 4;
+		} else {
+			break;
+		}
+	}
+	return have;
+}
+
+int oomkit__text_check(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t k;
+		if (s[i] != '\\') {
+			/* Raw: only what the escaper keeps, whole. */
+			if (!(k = oomkit__text_keep(s + i, n - i)))
+				return -EINVAL;
+			i += k;
+			continue;
+		}
+		if (i + 1 < n && s[i + 1] == '\\') {
+			i += 2;
+			continue;
+		}
+		/* \xNN: only for a byte the escaper would not keep where it stands. */
+		char ahead[4];
+		size_t have = decode_ahead(s + i, n - i, ahead);
+		if (have == 0 || s[i + 1] != 'x' || ahead[0] == '\\' || oomkit__text_keep(ahead, have))
+			return -EINVAL;
+		i += 4;
+	}
+	return 0;
 }

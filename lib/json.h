@@ -21,6 +21,11 @@
  * everything else -- control bytes, DEL, invalid UTF-8 -- becomes \xNN, with
  * a backslash written as \\.  The result holds no control byte, no tab and
  * no newline, and oomkit__unescape_text() gives back the original bytes.
+ * The JSON writer follows the same rule for valid UTF-8 that would fool a
+ * reader: a direction override, an isolate, a line separator or the byte
+ * order mark goes out as \uXXXX (the same code point to any JSON reader,
+ * inert on a terminal), a C1 control a byte at a time as \u00XX like
+ * invalid UTF-8 (\u0080 to \u00ff are bytes in this writer's strings).
  */
 #ifndef OOMKIT_JSON_H
 #define OOMKIT_JSON_H
@@ -80,8 +85,24 @@ size_t oomkit__utf8_len(const unsigned char *s, size_t n);
 size_t oomkit__escape_text(char *dst, size_t dst_len, const char *s, size_t n);
 /* The same for a NUL-terminated string; returns dst. */
 const char *oomkit__escape_str(char *dst, size_t dst_len, const char *s);
-/* Undoes oomkit__escape_text() into dst (dst_len >= n suffices); returns
- * the byte count, or -EINVAL for text it could not have written. */
+/* Undoes oomkit__escape_text() into dst (dst_len >= n suffices; dst may be
+ * s); returns the byte count, or -EINVAL for a malformed escape. */
 int oomkit__unescape_text(char *dst, size_t dst_len, const char *s, size_t n);
+/* 0 if s[0..n) is exactly what oomkit__escape_text() writes for some bytes
+ * (nothing raw it would escape, nothing escaped it would keep), -EINVAL if
+ * not: a reader that wants one spelling per text checks with it. */
+int oomkit__text_check(const char *s, size_t n);
+/* How many bytes at s[0..n) the text escaper keeps as they are (printable
+ * ASCII but a backslash, or one whole valid UTF-8 sequence that is not
+ * deceptive); 0: it escapes s[0]. */
+size_t oomkit__text_keep(const char *s, size_t n);
+
+/* The text escaper's output made safe inside markup too: the body of a
+ * desktop notification, which servers read as a subset of HTML (<b>, <i>,
+ * <u>, <a href>, <img>; the freedesktop notification specification), so
+ * & < > " ' become &amp; &lt; &gt; &quot; &apos;.  Returns the length the
+ * whole escape needs, as oomkit__escape_text() does; 6 * n + 1 always fits.
+ * Not undone: it is for a person to read. */
+size_t oomkit__escape_markup(char *dst, size_t dst_len, const char *s, size_t n);
 
 #endif

@@ -23,7 +23,8 @@ static int hexval(unsigned char c)
 }
 
 /* Decodes the JSON string at *p (after its opening quote) as the writer
- * means it: \u00XX is the byte XX.  Returns the decoded length. */
+ * means it: \u00XX is the byte XX, a \uXXXX past U+00FF that code point in
+ * UTF-8.  Returns the decoded length. */
 static size_t decode(const char **p, char *out)
 {
 	const char *s = *p;
@@ -45,12 +46,25 @@ static size_t decode(const char **p, char *out)
 		case 'r':
 			out[n++] = '\r';
 			break;
-		case 'u':
-			FUZZ_CHECK(s[0] == '0' && s[1] == '0' && hexval((unsigned char)s[2]) >= 0 &&
-				   hexval((unsigned char)s[3]) >= 0);
-			out[n++] = (char)(hexval((unsigned char)s[2]) << 4 | hexval((unsigned char)s[3]));
+		case 'u': {
+			unsigned cp = 0;
+			for (int i = 0; i < 4; i++) {
+				FUZZ_CHECK(hexval((unsigned char)s[i]) >= 0);
+				cp = cp << 4 | (unsigned)hexval((unsigned char)s[i]);
+			}
 			s += 4;
+			if (cp <= 0xff) {
+				out[n++] = (char)cp;
+				break;
+			}
+			/* Past U+00FF: a deceptive code point (an override, a
+			 * separator, the BOM), valid UTF-8 of three bytes. */
+			FUZZ_CHECK(cp >= 0x200e && cp <= 0xfeff);
+			out[n++] = (char)(0xe0 | cp >> 12);
+			out[n++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+			out[n++] = (char)(0x80 | (cp & 0x3f));
 			break;
+		}
 		default:
 			out[n++] = s[-1]; /* \" and \\ */
 		}
@@ -161,11 +175,54 @@ static void fuzz_escape(const char *data, size_t size)
 	free(cut);
 }
 
+/* The notification body's form: the text escaper's guarantees, and no byte
+ * a markup parser reads but & starting one of the five entities. */
+static void fuzz_markup(const char *data, size_t size)
+{
+	size_t cap = 6 * size + 1;
+	char *esc = malloc(cap);
+
+	size_t n = oomkit__escape_markup(esc, cap, data, size);
+	FUZZ_CHECK(n < cap && esc[n] == '\0' && strlen(esc) == n);
+	check_text(esc, n);
+	for (size_t i = 0; i < n; i++) {
+		FUZZ_CHECK(esc[i] != '<' && esc[i] != '>' && esc[i] != '"' && esc[i] != '\'');
+		if (esc[i] == '&')
+			FUZZ_CHECK(!strncmp(esc + i, "&amp;", 5) || !strncmp(esc + i, "&lt;", 4) ||
+				   !strncmp(esc + i, "&gt;", 4) || !strncmp(esc + i, "&quot;", 6) ||
+				   !strncmp(esc + i, "&apos;", 6));
+	}
+	free(esc);
+}
+
+/* What the text escaper writes passes its check; what the check passes
+ * unescapes and escapes back to itself. */
+static void fuzz_check(const char *data, size_t size)
+{
+	size_t cap = 4 * size + 1;
+	char *esc = malloc(cap), *back = malloc(size + 1);
+
+	size_t n = oomkit__escape_text(esc, cap, data, size);
+	FUZZ_CHECK(oomkit__text_check(esc, n) == 0);
+	if (oomkit__text_check(data, size) == 0) {
+		int k = oomkit__unescape_text(back, size + 1, data, size);
+		FUZZ_CHECK(k >= 0);
+		char *again = malloc(4 * (size_t)k + 1);
+		FUZZ_CHECK(oomkit__escape_text(again, 4 * (size_t)k + 1, back, (size_t)k) == size &&
+			   memcmp(again, data, size) == 0);
+		free(again);
+	}
+	free(esc);
+	free(back);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size > 4096)
 		return 0;
 	fuzz_writer((const char *)data, size);
 	fuzz_escape((const char *)data, size);
+	fuzz_markup((const char *)data, size);
+	fuzz_check((const char *)data, size);
 	return 0;
 }

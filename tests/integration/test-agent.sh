@@ -18,7 +18,11 @@
 #   2. no answer -> the chain goes on (kill-largest), and the user is told;
 #   3. "Give it more memory" -> the limit grows, nothing is killed;
 #   4. no notification server -> the agent says so and lets the chain go on
-#      at once.
+#      at once;
+#   5. processes named "<b>A&B<u>" and "gpg<U+202E>txt.exe" -> the body shows
+#      the markup as entities and the override as \xNN, the labels and the
+#      summary the override as \xNN; `oomkit ps`, `oomkit reports show` and
+#      the report JSON (as \u202e) never hold it raw.
 #
 # OOMKIT_TEST_OUTPUT (set by meson) is where the screenshot is kept.
 . "$(dirname "$0")/daemon-lib.sh"
@@ -317,6 +321,58 @@ check "4: the chain goes on at once: the largest dies" wait_for 20 dead "$b"
 check "4: the report: declined" test "$(json_get "$(report_id 5)" "r['prompt_answer']")" = declined
 check "4: because everyone asked declined, not at the deadline" \
 	test "$(json_get "$(report_id 5)" "r['outcome'].startswith('everyone asked')")" = True
+empty_job desk
+
+# --- 5. names that would restyle or fake the question
+# Two of the user's processes named to attack what shows them: markup the
+# notification server would render (<b>, <u>, an entity) and a right-to-left
+# override that turns "gpg\u202etxt.exe" into "gpgexe.txt" on the screen.
+# Each must reach the person escaped: in the notification (the body's markup
+# as entities, the override as \xNN), in `oomkit ps` and in the report.
+start_dunst
+RLO=$(printf '\xe2\x80\xae')
+MARKUP='<b>A&B<u>'
+OVERRIDE="gpg${RLO}txt.exe"
+hog_bin=$(user_copy "$OOMKIT_HOG" "$A") || exit
+for name in "$MARKUP" "$OVERRIDE"; do
+	cp "$hog_bin" "$USER_DIR/bin/$name" && chmod 755 "$USER_DIR/bin/$name" || fail "5: cannot stage $name"
+done
+m=$(HOG_BIN="$MARKUP" spawn_as "$A" desk 20)
+wait_for 10 usage_at_least desk $((20 << 20)) || fail "5: the first hog did not grow"
+check "5: the kernel gives the process its markup name" test "$(cat /proc/$m/comm)" = "$MARKUP"
+"$OOMKIT" ps > "$TMP/ps5.txt" 2>&1
+check "5: ps shows the markup name as it is (harmless on a terminal)" grep -qF -- "$MARKUP" "$TMP/ps5.txt"
+line=$(($(wc -l < "$TMP/agent2.log") + 1))
+o=$(HOG_BIN="$OVERRIDE" spawn_as "$A" desk 40 512 2000)
+check "5: the kernel gives the process its override name" test "$(cat /proc/$o/comm)" = "$OVERRIDE"
+"$OOMKIT" ps > "$TMP/ps5.txt" 2>&1
+check "5: ps shows the override escaped (its column may cut the rest)" grep -qF -- 'gpg\xe2\x80\xae' "$TMP/ps5.txt"
+check "5: ps holds no raw override" eval '! grep -qF -- "$RLO" "$TMP/ps5.txt"'
+check "5: the agent shows the question" wait_for 20 eval 'tail -n +$line "$TMP/agent2.log" | grep -q "question [0-9]* (desk)"'
+check "5: Notify's body: the markup name as entities" \
+	wait_for 10 grep -qF -- '&lt;b&gt;A&amp;B&lt;u&gt;' "$TMP/monitor.log"
+check "5: Notify's body: the override escaped" grep -qF -- 'gpg\xe2\x80\xaetxt.exe —' "$TMP/monitor.log"
+check "5: the action's label (plain text): the override escaped" \
+	grep -qF -- 'string "Close gpg\xe2\x80\xaetxt.exe (' "$TMP/monitor.log"
+check "5: no raw markup name in any body" eval '! grep -qF -- "$MARKUP —" "$TMP/monitor.log"'
+check "5: no raw override anywhere on the bus" eval '! grep -qF -- "$RLO" "$TMP/monitor.log"'
+shown5() { import -display "$DISPLAY" -window root "$OUT/agent-names.png" && ! blank "$(notification_area "$OUT/agent-names.png")"; }
+check "5: the notification is on the screen" wait_for 10 shown5
+echo "Let the system decide" > "$SESS/want"
+in_session dunstctl context
+check "5: the chain kills the largest: the override's process" wait_for 30 dead "$o"
+check "5: the markup's process lives" alive "$m"
+check "5: the user is told, the name escaped in the summary" \
+	wait_for 10 grep -qF -- 'string "Killed gpg\xe2\x80\xaetxt.exe (' "$TMP/monitor.log"
+rep=$(ls "$TMP/reports"/oom-*-desk.json | sort | tail -n 1)
+check "5: the report file holds no raw override" eval '! grep -qF -- "$RLO" "$rep"'
+check "5: the report writes the override as \\u202e" grep -qF -- 'gpg\u202etxt.exe' "$rep"
+check "5: the report's JSON gives back the exact names" test "$(json_get "$rep" \
+	"sorted(set(c['comm'] for c in r['candidates']) & {'$MARKUP', 'gpg\u202etxt.exe'})")" = "['$MARKUP', 'gpg\u202etxt.exe']"
+check "5: the report's victim is the override's process" test "$(json_get "$rep" "r['decision']['victim_pid']")" = "$o"
+"$OOMKIT" reports show "$(basename "$rep" | sed 's/^oom-0*\([0-9]*\)-.*/\1/')" > "$TMP/show5.txt" 2>&1
+check "5: reports show: the override escaped, none raw" \
+	sh -c "grep -qF -- 'gpg\\xe2\\x80\\xaetxt.exe' '$TMP/show5.txt' && ! grep -qF -- '$RLO' '$TMP/show5.txt'"
 empty_job desk
 
 check "the agents live on" sh -c "kill -0 $AGENT_PID"

@@ -37,6 +37,19 @@ static void test_strings(void **state)
 	    {"above U+10FFFF", "\xf4\x90\x80\x80", "\"\\u00f4\\u0090\\u0080\\u0080\""},
 	    {"lone continuation", "\x80", "\"\\u0080\""},
 	    {"ff", "\xff", "\"\\u00ff\""},
+	    /* Valid UTF-8 that fools a terminal or a reader, as the text escaper sees it. */
+	    {"right-to-left override", "gpg\xe2\x80\xaetxt", "\"gpg\\u202etxt\""},
+	    {"isolate", "\xe2\x81\xa6", "\"\\u2066\""},
+	    {"line separator",
+	     "a\xe2\x80\xa8"
+	     "b",
+	     "\"a\\u2028b\""},
+	    {"bom", "\xef\xbb\xbf", "\"\\ufeff\""},
+	    {"c1 csi",
+	     "\xc2\x9b"
+	     "2J",
+	     "\"\\u00c2\\u009b2J\""},
+	    {"markup stays (JSON is not markup)", "<b>x</b>&", "\"<b>x</b>&\""},
 	};
 	char buf[256];
 	struct oomkit__json w;
@@ -173,13 +186,76 @@ static void test_escape(void **state)
 	assert_int_equal(oomkit__unescape_text(back, sizeof(back), "\\x4", 3), -EINVAL);
 }
 
+/* The notification body's escaper: the text escaper's rules, and markup
+ * made inert (the freedesktop notification specification's body markup). */
+static void test_markup(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name, *in, *want;
+	} rows[] = {
+	    {"plain", "Big Editor", "Big Editor"},
+	    {"bold", "<b>x</b>", "&lt;b&gt;x&lt;/b&gt;"},
+	    {"link", "<a href=\"http://evil/\">Close</a>",
+	     "&lt;a href=&quot;http://evil/&quot;&gt;Close&lt;/a&gt;"},
+	    {"image", "<img src='file:///x.png'/>", "&lt;img src=&apos;file:///x.png&apos;/&gt;"},
+	    {"ampersand", "AT&T &amp;", "AT&amp;T &amp;amp;"},
+	    {"entity smuggled in escapes", "\\x3c", "\\\\x3c"},
+	    {"newline fakes a line", "a\nKill firefox", "a\\x0aKill firefox"},
+	    {"right-to-left override",
+	     "txt\xe2\x80\xae"
+	     "exe",
+	     "txt\\xe2\\x80\\xaeexe"},
+	    {"c1", "\xc2\x9b", "\\xc2\\x9b"},
+	    {"invalid utf-8", "\xff<", "\\xff&lt;"},
+	    {"utf-8 kept", "caf\xc3\xa9 \xe2\x80\x94", "caf\xc3\xa9 \xe2\x80\x94"},
+	};
+	char buf[256];
+
+	for (size_t i = 0; i < N_ELEMENTS(rows); i++) {
+		size_t n = oomkit__escape_markup(buf, sizeof(buf), rows[i].in, strlen(rows[i].in));
+		EXPECT_STR(rows[i].name, buf, rows[i].want);
+		EXPECT_INT(rows[i].name, n, strlen(rows[i].want));
+		/* Nothing a markup parser would read as a tag or an entity of ours. */
+		if (strchr(buf, '<') || strchr(buf, '>') || strchr(buf, '"') || strchr(buf, '\''))
+			fail_msg("%s: markup left in %s", rows[i].name, buf);
+	}
+	/* Cut at a whole entity, and the needed length returned. */
+	assert_int_equal(oomkit__escape_markup(buf, 4, "a<b", 3), 6);
+	assert_string_equal(buf, "a");
+	assert_int_equal(oomkit__escape_markup(buf, 6, "a<b", 3), 6);
+	assert_string_equal(buf, "a&lt;");
+}
+
+/* What the text escaper writes, and only that, passes the check. */
+static void test_text_check(void **state)
+{
+	(void)state;
+	static const char *const good[] = {
+	    "",		  "plain", "a\\\\b", "\\x0a",	   "caf\xc3\xa9", "\\xe2\\x80\\xae",
+	    "\\xc2\\x9b", "\\xff", "\\xc3",  "\\xe2\\x82", "\\x00",
+	};
+	static const char *const bad[] = {
+	    "\n",    "\x7f",	   "\\",	   "\\q",      "\\x4", "\\xAB",		"\\x41",
+	    "\\x5c", "\\xc3\\xa9", "\xe2\x80\xae", "\xc2\x9b", "\xff", "\\xe2\x80\xae", "\xe2\\x80\\xae",
+	};
+
+	for (size_t i = 0; i < N_ELEMENTS(good); i++)
+		if (oomkit__text_check(good[i], strlen(good[i])) != 0)
+			fail_msg("refused: '%s'", good[i]);
+	for (size_t i = 0; i < N_ELEMENTS(bad); i++)
+		if (oomkit__text_check(bad[i], strlen(bad[i])) != -EINVAL)
+			fail_msg("accepted: bad[%zu]", i);
+	/* A NUL inside is raw, hence refused; escaped, it is what the escaper writes. */
+	assert_int_equal(oomkit__text_check("a\0b", 3), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_strings),
-	    cmocka_unit_test(test_structure),
-	    cmocka_unit_test(test_errors),
-	    cmocka_unit_test(test_escape),
+	    cmocka_unit_test(test_strings), cmocka_unit_test(test_structure),
+	    cmocka_unit_test(test_errors),  cmocka_unit_test(test_escape),
+	    cmocka_unit_test(test_markup),  cmocka_unit_test(test_text_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
