@@ -26,11 +26,13 @@ BUILD=${1:-build}
 OOMKITD=${OOMKITD:-$BUILD/daemon/oomkitd}
 OOMKIT=${OOMKIT:-$BUILD/cli/oomkit}
 HOG=${OOMKIT_HOG:-$BUILD/tests/helpers/oomkit-hog}
-# The hook runner of this build, not an installed one.
-if [ -z "${OOMKIT_HOOK_RUNNER:-}" ] && [ -x "$BUILD/daemon/oomkit-hook-runner" ]; then
-	OOMKIT_HOOK_RUNNER="$(cd "$BUILD" && pwd)/daemon/oomkit-hook-runner"
-	export OOMKIT_HOOK_RUNNER
-fi
+# The daemon's helper programs of this build, not installed ones.
+for h in OOMKIT_HOOK_RUNNER=daemon/oomkit-hook-runner OOMKIT_GUARDIAN=lib/oomkit-guardian \
+	OOMKITD_SYSTEMD=daemon/oomkitd-systemd; do
+	if [ -z "$(printenv "${h%%=*}")" ] && [ -x "$BUILD/${h#*=}" ]; then
+		export "${h%%=*}=$(cd "$BUILD" && pwd)/${h#*=}"
+	fi
+done
 CG=/sys/fs/cgroup
 NAME=oomkit-demo-$$
 DPID=
@@ -172,7 +174,10 @@ say "the configuration"
 sed -n '/^\[/,$p' "$DIR/oomkitd.conf"
 
 say "starting oomkitd"
-"$OOMKITD" -c "$DIR/oomkitd.conf" 2> >(daemon_log) &
+# Through a FIFO rather than >(...), which needs /dev/fd (a small guest has none).
+mkfifo "$DIR/log" || die "cannot make $DIR/log"
+daemon_log <"$DIR/log" &
+"$OOMKITD" -c "$DIR/oomkitd.conf" 2>"$DIR/log" &
 DPID=$!
 wait_for 300 test -S "$DIR/oomkitd.sock" || die "oomkitd did not start"
 
