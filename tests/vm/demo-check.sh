@@ -78,6 +78,8 @@ batch=$(sed -n 's/^  BATCH *pid \([0-9]*\) .*/\1/p' <<<"$out")
 check "the report shown is of kill-lowest" grep -qE '^  decision: +kill by kill-lowest$' <<<"$out"
 check "choosing job batch" grep -qE '^  reason: +job batch has the lowest priority \(100\)' <<<"$out"
 check "its outcome: batch's process ($batch) killed" grep -qE "^  outcome: +killed ${batch:-none}\$" <<<"$out"
+check "and that was the only kill (status: $(grep -E '^ +OOMs [0-9]+, kills' <<<"$out" | tail -n 1))" \
+	grep -qE "^ +OOMs [0-9]+, kills 1, last: kill-lowest killed ${batch:-none} \(batch\)\$" <<<"$(tail -n 20 <<<"$out")"
 check "the demo says it cleaned up" grep -qx "demo: cleaned up" <<<"$out"
 check "no cgroup of the demo's is left ($(leftovers | tr '\n' ' '))" no_leftovers
 [ "$quiet" = --quiet-machine ] &&
