@@ -957,7 +957,7 @@ check_natural_config() {
 		"machine: $CG, the root of the cgroup v2 hierarchy (the default: the file names no machine)" <<<"$out"
 	expect "--check says the hierarchy" grep -qxF \
 		"hierarchy: cgroup v2, memory controller at $CG, systemd runs this machine" <<<"$out"
-	ready0=$(journal_count $UNIT 'oomkitd ready: machine')
+	ready0=$(journal_count $UNIT "oomkitd ready: machine $CG, 3 jobs")
 	adopted0=$(journal_count $UNIT 'redis \[redis-server.service\]: adopted')
 	expect "oomkitd starts" timeout 120 systemctl restart $UNIT
 	if ! active; then
