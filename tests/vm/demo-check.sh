@@ -38,16 +38,22 @@ check() { # description command...
 	fi
 }
 
-# The demo's cgroups, wherever it made them (the v1 machine, the v2 parent,
-# the systemd scope: each is named oomkit-demo-PID).
+# The demo's cgroups, wherever it made them (the v1 machine and its -daemon
+# and -hooks, the v2 parent, the systemd scope: each named oomkit-demo-PID,
+# which the demo's first line says; another demo running beside this one on
+# a shared machine is not this one's).
 leftovers() {
-	find /sys/fs/cgroup -maxdepth 4 -type d -name 'oomkit-demo-*' 2>/dev/null
+	if [ -n "${demo_id:-}" ]; then
+		find /sys/fs/cgroup -maxdepth 4 -type d \( -name "$demo_id" -o -name "${demo_id}[.-]*" \) 2>/dev/null
+	else
+		find /sys/fs/cgroup -maxdepth 4 -type d -name 'oomkit-demo-*' 2>/dev/null
+	fi
 }
 
 no_leftovers() {
 	local i
 	# systemd removes an emptied scope after the demo's shell is gone.
-	for i in $(seq 1 300); do
+	for _ in $(seq 1 300); do
 		[ -z "$(leftovers)" ] && return 0
 		sleep 0.1
 	done
@@ -67,6 +73,7 @@ out=$(timeout 600 bash "$demo" "$build" 2>&1)
 rc=$?
 # The demo's own escape sequences (bold headings) removed for the log.
 printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g; s/^/demo| /'
+demo_id=$(head -n 1 <<<"$out" | grep -o 'oomkit-demo-[0-9]*' | head -n 1)
 check "the demo ends with status 0 (it ended with $rc)" [ "$rc" = 0 ]
 check "its first line says which hierarchy it used" \
 	grep -qE '^demo: cgroup v(1|2)' <<<"$(head -n 1 <<<"$out")"
