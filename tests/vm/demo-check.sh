@@ -51,7 +51,6 @@ leftovers() {
 }
 
 no_leftovers() {
-	local i
 	# systemd removes an emptied scope after the demo's shell is gone.
 	for _ in $(seq 1 300); do
 		[ -z "$(leftovers)" ] && return 0
