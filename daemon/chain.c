@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "inflight.h"
 #include "log.h"
+#include "lowmem-rule.h"
 #include "report.h"
 
 #define REPORT_BUF_LEN (64 * 1024)
@@ -102,18 +103,25 @@ static bool victim_gone(enum policy_action action, int r)
 
 /* Whether scope is still out of memory, with a fresh event for it in ev:
  * a memcg under OOM; the machine at the v2 root, which has no OOM state of
- * its own, while MemAvailable is below machine_available (lowmem.h). */
+ * its own, while it has no room (lowmem-rule.h).  A machine that was
+ * thrashing is not out of memory by this: one action a full stall's
+ * duration, the next needs a duration of its own (lowmem.c). */
 static bool still_out_of_memory(struct chain *c, const struct scope *scope, uint64_t event_ns,
 				struct oomkit_event *ev)
 {
 	struct oomkit_system_memory m;
+	struct oomkit_system_swap sw = {0};
 
 	chain_synth_event(c->ctx, scope->rel, scope->watch, event_ns, ev);
 	if (scope->kind != SCOPE_KIND_MACHINE || !c->cfg->machine_is_root)
 		return ev->under_oom;
 	if (oomkit_system_memory(c->ctx, &m) < 0)
 		return true;
-	ev->under_oom = m.available_bytes < c->cfg->machine_available_bytes;
+	/* Unreadable /proc/swaps: no swap counted, the RAM rule. */
+	(void)oomkit_system_swap(c->ctx, &sw);
+	struct lowmem_input in = {.available_bytes = m.available_bytes, .swap_usable_bytes = sw.usable_bytes};
+	ev->under_oom =
+	    lowmem_room(&in) < lowmem_min_room(&c->cfg->machine_available, m.total_bytes, sw.total_bytes);
 	ev->usage_bytes = m.total_bytes - m.available_bytes;
 	ev->limit_bytes = m.total_bytes;
 	return ev->under_oom;

@@ -250,6 +250,58 @@ static int parse_size(struct parse_state *st, const struct key *k, const char *v
 	return 0;
 }
 
+/* "N%", N a whole number in the key's range, which min and max give (0
+ * with KEY_ZERO: off). */
+static int take_percent(const char *value, uint64_t *ret)
+{
+	size_t n = strlen(value);
+	char digits[16];
+
+	if (n < 2 || n > sizeof(digits) || value[n - 1] != '%')
+		return -EINVAL;
+	memcpy(digits, value, n - 1);
+	digits[n - 1] = 0;
+	return value_parse_uint(digits, 100, ret);
+}
+
+static int parse_percent(struct parse_state *st, const struct key *k, const char *value, void *field)
+{
+	uint64_t v;
+
+	if (take_percent(value, &v) < 0 || !in_range(k, v)) {
+		add_error(st, st->line, k->name, "bad share '%s' (%" PRIu64 "%% to %" PRIu64 "%%%s)", value,
+			  k->min, k->max, k->flags & KEY_ZERO ? ", or 0% for none" : "");
+		return -EINVAL;
+	}
+	*(unsigned *)field = (unsigned)v;
+	return 0;
+}
+
+/* A share above this leaves too little to run on to be meant. */
+#define SHARE_MAX_PERCENT 50
+
+/* A size in the key's range, or "N%" of something the key's user knows. */
+static int parse_share(struct parse_state *st, const struct key *k, const char *value, void *field)
+{
+	struct config_share *share = field;
+	uint64_t v;
+	int r;
+
+	if (take_percent(value, &v) == 0) {
+		if (v < 1 || v > SHARE_MAX_PERCENT) {
+			add_error(st, st->line, k->name, "'%s' out of range (1%% to %d%%, or a size)", value,
+				  SHARE_MAX_PERCENT);
+			return -ERANGE;
+		}
+		*share = (struct config_share){.percent = (unsigned)v};
+		return 0;
+	}
+	if ((r = parse_size(st, k, value, &v)) < 0)
+		return r;
+	*share = (struct config_share){.bytes = v};
+	return 0;
+}
+
 static int parse_duration(struct parse_state *st, const struct key *k, const char *value, void *field)
 {
 	char range[RANGE_MAX];
@@ -766,8 +818,12 @@ static const struct key keys[] = {
     /* Limits below these leave no room to run anything: a typo ("1" for
      * "1G") is an error rather than a machine or job that OOMs at once. */
     DAEMON("machine_limit", parse_size, machine_limit_bytes, 16 * MiB, UNBOUNDED, KEY_MAX, "max"),
-    /* A machine at the cgroup v2 root runs out when MemAvailable is below this. */
-    DAEMON("machine_available", parse_size, machine_available_bytes, 1 * MiB, UNBOUNDED, 0, "64M"),
+    /* A machine at the cgroup v2 root runs out when MemAvailable plus usable
+     * swap is below this (a size, or a share of RAM + swap: lowmem-rule.h) ... */
+    DAEMON("machine_available", parse_share, machine_available, 1 * MiB, UNBOUNDED, 0, "2%"),
+    /* ... or when it stalls fully this share of the time for this long. */
+    DAEMON("machine_full_stall", parse_percent, machine_full_stall_percent, 1, 100, KEY_ZERO, "50%"),
+    DAEMON("machine_full_stall_duration", parse_duration, machine_full_stall_ms, 1000, 600000, 0, "20s"),
     DAEMON("policy", parse_chain, chain, 0, 0, KEY_NO_GROW, "report, kill-lowest, kernel"),
     DAEMON("delay", parse_duration, delay_ms, 10, 600000, 0, "2s"),
     DAEMON("reserve", parse_size, reserve_bytes, 0, UNBOUNDED, 0, "16M"),

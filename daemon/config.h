@@ -121,16 +121,27 @@ struct config_mount {
 	bool systemd;
 };
 
+/* A size, or a share of something (the machine's RAM + swap): percent
+ * given, bytes 0. */
+struct config_share {
+	uint64_t bytes;
+	unsigned percent;
+};
+
 struct config {
 	char source[CONFIG_PATH_MAX];  /* file name used in messages */
 	char machine[CONFIG_PATH_MAX]; /* absolute and normalised */
 	unsigned machine_line;	       /* where it was set; 0: the default */
 	unsigned machine_limit_line;
 	/* The machine is the cgroup v2 root (config_resolve_machine()): no
-	 * memory.events, no limit; MemAvailable below machine_available_bytes,
-	 * looked at when a PSI trigger fires, is its OOM. */
+	 * memory.events, no limit; its OOM is the rule of lowmem-rule.h, looked
+	 * at when a PSI trigger fires: MemAvailable plus usable swap below
+	 * machine_available, or the full stall at machine_full_stall_percent
+	 * or more for machine_full_stall_ms. */
 	bool machine_is_root;
-	uint64_t machine_available_bytes;
+	struct config_share machine_available;
+	unsigned machine_full_stall_percent; /* 0: not looked at */
+	uint64_t machine_full_stall_ms;
 	/* machine relative to the memory cgroup mount, as liboomkit takes it;
 	 * "" until the configuration is resolved against the mount
 	 * (config_read() with a memory_root, or config_resolve_machine()). */

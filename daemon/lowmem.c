@@ -2,6 +2,7 @@
 /* lowmem.c - see lowmem.h. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "clock.h"
@@ -19,79 +20,119 @@ int lowmem_init(struct lowmem *lm, struct loop *loop)
 void lowmem_configure(struct lowmem *lm, const struct config *cfg)
 {
 	lm->cfg = cfg;
+	lowmem_full_reset(&lm->full);
 }
 
-struct lowmem_look lowmem_decide(uint64_t available_bytes, uint64_t min_bytes, uint64_t now_ns,
-				 uint64_t stalled_ns)
-{
-	struct lowmem_look l = {.out = available_bytes < min_bytes};
-	/* The longer window: a trigger of either kind fires again within it. */
-	uint64_t window_ns = (uint64_t)LOWMEM_WINDOW_US * 1000u;
+/* What one look read: the machine's memory, its swap, its stall. */
+struct reading {
+	struct oomkit_system_memory mem;
+	struct oomkit_system_swap swap;
+	struct oomkit_pressure psi;
+	struct lowmem_input in;
+};
 
-	/* Still stalling (a stall within the last window): look again soon. */
-	if (now_ns < stalled_ns + window_ns)
-		l.next_ns = now_ns + (uint64_t)LOWMEM_RECHECK_MS * NS_PER_MS;
-	return l;
+static void say_out(const struct lowmem *lm, const struct reading *r, enum lowmem_out out)
+{
+	if (out == LOWMEM_THRASHING)
+		log_notice("machine: every task stalled on memory %" PRId64 ".%02" PRId64
+			   "%% of the last %" PRIu64 " s (machine_full_stall %u%%), MemAvailable %" PRIu64
+			   " MiB, usable swap %" PRIu64 " MiB: the machine is thrashing, out of memory",
+			   r->in.full_share_x100 / 100, r->in.full_share_x100 % 100,
+			   lm->cfg->machine_full_stall_ms / 1000, lm->cfg->machine_full_stall_percent,
+			   r->mem.available_bytes >> 20, r->swap.usable_bytes >> 20);
+	else
+		log_notice("machine: MemAvailable %" PRIu64 " MiB + usable swap %" PRIu64
+			   " MiB (free %" PRIu64 " of %" PRIu64 " MiB) is below machine_available %" PRIu64
+			   " MiB: the machine is out of memory",
+			   r->mem.available_bytes >> 20, r->swap.usable_bytes >> 20, r->swap.free_bytes >> 20,
+			   r->swap.total_bytes >> 20, r->in.min_room_bytes >> 20);
 }
 
 /* The machine's OOM: its chain, with an event that tells what the machine
  * has (usage: what is not available, limit: all of it). */
-static void run_chain(struct lowmem *lm, const struct oomkit_system_memory *m, uint64_t now)
+static void run_chain(struct lowmem *lm, const struct reading *r, enum lowmem_out out, uint64_t now)
 {
 	struct scope *machine = &lm->scopes->machine;
+	uint64_t room = lowmem_room(&r->in), all = r->mem.total_bytes + r->swap.total_bytes;
 	struct oomkit_event ev = {.kind = OOMKIT_EVENT_OOM,
 				  .watch = lm->watch,
 				  .cgroup = machine->rel,
 				  .origin = machine->rel,
 				  .own = true,
 				  .under_oom = true,
-				  .usage_bytes = m->total_bytes - m->available_bytes,
-				  .limit_bytes = m->total_bytes,
+				  .usage_bytes = all > room ? all - room : 0,
+				  .limit_bytes = all,
 				  .time_ns = now};
 
 	/* The victim of the last look is still exiting: the same shortage. */
 	if (chain_victim_exiting(lm->chain, machine))
 		return;
 	machine->ooms++;
-	log_notice("machine: MemAvailable %" PRIu64 " MiB is below machine_available %" PRIu64
-		   " MiB: the machine is out of memory",
-		   m->available_bytes >> 20, lm->cfg->machine_available_bytes >> 20);
+	say_out(lm, r, out);
+	/* One action for a duration of full stall: the stall before it says
+	 * nothing of the machine after it. */
+	if (out == LOWMEM_THRASHING)
+		lowmem_full_reset(&lm->full);
 	/* There is no hold on the root to hand over: "kernel" leaves it to the
 	 * kernel's killer when reclaim fails. */
 	if (chain_run(lm->chain, machine, &ev, 0) == OOMKIT_KERNEL)
 		log_notice("machine: left to the kernel OOM killer");
 }
 
+/* Reads the machine into r; false if its memory cannot be read. */
+static bool read_machine(struct lowmem *lm, struct reading *r, uint64_t now, bool *triggered)
+{
+	*r = (struct reading){0};
+	r->in.full_share_x100 = -1;
+	if (oomkit_pressure_read(lm->ctx, "", &r->psi) == 0) {
+		if (r->psi.some_total_us > lm->stall_us)
+			*triggered = true;
+		lm->stall_us = r->psi.some_total_us;
+		r->in.full_share_x100 = lowmem_full_share(&lm->full, now, r->psi.full_total_us,
+							  lm->cfg->machine_full_stall_ms * NS_PER_MS);
+	}
+	if (*triggered)
+		lm->stalled_ns = now;
+	if (oomkit_system_memory(lm->ctx, &r->mem) < 0)
+		return false;
+	/* Swap is turned on and off at any time: read on every look.  What
+	 * cannot be read counts as no swap, the RAM rule. */
+	if (oomkit_system_swap(lm->ctx, &r->swap) < 0)
+		r->swap = (struct oomkit_system_swap){0};
+	r->in.available_bytes = r->mem.available_bytes;
+	r->in.swap_usable_bytes = r->swap.usable_bytes;
+	r->in.min_room_bytes =
+	    lowmem_min_room(&lm->cfg->machine_available, r->mem.total_bytes, r->swap.total_bytes);
+	r->in.full_limit_percent = lm->cfg->machine_full_stall_percent;
+	r->in.now_ns = now;
+	r->in.stalled_ns = lm->stalled_ns;
+	return true;
+}
+
 static void look(struct lowmem *lm, uint64_t now, bool triggered)
 {
-	struct oomkit_system_memory m;
-	struct oomkit_pressure p = {0};
+	struct reading r;
 
 	lm->looks++;
-	if (oomkit_pressure_read(lm->ctx, "", &p) == 0) {
-		if (p.some_total_us > lm->stall_us)
-			triggered = true;
-		lm->stall_us = p.some_total_us;
-	}
-	if (triggered)
-		lm->stalled_ns = now;
-	if (oomkit_system_memory(lm->ctx, &m) < 0) {
+	if (!read_machine(lm, &r, now, &triggered)) {
 		lm->recheck.due_ns = 0;
 		return;
 	}
-	struct lowmem_look l =
-	    lowmem_decide(m.available_bytes, lm->cfg->machine_available_bytes, now, lm->stalled_ns);
+	struct lowmem_look l = lowmem_decide(&r.in);
 	/* Once per episode of stalls: at most a line a trigger window. */
 	if (!lm->recheck.due_ns && l.next_ns)
-		log_info("machine: memory stalls (%" PRIu64 " ms so far), MemAvailable %" PRIu64
+		log_info("machine: memory stalls (%" PRIu64 " ms so far, %" PRIu64
+			 " ms full), MemAvailable %" PRIu64 " MiB, usable swap %" PRIu64
 			 " MiB; looking every %d ms while they go on",
-			 p.some_total_us / 1000, m.available_bytes >> 20, LOWMEM_RECHECK_MS);
+			 r.psi.some_total_us / 1000, r.psi.full_total_us / 1000, r.mem.available_bytes >> 20,
+			 r.swap.usable_bytes >> 20, LOWMEM_RECHECK_MS);
 	else if (lm->recheck.due_ns && !l.next_ns)
-		log_info("machine: no memory stall for %d ms, MemAvailable %" PRIu64 " MiB (%" PRIu64
-			 " looks so far)",
-			 lm->window_us / 1000, m.available_bytes >> 20, lm->looks);
-	if (l.out)
-		run_chain(lm, &m, now);
+		log_info("machine: no memory stall for %d ms, MemAvailable %" PRIu64
+			 " MiB, usable swap %" PRIu64 " MiB (%" PRIu64 " looks so far)",
+			 lm->window_us / 1000, r.mem.available_bytes >> 20, r.swap.usable_bytes >> 20,
+			 lm->looks);
+	if (l.out != LOWMEM_NOT_OUT)
+		run_chain(lm, &r, l.out, now);
 	lm->recheck.due_ns = l.next_ns;
 }
 
@@ -105,7 +146,7 @@ static enum oomkit_verdict on_stall(oomkit_ctx *ctx, const struct oomkit_event *
 		return OOMKIT_WAIT;
 	}
 	if (ev->kind == OOMKIT_EVENT_PRESSURE) {
-		log_debug("machine: memory stalls began; looking at MemAvailable");
+		log_debug("machine: memory stalls began; looking at memory and swap");
 		look(lm, ev->time_ns, true);
 	}
 	return OOMKIT_WAIT;
@@ -125,6 +166,27 @@ void lowmem_woken(struct lowmem *lm, uint64_t now)
 static void on_recheck(void *data, uint64_t now)
 {
 	look(data, now, false);
+}
+
+/* The rule as it stands now (the share's size depends on today's swap). */
+static void log_machine_rule(struct lowmem *lm)
+{
+	struct oomkit_system_memory m = {0};
+	struct oomkit_system_swap sw = {0};
+	const struct config *cfg = lm->cfg;
+	char full[96] = "never";
+
+	(void)oomkit_system_memory(lm->ctx, &m);
+	(void)oomkit_system_swap(lm->ctx, &sw);
+	if (cfg->machine_full_stall_percent)
+		snprintf(full, sizeof(full), "%u%% of %" PRIu64 " s", cfg->machine_full_stall_percent,
+			 cfg->machine_full_stall_ms / 1000);
+	log_info("machine: the cgroup v2 root; out of memory when MemAvailable + usable swap < %" PRIu64
+		 " MiB (now %" PRIu64 " + %" PRIu64 " MiB of %" PRIu64 " MiB swap) or fully stalled %s, "
+		 "looked at on memory stalls (PSI some %d ms in %d ms)",
+		 lowmem_min_room(&cfg->machine_available, m.total_bytes, sw.total_bytes) >> 20,
+		 m.available_bytes >> 20, sw.usable_bytes >> 20, sw.total_bytes >> 20, full,
+		 LOWMEM_STALL_US / 1000, lm->window_us / 1000);
 }
 
 int lowmem_start(struct lowmem *lm)
@@ -150,9 +212,7 @@ int lowmem_start(struct lowmem *lm)
 			strerror(-r));
 		return r;
 	}
-	log_info("machine: the cgroup v2 root; out of memory when MemAvailable < %" PRIu64
-		 " MiB, looked at on memory stalls (PSI some %d ms in %d ms)",
-		 lm->cfg->machine_available_bytes >> 20, LOWMEM_STALL_US / 1000, lm->window_us / 1000);
+	log_machine_rule(lm);
 	return 0;
 }
 

@@ -6,15 +6,17 @@
  * What the kernel does say, without being asked, is that tasks begin to stall
  * on memory: a PSI trigger on /proc/pressure/memory (5 ms of stall in 0.5 s,
  * or in 2 s where the kernel allows an unprivileged process only that)
- * wakes the daemon, and MemAvailable below machine_available is the
- * machine's OOM: its chain runs as for any machine OOM.
+ * wakes the daemon, and the rule of lowmem-rule.h decides whether the
+ * machine is out of memory (no room left in RAM and swap together, or
+ * thrashing): its chain runs as for any machine OOM.
  *
  * A trigger fires at most once a window, and the first stall usually comes
  * while page cache is still being reclaimed, before MemAvailable is low: so
  * while the machine stalls (its "some" stall total grows) the daemon looks
  * again every LOWMEM_RECHECK_MS, and stops once a whole window passes
  * without a stall.  An idle machine wakes the daemon never.  Nothing here
- * allocates: /proc/meminfo and the PSI file are read into liboomkit's buffers.
+ * allocates: /proc/meminfo, /proc/swaps, zram's mm_stat and the PSI file are
+ * read into liboomkit's buffers.
  */
 #ifndef OOMKITD_LOWMEM_H
 #define OOMKITD_LOWMEM_H
@@ -25,13 +27,9 @@
 #include "chain.h"
 #include "config.h"
 #include "loop.h"
+#include "lowmem-rule.h"
 #include "oomkit.h"
 #include "scope.h"
-
-#define LOWMEM_STALL_US 5000	      /* the trigger: this much stall ... */
-#define LOWMEM_WINDOW_SHORT_US 500000 /* ... within this window, with CAP_SYS_RESOURCE, */
-#define LOWMEM_WINDOW_US 2000000      /* ... or this one without (kernels from 6.5 allow that) */
-#define LOWMEM_RECHECK_MS 20	      /* while stalling, MemAvailable is looked at this often */
 
 struct lowmem {
 	oomkit_ctx *ctx;
@@ -43,6 +41,7 @@ struct lowmem {
 	uint64_t stall_us;	   /* the "some" stall total at the last look */
 	uint64_t stalled_ns;	   /* when it last grew */
 	uint64_t looks;		   /* how often MemAvailable was read (for the log) */
+	struct lowmem_full full;   /* the "full" stall total, sampled on each look */
 	uint32_t window_us;	   /* of the trigger in use */
 };
 
@@ -60,15 +59,5 @@ void lowmem_woken(struct lowmem *lm, uint64_t now);
 /* Watches the machine's stalls if the machine is the v2 root; 0 otherwise. */
 int lowmem_start(struct lowmem *lm);
 void lowmem_stop(struct lowmem *lm);
-
-/* The decision of one look, pure: whether the machine is out of memory now
- * (available below the threshold), and until when to look again (0: no
- * more; the next trigger wakes the daemon). */
-struct lowmem_look {
-	bool out;
-	uint64_t next_ns;
-};
-struct lowmem_look lowmem_decide(uint64_t available_bytes, uint64_t min_bytes, uint64_t now_ns,
-				 uint64_t stalled_ns);
 
 #endif

@@ -64,7 +64,7 @@ struct scope {
 	 * of a machine OOM outside every job), for the metrics. */
 	uint64_t kills_by_policy[POLICY__COUNT];
 	uint64_t grows;
-	uint64_t shed_successes; /* OOMs resolved by shedding, without a kill (issue 17) */
+	uint64_t shed_successes; /* OOMs resolved by shedding, without a kill (shed.c) */
 	char last_action[SCOPE_LAST_ACTION_MAX];
 	uint64_t delegated_due_ns; /* a delegated job's OOM: when we step in; 0: none */
 	uint64_t last_oom_count;   /* dry run: tells whose limit was hit */

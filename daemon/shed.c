@@ -15,8 +15,13 @@
 /* How often a shedding scope's usage is read: the kernel does not tell. */
 #define POLL_NS (5ull * NS_PER_MS)
 /* Once below the target, usage is followed until it has not fallen for this
- * long, so that the report says what came back, not what had by then. */
-#define SETTLE_NS (25ull * NS_PER_MS)
+ * long, so that the report says what came back, not what had by then.  A
+ * job gives memory back in steps, and a busy machine keeps it off a CPU
+ * between two of them for far longer than a scheduler tick: as long as the
+ * library's own settle (a 0 of under_oom is believed after 250 ms).  The
+ * OOM is over already; only the report's figure waits (and the loan, which
+ * the job no longer needs, is held that much longer). */
+#define SETTLE_NS (250ull * NS_PER_MS)
 #define MiB (1ull << 20)
 
 static void on_timer(void *data, uint64_t now);
@@ -228,9 +233,10 @@ static void resolved(struct shed *s, struct shed_run *run, uint64_t now)
 	if (scope) {
 		lend_release(s->lend, scope);
 		actions_set_last(scope, "shed %s", got);
+		scope->shed_successes++;
 	}
 	run->used = false;
-	land(s, run, result);
+	land(s, run, result); /* and the metrics are rewritten */
 }
 
 static void timed_out(struct shed *s, struct shed_run *run)

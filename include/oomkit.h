@@ -98,6 +98,7 @@ struct oomkit_options {
 	const char *guardian_path;
 	oomkit_limits_fn limits; /* NULL: nobody is told (cgroup v1: never called) */
 	void *limits_userdata;
+	const char *sys_root; /* NULL: "/sys" (zram devices' mm_stat) */
 };
 
 /* Fills *opts with defaults: autodetected mounts, guardian on, mlock off,
@@ -466,6 +467,33 @@ struct oomkit_system_memory {
 
 /* Reads the machine's memory from /proc/meminfo under the proc root. */
 int oomkit_system_memory(oomkit_ctx *ctx, struct oomkit_system_memory *ret_mem);
+
+/* The machine's swap, from /proc/swaps and, for each zram device, its
+ * /sys/block/zramN/mm_stat.  Swap can be turned on and off at any time:
+ * every call reads it again. */
+struct oomkit_system_swap {
+	uint64_t total_bytes;	   /* every area's size */
+	uint64_t free_bytes;	   /* every area's unused space (SwapFree) */
+	uint64_t zram_total_bytes; /* of these, zram devices' */
+	uint64_t zram_free_bytes;
+	uint64_t zram_stored_bytes; /* zram: the data stored, uncompressed */
+	uint64_t zram_ram_bytes;    /* zram: the RAM it uses to store it */
+	/* The RAM swapping can still free: the free space of swap files and
+	 * partitions, and for zram its free space times what compression
+	 * saves (each page stored still takes its compressed size of RAM: the
+	 * ratio so far, one half before a few MiB are stored or where mm_stat
+	 * cannot be read), within its mem_limit. */
+	uint64_t usable_bytes;
+	unsigned areas;
+	unsigned zram_areas;
+	uint64_t reserved[8]; /* for later fields; 0 */
+};
+
+/* Reads the machine's swap (no malloc).  No swap, or a kernel without swap
+ * (no /proc/swaps): all zero.  -EINVAL: /proc/swaps is malformed; -ENOBUFS:
+ * more than OOMKIT_SWAP_AREAS_MAX areas. */
+#define OOMKIT_SWAP_AREAS_MAX 64
+int oomkit_system_swap(oomkit_ctx *ctx, struct oomkit_system_swap *ret_swap);
 
 /* Memory stall time so far, from a PSI file. */
 struct oomkit_pressure {

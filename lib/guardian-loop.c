@@ -264,6 +264,12 @@ static void check(struct guardian *g, struct held *h, uint64_t now)
 			drop(g, h);
 		else if (!h->clear_since_ns)
 			h->clear_since_ns = now;
+		else if (oomkit__consume(&g->ctx, &h->w) > 0)
+			/* Two reads of 0 say nothing of the time between them:
+			 * an OOM event since the first is a 1 this loop did not
+			 * see (a busy machine keeps it off the CPU for longer than
+			 * a flicker's 1 lasts).  The 0 is only known from now. */
+			h->clear_since_ns = now;
 		else if (now - h->clear_since_ns >= OOMKIT__OOM_SETTLE_NS)
 			h->deadline_ns = h->clear_since_ns = 0;
 		return;
@@ -298,6 +304,8 @@ static void on_held(struct guardian *g, struct held *h)
 {
 	if (oomkit__consume(&g->ctx, &h->w) <= 0)
 		return;
+	/* Under OOM again: a 0 read before this event did not end it. */
+	h->clear_since_ns = 0;
 	if (!h->deadline_ns)
 		h->deadline_ns = oomkit__now_ns() + h->delay_ms * 1000000u;
 }

@@ -83,6 +83,24 @@ struct oomkit__psi_line {
 	uint64_t total_us; /* total stall time, microseconds */
 };
 
+/* One swap area of /proc/swaps. */
+struct oomkit__swap_area {
+	uint64_t size_bytes;
+	uint64_t used_bytes;
+	int zram; /* N of a /dev/zramN partition; -1: a file or another device */
+};
+
+/* The first columns of /sys/block/zramN/mm_stat, in bytes. */
+struct oomkit__zram_mm_stat {
+	uint64_t orig_bytes;  /* data stored, uncompressed */
+	uint64_t compr_bytes; /* the same compressed */
+	uint64_t used_bytes;  /* RAM the device uses for it, overhead included */
+	uint64_t limit_bytes; /* mem_limit; 0: none */
+};
+
+/* Below this much stored, zram's compression ratio so far says little. */
+#define OOMKIT__ZRAM_RATIO_MIN_BYTES (4u << 20)
+
 /* Parses memory.oom_control ("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n").
  * -EINVAL if oom_kill_disable or under_oom is missing or malformed. */
 int oomkit__parse_oom_control(const char *buf, size_t len, struct oomkit__oom_control *ret);
@@ -152,6 +170,23 @@ int oomkit__parse_pids(const char *buf, size_t len, pid_t *pids, size_t n);
  * number of pids parsed either way. */
 int oomkit__parse_pids_each(const char *buf, size_t len, int (*fn)(pid_t pid, void *userdata), void *userdata,
 			    size_t *ret_count);
+
+/* Parses /proc/swaps (a header line, then "name type size used priority"
+ * with sizes in KiB) into areas[0..n).  Returns the number of areas;
+ * -ENOBUFS if more than n (areas[0..n) then holds the first n); -EINVAL if
+ * the header is missing or a line is malformed (used above size included). */
+int oomkit__parse_swaps(const char *buf, size_t len, struct oomkit__swap_area *areas, size_t n);
+
+/* Parses /sys/block/zramN/mm_stat: at least its first four numbers, then
+ * any number of numbers.  -EINVAL otherwise. */
+int oomkit__parse_zram_mm_stat(const char *buf, size_t len, struct oomkit__zram_mm_stat *ret);
+
+/* How much RAM a zram device with free_bytes of free swap space can still
+ * free by storing pages: each page it takes frees a page of RAM and uses its
+ * compressed size (the ratio so far, or one half before
+ * OOMKIT__ZRAM_RATIO_MIN_BYTES are stored; st NULL: unknown), and no more
+ * than its mem_limit holds.  Pure. */
+uint64_t oomkit__zram_usable(uint64_t free_bytes, const struct oomkit__zram_mm_stat *st);
 
 /* Turns a NUL-separated /proc/PID/cmdline into a space-separated string,
  * truncated to out_len - 1 bytes; non-printable bytes become '?'. */
@@ -260,6 +295,7 @@ struct oomkit_ctx {
 	unsigned cg_caps;	     /* OOMKIT__CAN_* / OOMKIT__HAS_*: what the backend offers */
 	int memory_root_fd;	     /* O_PATH|O_DIRECTORY */
 	int proc_fd;		     /* O_PATH|O_DIRECTORY */
+	int sys_fd;		     /* O_PATH|O_DIRECTORY; -1: no sysfs there */
 	unsigned max_cgroups;
 	unsigned max_pids;
 	bool mlock;

@@ -114,6 +114,9 @@ static int set_roots(oomkit_ctx *ctx, const struct oomkit_options *o)
 	ctx->proc_fd = open(ctx->proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (ctx->proc_fd < 0)
 		return -errno;
+	/* Only zram's statistics are read there: without it, zram is counted
+	 * at an assumed compression ratio. */
+	ctx->sys_fd = open(o->sys_root ? o->sys_root : "/sys", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if ((o->memory_root &&
 	     (r = copy_str(ctx->memory_root, sizeof(ctx->memory_root), o->memory_root)) < 0) ||
 	    (o->cgroup2_root &&
@@ -235,7 +238,7 @@ OOMKIT__EXPORT int oomkit_new(const struct oomkit_options *caller_opts, oomkit_c
 	oomkit_ctx *ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return -ENOMEM;
-	ctx->memory_root_fd = ctx->proc_fd = ctx->epfd = ctx->timerfd = ctx->inotify_fd = -1;
+	ctx->memory_root_fd = ctx->proc_fd = ctx->sys_fd = ctx->epfd = ctx->timerfd = ctx->inotify_fd = -1;
 	ctx->guardian_pidfd = ctx->guardian_sock = -1;
 	ctx->max_cgroups = opts->max_cgroups ? opts->max_cgroups : 1024;
 	ctx->max_pids = opts->max_pids ? opts->max_pids : 4096;
@@ -291,6 +294,7 @@ OOMKIT__EXPORT void oomkit_free(oomkit_ctx *ctx)
 	close_fd(&ctx->epfd);
 	close_fd(&ctx->memory_root_fd);
 	close_fd(&ctx->proc_fd);
+	close_fd(&ctx->sys_fd);
 	free(ctx->watches);
 	free(ctx->iobuf);
 	free(ctx->iobuf2);
@@ -786,6 +790,10 @@ static void deliver(oomkit_ctx *ctx, struct oomkit__queued *q)
 		deliver_gone(ctx, w, &q->event);
 		return;
 	}
+	/* An OOM event is the memcg under OOM again, whatever under_oom reads
+	 * by now: a run of 0s read before it did not end the OOM under way. */
+	if (w->kind == OOMKIT_EVENT_OOM && w->state != OOM_IDLE)
+		w->clear_since_ns = 0;
 	enum oomkit_verdict v = w->handler(ctx, &q->event, w->userdata);
 	/* Only an OOM of this cgroup's own limit is ours to resolve. */
 	if (w->kind && w->gen == q->gen && w->kind == OOMKIT_EVENT_OOM && w->taken_over && q->event.own &&

@@ -894,3 +894,142 @@ int oomkit__cgroup_relpath(const char *in, const char *root, char *out, size_t o
 	out[o] = '\0';
 	return (int)total;
 }
+
+/* ---------------------------------------------------- /proc/swaps, zram */
+
+/* A size in KiB as /proc/swaps prints it, in bytes. */
+static int span_kib_to_bytes(struct span s, uint64_t *ret)
+{
+	uint64_t v;
+	int r;
+
+	if (!span_all_digits(s))
+		return -EINVAL;
+	if ((r = span_to_u64(s, &v)) < 0)
+		return r;
+	if (v > UINT64_MAX / 1024)
+		return -ERANGE;
+	*ret = v * 1024;
+	return 0;
+}
+
+/* The priority column: a signed int ("-2", "100"). */
+static bool span_is_priority(struct span s)
+{
+	if (s.p < s.end && *s.p == '-')
+		s.p++;
+	return span_all_digits(s) && span_len(s) <= 11;
+}
+
+/* "/dev/zramN": the zram device's number, else -1.  The kernel escapes a
+ * blank in the name as \040, so a name is one token. */
+static int zram_index(struct span name)
+{
+	static const char prefix[] = "/dev/zram";
+	struct span n = {name.p + sizeof(prefix) - 1, name.end};
+	uint64_t v;
+
+	if (span_len(name) <= sizeof(prefix) - 1 || memcmp(name.p, prefix, sizeof(prefix) - 1) != 0)
+		return -1;
+	if (!span_all_digits(n) || span_len(n) > 6 || span_to_u64(n, &v) < 0)
+		return -1;
+	return (int)v;
+}
+
+static int parse_swap_line(struct span line, struct oomkit__swap_area *ret)
+{
+	struct span name, type, size, used, prio, extra;
+	struct oomkit__swap_area a = {0};
+
+	if (!next_token(&line, &name) || !next_token(&line, &type) || !next_token(&line, &size) ||
+	    !next_token(&line, &used) || !next_token(&line, &prio) || next_token(&line, &extra))
+		return -EINVAL;
+	if (!span_eq(type, "file") && !span_eq(type, "partition"))
+		return -EINVAL;
+	if (span_kib_to_bytes(size, &a.size_bytes) < 0 || span_kib_to_bytes(used, &a.used_bytes) < 0 ||
+	    !span_is_priority(prio) || a.used_bytes > a.size_bytes)
+		return -EINVAL;
+	a.zram = span_eq(type, "partition") ? zram_index(name) : -1;
+	*ret = a;
+	return 0;
+}
+
+int oomkit__parse_swaps(const char *buf, size_t len, struct oomkit__swap_area *areas, size_t n)
+{
+	struct span s = span_of(buf, len), line, tok;
+	size_t count = 0;
+	bool header = false;
+
+	while (next_line(&s, &line)) {
+		struct span rest = line;
+		if (!next_token(&rest, &tok))
+			continue;
+		if (!header) {
+			/* "Filename Type Size Used Priority" */
+			if (!span_eq(tok, "Filename"))
+				return -EINVAL;
+			header = true;
+			continue;
+		}
+		struct oomkit__swap_area a;
+		if (parse_swap_line(line, &a) < 0)
+			return -EINVAL;
+		if (count < n)
+			areas[count] = a;
+		count++;
+	}
+	if (!header)
+		return -EINVAL;
+	if (count > n)
+		return -ENOBUFS;
+	return (int)count;
+}
+
+int oomkit__parse_zram_mm_stat(const char *buf, size_t len, struct oomkit__zram_mm_stat *ret)
+{
+	struct span s = span_of(buf, len), tok;
+	uint64_t v[4];
+
+	/* orig_data_size compr_data_size mem_used_total mem_limit, then more
+	 * columns that newer kernels add. */
+	for (size_t i = 0; i < 4; i++) {
+		if (!next_token(&s, &tok) || !span_all_digits(tok) || span_to_u64(tok, &v[i]) < 0)
+			return -EINVAL;
+	}
+	while (next_token(&s, &tok))
+		if (!span_all_digits(tok))
+			return -EINVAL;
+	*ret = (struct oomkit__zram_mm_stat){
+	    .orig_bytes = v[0], .compr_bytes = v[1], .used_bytes = v[2], .limit_bytes = v[3]};
+	return 0;
+}
+
+uint64_t oomkit__zram_usable(uint64_t free_bytes, const struct oomkit__zram_mm_stat *st)
+{
+	/* The ratio of RAM used to data stored; before enough is stored to
+	 * tell, one half (lzo and zstd do better on most memory). */
+	unsigned __int128 used = 1, orig = 2;
+	unsigned __int128 room = free_bytes;
+
+	if (st && st->orig_bytes >= OOMKIT__ZRAM_RATIO_MIN_BYTES) {
+		used = st->used_bytes;
+		orig = st->orig_bytes;
+	}
+	if (used >= orig)
+		return 0;
+	/* A mem_limit caps the RAM it may use: what fits in the rest of it.
+	 * Pages that are all one byte take no RAM at all: with only those
+	 * stored so far (used 0) the limit says nothing yet. */
+	if (st && st->limit_bytes) {
+		if (st->used_bytes >= st->limit_bytes)
+			return 0;
+		if (used) {
+			unsigned __int128 fits =
+			    (unsigned __int128)(st->limit_bytes - st->used_bytes) * orig / used;
+			if (fits < room)
+				room = fits;
+		}
+	}
+	/* Each page moved there frees a page of RAM and takes its compressed size. */
+	return (uint64_t)(room * (orig - used) / orig);
+}

@@ -11,6 +11,11 @@
  * with the measuring process through mmap), the CLOCK_MONOTONIC time before
  * each page is touched and the number of pages touched so far are stored
  * there, so a benchmark can tell when the last touch happened.
+ *
+ * With OOMKIT_HOG_FILL=PCT in the environment, the first PCT percent of each
+ * page is filled with pseudo-random bytes instead of one byte being written:
+ * memory that zram compresses about as much as real data (50: to a little
+ * over half) rather than to almost nothing.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -63,6 +68,9 @@ int main(int argc, char **argv)
 	if (step_kib == 0)
 		step_kib = 1024;
 
+	const char *fill_env = getenv("OOMKIT_HOG_FILL");
+	size_t fill = fill_env ? (size_t)page * (strtoul(fill_env, NULL, 10) % 101) / 100 : 0;
+	uint64_t x = 0x9e3779b97f4a7c15u;
 	size_t total = mib << 20, step = step_kib << 10;
 	for (size_t done = 0; done < total; done += step) {
 		char *p = mmap(NULL, step, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -76,6 +84,13 @@ int main(int argc, char **argv)
 				stamp->pages++;
 			}
 			p[off] = 1;
+			/* xorshift64: cheap, and nothing a compressor finds. */
+			for (size_t i = 0; i + 8 <= fill; i += 8) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				memcpy(p + off + i, &x, 8);
+			}
 		}
 		if (pause_us)
 			usleep(pause_us);

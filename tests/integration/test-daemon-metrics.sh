@@ -104,7 +104,7 @@ sed 's|^metrics = .*|&\nmetrics_interval = 1s|' "$TMP/base.conf" > "$TMP/oomkitd
 printf '\n[job extra]\nlimit = 16M\n' >> "$TMP/oomkitd.conf"
 kill -HUP "$DPID"
 check "a reload rewrites the metrics" wait_for 10 has_metric "oomkit_job_limit_bytes{name=\"extra\"} $((16 << 20))"
-check "metrics_interval arms a timer" armed "$DPID"
+check "metrics_interval arms a timer" wait_for 10 armed "$DPID"
 ino=$(stat -c %i "$PROM")
 check "metrics_interval rewrites the file with no event" wait_for 10 inode_changed "$ino"
 c=$(spawn extra 8)

@@ -63,6 +63,9 @@ check "shed: nothing was killed" alive "$a"
 check "shed: the headroom is taken back" wait_for 20 limit_is shedder $((64 << 20))
 check "shed: one report only" test "$(reports_of shedder | wc -l)" = 1
 check "shed: the log says so" grep -q "shedder: resolved by shedding" "$TMP/log"
+# The file is rewritten once the shed's report has landed.
+check "shed: the metrics count one OOM resolved by shedding" \
+	wait_for 10 grep -q '^oomkit_shed_successes_total{name="shedder"} 1$' "$TMP/oomkit.prom"
 
 # Catches SIGUSR1 and frees nothing: killed by kill-largest after shed_wait.
 b=$(victim deaf 100 deaf)
@@ -78,6 +81,10 @@ check "deaf: by kill-largest" test "$(json_get "$second" "r['decision']['policy'
 check "deaf: of the process" test "$(json_get "$second" "r['decision']['victim_pid']")" = "$b"
 check "deaf: the kill resumed the chain past shed" test "$(json_get "$second" "r['decision']['step']")" = 1
 check "deaf: the headroom is taken back after the kill" wait_for 20 limit_is deaf $((64 << 20))
+# Once the file counts the kill, it has seen the shed that did not resolve.
+check "deaf: the metrics count the kill" \
+	wait_for 10 grep -q '^oomkit_kills_total{name="deaf",policy="kill-largest"} 1$' "$TMP/oomkit.prom"
+check "deaf: and no OOM resolved by shedding" grep -q '^oomkit_shed_successes_total{name="deaf"} 0$' "$TMP/oomkit.prom"
 
 # Does not catch SIGUSR1 (it would die of it): not sent it, the chain goes on.
 c=$(victim ignorer 100 ignore)

@@ -92,7 +92,7 @@ struct rec {
 	int handled;
 	int report_result;
 	int kill_result;
-	int walk_result, in_cgroup_result, kill_cgroup_result, cmdline_result, exe_result;
+	int walk_result, in_cgroup_result, kill_cgroup_result, cmdline_result, exe_result, swap_result;
 	char cmdline[4096], exe[4096];
 	pid_t victim, walked_victim;
 	int report_fd;
@@ -132,6 +132,9 @@ static enum oomkit_verdict handler(oomkit_ctx *ctx, const struct oomkit_event *e
 	(void)oomkit_cgroup_memory(ctx, ev->cgroup, &m);
 	(void)oomkit_cgroup_stat(ctx, ev->cgroup, "rss", &rss);
 	(void)oomkit_system_memory(ctx, &sys);
+	/* The machine rule's reading of swap (oomkitd's lowmem.c). */
+	struct oomkit_system_swap sw;
+	r->swap_result = oomkit_system_swap(ctx, &sw);
 	struct oomkit_decision d = {
 	    .action = "kill", .reason = "the largest process", .victim_pid = largest.pid};
 	r->report_result = oomkit_write_report(ctx, r->report_fd, ev, &d);
@@ -182,6 +185,7 @@ static void test_no_malloc_on_handler_path(void **state)
 	char want[4096];
 	snprintf(want, sizeof(want), "%s 96 1024 0", tl_hog_path());
 	assert_int_equal(r.cmdline_result, (int)strlen(want));
+	assert_int_equal(r.swap_result, 0);
 	assert_string_equal(r.cmdline, want);
 	char *real = realpath(tl_hog_path(), NULL);
 	assert_non_null(real);

@@ -195,6 +195,21 @@ static const struct bad_case bad_cases[] = {
     {"[job a]\nlimit = 1M\n  limit_max = 2M\n",
      E "3: [job a]: indented line (continuation lines are not supported)\n"},
     {"[job a\n", E "1: section header without ']'\n"},
+    /* The machine rule (issue 28): a share of RAM + swap or a size. */
+    {"[oomkitd]\nmachine_available = 60%\n",
+     E "2: [oomkitd] machine_available: '60%' out of range (1% to 50%, or a size)\n"},
+    {"[oomkitd]\nmachine_available = 0%\n",
+     E "2: [oomkitd] machine_available: '0%' out of range (1% to 50%, or a size)\n"},
+    {"[oomkitd]\nmachine_available = 512K\n",
+     E "2: [oomkitd] machine_available: '512K' out of range (at least 1M)\n"},
+    {"[oomkitd]\nmachine_full_stall = 50\n",
+     E "2: [oomkitd] machine_full_stall: bad share '50' (1% to 100%, or 0% for none)\n"},
+    {"[oomkitd]\nmachine_full_stall = 101%\n",
+     E "2: [oomkitd] machine_full_stall: bad share '101%' (1% to 100%, or 0% for none)\n"},
+    {"[oomkitd]\nmachine_full_stall = %\n",
+     E "2: [oomkitd] machine_full_stall: bad share '%' (1% to 100%, or 0% for none)\n"},
+    {"[oomkitd]\nmachine_full_stall_duration = 500ms\n",
+     E "2: [oomkitd] machine_full_stall_duration: '500ms' out of range (1s to 600s)\n"},
     {"[job a]\njust words\n", E "2: [job a]: syntax error: expected 'key = value'\n"},
     {"[oomkitd]\nmachine = "
      "/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -1137,7 +1152,9 @@ static void test_defaults_spelled_out(void **state)
 	struct config *spelled = parse_ok("[oomkitd]\n"
 					  "machine = /sys/fs/cgroup/memory/oomkit\n"
 					  "machine_limit = max\n"
-					  "machine_available = 64M\n"
+					  "machine_available = 2%\n"
+					  "machine_full_stall = 50%\n"
+					  "machine_full_stall_duration = 20s\n"
 					  "policy = report, kill-lowest, kernel\n"
 					  "delay = 2s\n"
 					  "reserve = 16M\n"

@@ -616,8 +616,13 @@ static void job_grow(void)
 static const char *hooked_extra(void)
 {
 	static char extra[512];
+	/* The default hook_timeout, 500 ms, is shorter than a fork and two
+	 * execs take in a guest under software emulation on a busy host: the
+	 * kill then went ahead without the hook's word.  The delay, 2 s, still
+	 * bounds it. */
 	snprintf(
 	    extra, sizeof(extra),
+	    "hook_timeout = 1500ms\n"
 	    "before_kill = /bin/sh -c \"cat /proc/self/cgroup > %s/hook-cgroup\"\n"
 	    "after_kill = /bin/sh -c \"test -e /proc/$OOMKIT_PID/status || echo gone > %s/hook-after\"\n",
 	    dir, dir);

@@ -130,11 +130,12 @@ wait_journal() { # timeout_s unit pattern [n0]
 }
 
 # Runs every check_* function of the file, in the order it defines them, or
-# only those named in $SDG_ONLY (a comma list).
+# only those named in $SDG_ONLY (a comma list), and none named in $SDG_SKIP.
 run_checks() { # file
 	local name t0 passed=0 failed=0
 	for name in $(sed -n 's/^check_\([a-z0-9_]*\)() {$/\1/p' "$1"); do
 		[[ -z ${SDG_ONLY:-} || ,$SDG_ONLY, == *,"$name",* ]] || continue
+		[[ ,${SDG_SKIP:-}, != *,"$name",* ]] || continue
 		t0=$(uptime_s)
 		say "RUN $name"
 		check_failed=0 check_first_failed=

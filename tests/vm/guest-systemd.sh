@@ -844,7 +844,8 @@ start_batch() { # var unit hog-args...
 	local unit=$2
 	shift 2
 	systemctl reset-failed "$unit" 2>/dev/null
-	systemd-run --quiet --unit="$unit" --property=Type=exec "$HOG" "$@"
+	systemd-run --quiet --unit="$unit" --property=Type=exec \
+		${OOMKIT_HOG_FILL:+--setenv=OOMKIT_HOG_FILL=$OOMKIT_HOG_FILL} "$HOG" "$@"
 	ret=$(prop "$unit" MainPID)
 }
 
@@ -971,6 +972,216 @@ check_natural_config() {
 		wait_journal 30 $UNIT 'redis \[redis-server.service\]: adopted' "$adopted0"
 	machine_runs_out sdg-batch-slow.service 2000 1024 10000
 	expect "systemd's slices untouched" eval '[ "$(cat $CG/system.slice/memory.high)" = max ] && [ "$(cat $CG/system.slice/memory.max)" = max ]'
+}
+
+# Issue 28: the machine at the v2 root with a swap file, the default rule
+# (machine_available = 2% of RAM + swap, machine_full_stall = 50% for 20 s):
+# out of memory when RAM and swap together run out, not when RAM does.
+SWAPFILE=/var/tmp/sdg-swap
+PROBE_OUT=/run/sdg-probe.max
+
+swap_config() {
+	root_section | grep -v '^machine_available' >"$OOMKITD_CONF"
+	cat <<-EOF >>"$OOMKITD_CONF"
+
+	[job redis]
+	priority = 900
+	cgroup = system.slice/redis-server.service
+
+	[job batch]
+	priority = 100
+	cgroup = system.slice/sdg-batch-*.service
+	EOF
+}
+
+# A timer task in a unit of no job: sleeps 100 ms again and again and keeps
+# in PROBE_OUT the worst lateness of a wake-up so far, in ms.  Reported, not
+# asserted: the machine's responsiveness while it swaps.
+# (A script of its own: systemd would expand the $ of a command line.)
+probe_start() {
+	systemctl stop sdg-probe.service 2>/dev/null
+	systemctl reset-failed sdg-probe.service 2>/dev/null
+	echo 0 >"$PROBE_OUT"
+	cat >/run/sdg-probe.sh <<-EOF
+	worst=0
+	while :; do
+		t0=\${EPOCHREALTIME/./}
+		sleep 0.1
+		late=\$(((\${EPOCHREALTIME/./} - t0 - 100000) / 1000))
+		if ((late > worst)); then worst=\$late; echo "\$worst" >$PROBE_OUT; fi
+	done
+	EOF
+	systemd-run --quiet --unit=sdg-probe.service /bin/bash /run/sdg-probe.sh
+	expect "the probe runs" wait_for 30 active_unit sdg-probe.service
+}
+
+probe_reset() {
+	systemctl restart sdg-probe.service 2>/dev/null
+	echo 0 >"$PROBE_OUT"
+}
+
+probe_worst() {
+	cat "$PROBE_OUT" 2>/dev/null || echo "?"
+}
+
+# A pid's anonymous memory, resident and swapped out, in MiB.
+anon_mib() { # pid
+	awk '/^(RssAnon|VmSwap):/ { k += $2 } END { print int(k / 1024) }' "/proc/$1/status" 2>/dev/null || echo 0
+}
+
+full_stall_ms() {
+	awk '/^full/ { sub(/total=/, "", $5); print int($5 / 1000) }' /proc/pressure/memory
+}
+
+swap_used_mib() {
+	echo $((($(kv /proc/meminfo SwapTotal:) - $(kv /proc/meminfo SwapFree:)) >> 10))
+}
+
+# What a machine OOM left behind: who lived, the kernel's killer, the probe.
+swap_outcome() { # label k0 keys0 full0
+	note "$1: oom_kill $2 -> $(vmstat_oom_kill), worst wake-up delay $(probe_worst) ms," \
+		"full stall $(($(full_stall_ms) - $4)) ms, swap used $(swap_used_mib) MiB"
+	expect "redis lives" active_unit redis-server.service
+	expect "redis keeps every key ($3 before, $(redis_keys) after)" [ "$(redis_keys)" = "$3" ]
+	expect "the kernel OOM killer killed nothing (oom_kill $2 -> $(vmstat_oom_kill))" [ "$(vmstat_oom_kill)" = "$2" ]
+}
+
+# A batch job that needs 1.2x RAM (it fits in RAM + swap), holds it 15 s
+# once it has all of it and exits 0; nobody kills it.  Its unit succeeds
+# only if the hog got there and lived to be stopped.  (A script of its own:
+# systemd would expand the $ of a command line.)
+swap_fits() { # keys0 label [mib]
+	local unit=sdg-batch-fits.service mib k0 r0 pid full0 peak=0 a i swap_peak=0 s
+	mib=${3:-$(($(kv /proc/meminfo MemTotal:) * 12 / 10 >> 10))}
+	k0=$(vmstat_oom_kill) r0=$(report_count) full0=$(full_stall_ms)
+	probe_reset
+	cat >/run/sdg-fits.sh <<-EOF
+	$HOG $mib 1024 2000 &
+	p=\$!
+	while [ "\$(awk '/^(RssAnon|VmSwap):/ { k += \$2 } END { print int(k / 1024) }' /proc/\$p/status)" -lt $((mib - 8)) ]; do
+		kill -0 \$p || exit 1
+		sleep 1
+	done
+	sleep 15
+	kill \$p || exit 1
+	EOF
+	systemctl reset-failed $unit 2>/dev/null
+	systemd-run --quiet --unit=$unit --property=Type=exec ${OOMKIT_HOG_FILL:+--setenv=OOMKIT_HOG_FILL=$OOMKIT_HOG_FILL} \
+		/bin/sh /run/sdg-fits.sh
+	expect "the job's unit is adopted as an instance of batch" wait_journal 60 $UNIT "batch \[$unit\]: adopted"
+	for i in $(seq 1 60); do
+		pid=$(pgrep -f "^$HOG $mib" | head -n 1)
+		[ -n "$pid" ] && break
+		sleep 1
+	done
+	while [ -n "$pid" ] && alive "$pid"; do
+		a=$(anon_mib "$pid") s=$(swap_used_mib)
+		((a > peak)) && peak=$a
+		((s > swap_peak)) && swap_peak=$s
+		sleep 1
+	done
+	expect "the job's unit ends" wait_for 120 eval '[ "$(prop $unit ActiveState)" != active ]'
+	note "$unit: $mib MiB asked, peak $peak MiB of it held, at most $swap_peak MiB of swap used, Result=$(prop $unit Result)"
+	expect "the job got (nearly) all it asked ($peak of $mib MiB)" [ "$peak" -ge $((mib - 16)) ]
+	expect "the job completed: its unit succeeded (Result=$(prop $unit Result))" [ "$(prop $unit Result)" = success ]
+	expect "no report: oomkitd acted on nothing" [ "$(report_count)" = "$r0" ]
+	swap_outcome "$2: fits in RAM + swap" "$k0" "$1" "$full0"
+	data "$2 fits: victim=$([ "$(prop $unit Result)" = success ] && echo none || echo "$unit")" \
+		"oom_kill_delta=$(($(vmstat_oom_kill) - k0)) worst_wakeup_ms=$(probe_worst)"
+}
+
+# A leak in a batch unit: it dies when RAM and swap are nearly gone, by
+# oomkitd's hand, before the kernel's; the report names it.
+swap_leak() { # label keys0 pattern
+	local unit=sdg-batch-leak.service hog k0 r0 full0 report n0
+	k0=$(vmstat_oom_kill) r0=$(report_count) full0=$(full_stall_ms)
+	n0=$(journal_count $UNIT "$3")
+	probe_reset
+	start_batch hog $unit 4000 1024 5000
+	expect "the leak's unit is adopted as an instance of batch" wait_journal 60 $UNIT "batch \[$unit\]: adopted"
+	expect "the leak dies" wait_for 300 dead "$hog"
+	expect "oomkitd said why ($3)" wait_journal 30 $UNIT "$3" "$n0"
+	expect "a report was written" wait_for 30 eval '(($(report_count) > r0))'
+	report=$(newest_report)
+	expect "the report names the leak as the victim" grep -q "\"victim_pid\":$hog," "$report"
+	journalctl -b -u $UNIT -o short-monotonic --no-pager | grep -E 'machine: .*(out of memory|stalls \()' |
+		tail -n 2 | sed 's/^/sdguest:   journal: /'
+	swap_outcome "$1" "$k0" "$2" "$full0"
+	data "$1: victim=$( (($(vmstat_oom_kill) > k0)) && echo kernel || echo leak)" \
+		"oom_kill_delta=$(($(vmstat_oom_kill) - k0)) worst_wakeup_ms=$(probe_worst)"
+	systemctl stop $unit 2>/dev/null
+}
+
+check_machine_swap() {
+	local keys
+	systemctl stop systemd-oomd.service systemd-oomd.socket 2>/dev/null
+	swapoff -a 2>/dev/null
+	expect "redis-server runs as its own unit" wait_for 60 active_unit redis-server.service
+	redis-cli CONFIG SET save "" >/dev/null
+	[ "$(redis_keys)" = 40000 ] || redis_fill 40000
+	keys=$(redis_keys)
+	expect "redis holds 40000 keys ($keys)" [ "$keys" = 40000 ]
+	swap_config
+	expect "oomkitd starts with the default machine rule" timeout 120 systemctl restart $UNIT
+	if ! active; then
+		journal $UNIT | tail -n 20 | sed 's/^/sdguest:   journal: /'
+		return
+	fi
+	expect "the daemon says the machine is the v2 root" wait_journal 30 $UNIT 'machine: the cgroup v2 root; out of memory when'
+	journal $UNIT | grep 'machine: the cgroup v2 root' | tail -n 1 | sed 's/^/sdguest:   journal: /'
+	# Swap turned on after the daemon started: counted at the next look.
+	rm -f $SWAPFILE
+	expect "a 512 MiB swap file is made" eval \
+		'fallocate -l 512M $SWAPFILE && chmod 600 $SWAPFILE && mkswap -q $SWAPFILE >/dev/null'
+	expect "and turned on" swapon $SWAPFILE
+	probe_start
+	swap_fits "$keys" swap-file
+	swap_leak "swap-file leak" "$keys" 'machine: MemAvailable .* + usable swap .* is below machine_available'
+	# Swap turned off: the RAM rule again.
+	expect "swap is turned off" swapoff $SWAPFILE
+	swap_leak "no-swap leak" "$keys" 'machine: MemAvailable .* + usable swap 0 MiB (free 0 of 0 MiB) is below machine_available'
+	systemctl stop sdg-probe.service 2>/dev/null
+	rm -f $SWAPFILE
+	daemon_log_if_failed 30
+}
+
+# zram, set up after oomkitd started, as zram-tools or zram-generator would
+# (half of RAM, lzo-rle): counted by what it can still free.  The hog's
+# pages are half random (OOMKIT_HOG_FILL=50), so zram stores them at a
+# little over half their size: a job that needs RAM and a quarter of the
+# zram device fits and lives; a leak dies by oomkitd's hand.
+check_machine_zram() {
+	local keys size
+	systemctl stop systemd-oomd.service systemd-oomd.socket 2>/dev/null
+	swapoff -a 2>/dev/null
+	expect "redis-server runs as its own unit" wait_for 60 active_unit redis-server.service
+	redis-cli CONFIG SET save "" >/dev/null
+	[ "$(redis_keys)" = 40000 ] || redis_fill 40000
+	keys=$(redis_keys)
+	expect "redis holds 40000 keys ($keys)" [ "$keys" = 40000 ]
+	swap_config
+	expect "oomkitd starts with the default machine rule" timeout 120 systemctl restart $UNIT
+	if ! active; then
+		journal $UNIT | tail -n 20 | sed 's/^/sdguest:   journal: /'
+		return
+	fi
+	expect "the daemon says the machine is the v2 root" wait_journal 30 $UNIT 'machine: the cgroup v2 root; out of memory when'
+	expect "the kernel's zram module loads" eval 'depmod -a && modprobe zram num_devices=1'
+	size=$(($(kv /proc/meminfo MemTotal:) / 2 >> 10))
+	expect "a zram device of half of RAM ($size MiB) is made" eval \
+		'zramctl /dev/zram0 --algorithm lzo-rle --size ${size}M && mkswap -q /dev/zram0 >/dev/null'
+	expect "and turned on" swapon -p 100 /dev/zram0
+	note "$(cat /proc/swaps | tail -n +2)"
+	probe_start
+	export OOMKIT_HOG_FILL=50
+	swap_fits "$keys" zram $(($(kv /proc/meminfo MemAvailable:) / 1024 + size / 4))
+	note "zram mm_stat: $(cat /sys/block/zram0/mm_stat)"
+	swap_leak "zram leak" "$keys" 'machine: MemAvailable .* + usable swap .* is below machine_available'
+	note "zram mm_stat: $(cat /sys/block/zram0/mm_stat)"
+	unset OOMKIT_HOG_FILL
+	systemctl stop sdg-probe.service 2>/dev/null
+	swapoff /dev/zram0
+	daemon_log_if_failed 30
 }
 
 # systemd's ManagedOOMPreference=omit (the user.oomd_omit xattr systemd

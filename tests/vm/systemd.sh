@@ -22,6 +22,7 @@
 #                    libraries (the daemon's libinih, libseccomp, ...)
 #   --only NAMES     run only these checks (comma list of guest-systemd.sh's
 #                    check names; default all)
+#   --skip NAMES     run all checks but these (a comma list)
 #   --checks FILE    run the check functions of FILE instead of guest-systemd.sh
 #                    (it sources guest-systemd-lib.sh from its own directory)
 #   --debs DIR       install nothing with meson: the guest gets the .deb files
@@ -31,7 +32,7 @@
 #                    benchmark's settings, for instance)
 #   --mem SIZE       guest RAM (default 512M)
 #   --smp N          guest CPUs (default 2)
-#   --timeout S      seconds before qemu is killed (default 780: a boot takes
+#   --timeout S      seconds before qemu is killed (default 1500: a boot takes
 #                    2-3 minutes on a quiet 2-core machine, 7 on a loaded one)
 #   --log FILE       also write the console to FILE (default CACHE/console.log)
 #
@@ -59,12 +60,13 @@ prog=systemd.sh
 # baseline it is compared with; apt, with which the packaging checks
 # (--debs) install the project's .deb files; redis-server, a real service
 # that holds data, for the whole-machine checks.
+# kmod loads the kernel's zram module (check_machine_zram).
 base_packages=(systemd systemd-sysv dbus dbus-user-session libpam-systemd systemd-oomd procps
-	util-linux login passwd apt redis-server openssh-server)
+	util-linux login passwd apt redis-server openssh-server kmod)
 
-build= cache= qexit= only= logfile= debs=
+build= cache= qexit= only= skip_checks= logfile= debs=
 checks=$here/guest-systemd.sh
-mem=512M smp=2 timeout_s=780
+mem=512M smp=2 timeout_s=1500
 withs=() libs_of=() datas=() envs=()
 
 say() {
@@ -100,6 +102,7 @@ parse_args() {
 		--libs-of) libs_of+=("${2:?}"); shift 2 ;;
 		--data) datas+=("${2:?}"); shift 2 ;;
 		--only) only=${2:?}; shift 2 ;;
+		--skip) skip_checks=${2:?}; shift 2 ;;
 		--checks) checks=${2:?}; shift 2 ;;
 		--debs) debs=${2:?}; shift 2 ;;
 		--env) envs+=("${2:?}"); shift 2 ;;
@@ -114,6 +117,7 @@ parse_args() {
 	[[ -f $build/build.ninja ]] || fail "--build $build: not a meson build directory"
 	[[ $timeout_s =~ ^[0-9]+$ ]] || fail "--timeout takes whole seconds"
 	[[ $only =~ ^[a-z0-9_,]*$ ]] || fail "--only takes check names separated by commas"
+	[[ $skip_checks =~ ^[a-z0-9_,]*$ ]] || fail "--skip takes check names separated by commas"
 	local e
 	for e in "${envs[@]}"; do
 		[[ $e =~ ^SDG_[A-Z0-9_]+=[A-Za-z0-9_.%,/:-]*$ ]] ||
@@ -221,10 +225,13 @@ installed_paths() {
 # (meson install, then ldconfig for the new library), the checks and their
 # helpers under /opt/oomkit-test, and a service that runs them once the
 # system is up.
-stage() { # rootfs stage
+stage() { # rootfs stage modules
 	local s=$2 t=/opt/oomkit-test f
 	rm -rf "$s"
 	cp -a "$1" "$s"
+	# The kernel's modules the checks load, where modprobe looks for them
+	# (depmod runs in the guest: the host may have no kmod).
+	cp -a "$3/lib/modules" "$s/lib/"
 	if [[ -z $debs ]]; then
 		meson install -C "$build" --no-rebuild --quiet --destdir "$(realpath "$s")" >"$cache/install.log" 2>&1 ||
 			{ cat "$cache/install.log" >&2; fail "meson install into the guest failed"; }
@@ -246,6 +253,7 @@ stage() { # rootfs stage
 				OOMKIT_UNIT=/lib/systemd/system/oomkitd.service "SDG_DEBS=$t/debs"
 		fi
 		echo "SDG_ONLY=$only"
+		echo "SDG_SKIP=$skip_checks"
 		printf '%s\n' "${envs[@]}"
 		echo "SDG_QEXIT=$t/bin/$(basename "$qexit")"
 		for f in "${withs[@]}"; do
@@ -271,8 +279,9 @@ stage() { # rootfs stage
 
 image() { # stage image
 	rm -f "$2"
-	# 1 GiB apparent, sparse: room for the checks' reports and journal.
-	mkfs.ext4 -q -F -L root -d "$1" "$2" 1G
+	# 2 GiB apparent, sparse: room for the checks' reports and journal, and
+	# check_machine_swap's swap file.
+	mkfs.ext4 -q -F -L root -d "$1" "$2" 2G
 }
 
 # Runs qemu with the console on a pipe, each line to stderr and the log,
@@ -349,10 +358,12 @@ verdict() {
 }
 
 main() {
-	local kernel dir t0 rc=0
+	local kernel modules dir t0 rc=0
 	parse_args "$@"
 	check_host
 	kernel=$(bash "$here/vm.sh" --fetch-kernel) || rc=$?
+	((rc == 0)) || exit "$rc"
+	modules=$(bash "$here/vm.sh" --fetch-modules) || rc=$?
 	((rc == 0)) || exit "$rc"
 	mkdir -p "$cache"
 	exec {lock}>"$cache/.lock"
@@ -360,7 +371,7 @@ main() {
 	rootfs
 	dir=$(cat "$cache/rootfs.path")
 	t0=$(now)
-	stage "$dir" "$cache/stage"
+	stage "$dir" "$cache/stage" "$modules"
 	image "$cache/stage" "$cache/root.img"
 	rm -rf "$cache/stage"
 	echo "$prog: staged and imaged in $(since "$t0") s"

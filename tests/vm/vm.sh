@@ -39,6 +39,11 @@
 # ($OOMKIT_VM_CACHE, default tests/vm/cache next to this script) and only
 # vmlinuz is kept; nothing is installed.  $OOMKIT_VM_KERNEL names another image.
 # The initramfs is busybox-static plus the programs, built afresh each run.
+#
+#   vm.sh --fetch-modules  prints a directory holding lib/modules/VERSION/ with
+#                          the few modules of that kernel the systemd guest
+#                          loads (zram and what it needs), fetched once
+#                          from the same package
 
 set -euo pipefail
 
@@ -229,6 +234,38 @@ fetch_kernel() {
 	fi
 	flock -u "$lock"
 	echo "$cache/vmlinuz"
+}
+
+# The modules the systemd guest loads: zram (the cloud kernel builds it as a
+# module) with its allocator and its default compressor.
+guest_modules=(drivers/block/zram/zram.ko mm/zsmalloc.ko crypto/lzo-rle.ko)
+
+# Fetches the package of the kernel fetch_kernel keeps (its version is in
+# the image's name) once more and keeps guest_modules of it.  Prints the
+# directory.
+fetch_modules() {
+	local cache=${OOMKIT_VM_CACHE:-$here/cache} kernel ver dl m out
+	kernel=$(fetch_kernel)
+	ver=$(basename "$(realpath "$kernel")")
+	ver=${ver#vmlinuz-}
+	out=$cache/modules-$ver
+	exec {lock}>"$cache/.lock"
+	flock "$lock"
+	if [[ ! -d $out ]]; then
+		rm -rf "$cache"/download.*
+		dl=$(mktemp -d "$cache/download.XXXXXX")
+		say "fetching the guest kernel's modules into $out (once)"
+		apt_download "$dl" "linux-image-$ver" || skip "apt-get download linux-image-$ver failed"
+		dpkg-deb -x "$dl/linux-image-${ver}"_*.deb "$dl/root" || skip "dpkg-deb cannot unpack linux-image-$ver"
+		for m in "${guest_modules[@]}"; do
+			[[ -r $dl/root/lib/modules/$ver/kernel/$m ]] || skip "linux-image-$ver has no $m"
+			install -D -m 644 "$dl/root/lib/modules/$ver/kernel/$m" "$dl/out/lib/modules/$ver/kernel/$m"
+		done
+		mv "$dl/out" "$out"
+		rm -rf "$dl"
+	fi
+	flock -u "$lock"
+	echo "$out"
 }
 
 # One newc cpio entry without data (a device node or the trailer).
@@ -422,6 +459,10 @@ verdict() {
 main() {
 	if [[ ${1:-} == --fetch-kernel ]]; then
 		fetch_kernel
+		return
+	fi
+	if [[ ${1:-} == --fetch-modules ]]; then
+		fetch_modules
 		return
 	fi
 	parse_args "$@"
