@@ -1,23 +1,34 @@
 # oomkit: `make demo` runs the demo on the real kernel, `make check` every test,
-# `make bench` the benchmarks.  Each first installs any missing Debian package.
+# `make bench` the benchmarks.  Each first installs any missing Debian package
+# it needs: `make demo` only the build's, the others the tests' too.
 PREFIX ?= /usr/local
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 DEB_BUILD ?= build-deb
-# Everything the build, the tests (including the qemu guest tier and the
-# fuzzers) and the benchmarks need, as Debian packages.
-DEB_DEPS := meson ninja-build pkg-config gcc musl-tools clang clang-format libclang-rt-14-dev libcmocka-dev libinih-dev libcap-ng-dev libseccomp-dev libsystemd-dev \
+# What building oomkit and running the demo need, as Debian packages
+# (cmocka: the demo's hog is one of the test helpers).
+BUILD_DEPS := meson ninja-build pkg-config gcc libcmocka-dev libinih-dev libcap-ng-dev libseccomp-dev libsystemd-dev
+# Besides, everything the tests (including the qemu guest tiers and the
+# fuzzers), the benchmarks and the packages need.
+TEST_DEPS := musl-tools clang clang-format libclang-rt-14-dev \
 	python3 qemu-system-x86 busybox-static cpio gzip mmdebstrap e2fsprogs gnuplot-nox earlyoom valgrind \
 	debhelper dpkg-dev lintian man-db git python3-yaml python3-prometheus-client nodejs \
 	libglib2.0-dev xvfb dbus-daemon dbus-bin dunst imagemagick fonts-dejavu-core redis-server redis-tools
+DEB_DEPS := $(BUILD_DEPS) $(TEST_DEPS)
+# What the demo runs: the daemon, its hook runner, guardian and systemd
+# helper (where libsystemd is found), the command line, the hog.
+DEMO_TARGETS := daemon/oomkitd daemon/oomkit-hook-runner lib/oomkit-guardian cli/oomkit tests/helpers/oomkit-hog
 
-.PHONY: all bootstrap build asan fuzz-build check demo demo-library bench install clean fuzz soak deb
+.PHONY: all bootstrap bootstrap-build build asan fuzz-build check demo demo-library bench install clean fuzz soak deb
 
 all: build
 
 bootstrap:
 	@sh scripts/bootstrap.sh $(DEB_DEPS)
+
+bootstrap-build:
+	@sh scripts/bootstrap.sh $(BUILD_DEPS)
 
 $(BUILD)/build.ninja:
 	meson setup $(BUILD) --prefix=$(PREFIX)
@@ -43,7 +54,9 @@ check: build asan fuzz-build
 fuzz: fuzz-build
 	sh tests/fuzz/run.sh $(FUZZ_BUILD)/tests/fuzz 600
 
-demo: build
+# Only what the demo needs: the build's packages and the demo's programs.
+demo: bootstrap-build $(BUILD)/build.ninja
+	ninja -C $(BUILD) $(DEMO_TARGETS) $$(ninja -C $(BUILD) -t targets all | sed -n 's|^\(daemon/oomkitd-systemd\):.*|\1|p')
 	sh scripts/demo.sh $(BUILD)
 
 demo-library: build

@@ -1628,34 +1628,71 @@ static int read_file(const char *path, char **ret_text, char *errors, size_t err
 
 /* The machine at the cgroup v2 root: it has no limit of its own and nothing
  * of oomkitd's is made beside systemd's cgroups there, so every job adopts
- * cgroups.  Only an explicit "machine =" names it: the default never does. */
+ * cgroups.  It is the machine when "machine =" names it, and on cgroup v2
+ * when the file names no machine (machine_line 0): a default is never a path
+ * of the other hierarchy, and a cgroup below the root would hold none of the
+ * units the jobs adopt.  A file that needs a machine of its own (a limit, jobs
+ * oomkitd makes) is refused with the line to change. */
 static void check_root_machine(struct parse_state *st, const struct config_mount *mount, const char *root)
 {
 	struct config *cfg = st->cfg;
+	bool named = cfg->machine_line != 0;
 
-	if (!mount->v2 || !cfg->machine_line) {
+	if (!mount->v2) {
 		add_error(st, cfg->machine_line, "machine",
-			  "'%s' is the memory cgroup mount itself; the machine must be a cgroup below it%s",
-			  root,
-			  mount->v2 ? " (or, named with machine =, the cgroup v2 root)"
-				    : " (only a cgroup v2 root can be the machine)");
+			  "'%s' is the memory cgroup mount itself; the machine must be a cgroup below it "
+			  "(only a cgroup v2 root can be the machine)",
+			  root);
 		return;
 	}
-	if (cfg->machine_limit_bytes != UINT64_MAX)
-		add_error(st, cfg->machine_limit_line, "machine_limit",
-			  "the cgroup v2 root has no limit; with machine = %s it is the machine's RAM "
-			  "(see machine_available)",
-			  root);
+	if (cfg->machine_limit_bytes != UINT64_MAX) {
+		if (named)
+			add_error(
+			    st, cfg->machine_limit_line, "machine_limit",
+			    "the cgroup v2 root has no limit; with machine = %s it is the machine's RAM "
+			    "(see machine_available)",
+			    root);
+		else
+			add_error(
+			    st, cfg->machine_limit_line, "machine_limit",
+			    "no machine = line, so on cgroup v2 the machine is the root %s, which has no "
+			    "limit: name the machine's cgroup with machine = (or leave machine_limit out: "
+			    "the root's limit is the RAM, see machine_available)",
+			    root);
+	}
 	for (unsigned i = 0; i < cfg->n_jobs; i++) {
 		if (cfg->jobs[i].n_cgroups)
 			continue;
 		snprintf(st->section, sizeof(st->section), "job %s", cfg->jobs[i].name);
-		add_error(st, cfg->jobs[i].line, NULL,
-			  "with the machine at the cgroup v2 root a job adopts cgroups (cgroup =): "
-			  "oomkitd makes none of its own beside systemd's");
+		if (named)
+			add_error(st, cfg->jobs[i].line, NULL,
+				  "with the machine at the cgroup v2 root a job adopts cgroups (cgroup =): "
+				  "oomkitd makes none of its own beside systemd's");
+		else
+			add_error(
+			    st, cfg->jobs[i].line, NULL,
+			    "no machine = line, so on cgroup v2 the machine is the root %s, where a job "
+			    "adopts cgroups (cgroup =): for jobs of oomkitd's own, name their parent with "
+			    "machine =",
+			    root);
 	}
 	snprintf(st->section, sizeof(st->section), "oomkitd");
 	cfg->machine_is_root = st->n_errors == 0;
+}
+
+/* The machine a file that names none gets, from the mount it is resolved
+ * against: on cgroup v2 the root (check_root_machine()), on cgroup v1
+ * "oomkit" below the memory controller's mount.  root is normalised. */
+static int default_machine(struct config *cfg, const struct config_mount *mount, const char *root)
+{
+	int n;
+
+	if (mount->v2)
+		n = snprintf(cfg->machine, sizeof(cfg->machine), "%s", root);
+	else
+		n = snprintf(cfg->machine, sizeof(cfg->machine), "%s/oomkit",
+			     strcmp(root, "/") == 0 ? "" : root);
+	return n < 0 || (size_t)n >= sizeof(cfg->machine) ? -ENAMETOOLONG : 0;
 }
 
 int config_resolve_machine(struct config *cfg, const struct config_mount *mount, char *errors,
@@ -1675,6 +1712,10 @@ int config_resolve_machine(struct config *cfg, const struct config_mount *mount,
 	if (value_normalize_path(mount->root, root, sizeof(root), why, sizeof(why)) < 0) {
 		st.section[0] = '\0';
 		add_error(&st, 0, NULL, "the memory cgroup mount: %s", why);
+		return -EINVAL;
+	}
+	if (!cfg->machine_line && default_machine(cfg, mount, root) < 0) {
+		add_error(&st, 0, "machine", "the default machine below %s: path too long", root);
 		return -EINVAL;
 	}
 	/* cfg->machine is normalised too, so one comparison of strings is exact. */

@@ -198,6 +198,32 @@ static void print_builtin(const struct config *cfg, const struct config_mount *m
 	       cfg->machine, chain);
 }
 
+/* --check says which machine the daemon will manage, in which hierarchy,
+ * and whether the file named it or the hierarchy's default applies. */
+static void print_machine(const struct config *cfg, const struct config_mount *mount, bool file)
+{
+	char where[CONFIG_PATH_MAX + 32];
+
+	if (cfg->builtin && cfg->machine_line)
+		snprintf(where, sizeof(where), "the built-in default's");
+	else if (cfg->machine_line)
+		snprintf(where, sizeof(where), "named at %s:%u", cfg->source, cfg->machine_line);
+	else
+		snprintf(where, sizeof(where), "the default%s", file ? ": the file names no machine" : "");
+	if (!mount) {
+		printf("machine: %s (%s; no memory cgroup mount here to resolve it against)\n", cfg->machine,
+		       where);
+		return;
+	}
+	printf("machine: %s, %s (%s)\n", cfg->machine,
+	       cfg->machine_is_root ? "the root of the cgroup v2 hierarchy"
+	       : mount->v2	    ? "a cgroup in the cgroup v2 hierarchy"
+				    : "a memcg in the cgroup v1 memory hierarchy",
+	       where);
+	printf("hierarchy: cgroup %s, memory controller at %s%s\n", mount->v2 ? "v2" : "v1", mount->root,
+	       mount->systemd ? ", systemd runs this machine" : "");
+}
+
 /* --check: the configuration as start would take it, the machine resolved
  * against this machine's memory mount. */
 static int check_config(const char *path)
@@ -226,6 +252,7 @@ static int check_config(const char *path)
 		fprintf(stderr, "%s: the hook runner %s: %s; hooks will not run\n", cfg->source,
 			hooks_runner(), strerror(errno));
 	printf("%s: ok, %u job%s\n", cfg->source, cfg->n_jobs, cfg->n_jobs == 1 ? "" : "s");
+	print_machine(cfg, found ? &mount : NULL, path != NULL);
 	drop_config(cfg);
 	return 0;
 }

@@ -45,7 +45,7 @@ done
 for m in "$MEMROOT//$M/" "/$MEMROOT/$M//"; do
 	with_machine "$m"
 	out=$(timeout 10 "$OOMKITD" --check -c "$TMP/m.conf" 2>&1)
-	check "--check accepts machine = $m" test "$out" = "$TMP/m.conf: ok, 1 job"
+	check "--check accepts machine = $m" test "$(head -n 1 <<<"$out")" = "$TMP/m.conf: ok, 1 job"
 done
 cp "$TMP/m.conf" "$TMP/oomkitd.conf"
 start_daemon

@@ -25,7 +25,11 @@ cp "$TMP/oomkitd.conf" "$TMP/good.conf"
 # --check
 out=$("$OOMKITD" --check -c "$TMP/oomkitd.conf" 2>&1)
 check "--check accepts a good file" test $? = 0
-check "--check says how many jobs" test "$out" = "$TMP/oomkitd.conf: ok, 2 jobs"
+check "--check says how many jobs" test "$(head -n 1 <<<"$out")" = "$TMP/oomkitd.conf: ok, 2 jobs"
+check "--check says which machine, named where" \
+	grep -qxF "machine: $R, a memcg in the cgroup v1 memory hierarchy (named at $TMP/oomkitd.conf:2)" <<<"$out"
+check "--check says which hierarchy" \
+	grep -qx "hierarchy: cgroup v1, memory controller at $MEMROOT\(, systemd runs this machine\)\?" <<<"$out"
 sed 's/^limit = 32M$/limit = abc/' "$TMP/good.conf" > "$TMP/bad.conf"
 out=$("$OOMKITD" --check -c "$TMP/bad.conf" 2>&1)
 check "--check refuses a bad file" test $? = 1

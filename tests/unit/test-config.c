@@ -636,9 +636,8 @@ static void test_machine_paths(void **state)
 	    {"/sys/fs/cgroup/memory", "machine = /tmp/oomkit\n", NULL,
 	     E "3: [oomkitd] machine: '/tmp/oomkit' is not below the memory cgroup mount "
 	       "/sys/fs/cgroup/memory\n"},
-	    {"/cgroup", "", NULL,
-	     E " [oomkitd] machine: '/sys/fs/cgroup/memory/oomkit' is not below the memory cgroup mount "
-	       "/cgroup\n"},
+	    /* The default follows the mount it is resolved against. */
+	    {"/cgroup", "", "oomkit", NULL},
 	    {"relative", "", NULL, E " the memory cgroup mount: 'relative' is not an absolute path\n"},
 	    /* Issue 12: on cgroup v2 the root itself may be the machine, named
 	     * explicitly, with no limit and every job adopting cgroups. */
@@ -647,9 +646,20 @@ static void test_machine_paths(void **state)
 	    {"v2:/sys/fs/cgroup", "machine = /sys/fs/cgroup/oomkit.slice/machine\n[job web]\n",
 	     "oomkit.slice/machine", NULL},
 	    {"/sys/fs/cgroup", "machine = /sys/fs/cgroup\n", NULL, V1_ROOT_REFUSED("3", "/sys/fs/cgroup")},
-	    {"v2:/sys/fs/cgroup/memory/oomkit", "", NULL,
-	     E " [oomkitd] machine: '/sys/fs/cgroup/memory/oomkit' is the memory cgroup mount itself; the "
-	       "machine must be a cgroup below it (or, named with machine =, the cgroup v2 root)\n"},
+	    /* On cgroup v2 a file that names no machine gets the root, never
+	     * the v1 default (a cgroup "memory" below the root holding none of
+	     * the adopted units); what the root cannot be is refused by line. */
+	    {"v2:/sys/fs/cgroup", "", "", NULL},
+	    {"v2:/sys/fs/cgroup", JOBS_V2, "", NULL},
+	    {"v2:/sys/fs/cgroup/memory/oomkit", "", "", NULL},
+	    {"v2:/sys/fs/cgroup", "machine_limit = 1G\n" JOBS_V2, NULL,
+	     E "3: [oomkitd] machine_limit: no machine = line, so on cgroup v2 the machine is the root "
+	       "/sys/fs/cgroup, which has no limit: name the machine's cgroup with machine = (or leave "
+	       "machine_limit out: the root's limit is the RAM, see machine_available)\n"},
+	    {"v2:/sys/fs/cgroup", JOBS_V2 "[job web]\npriority = 9\n", NULL,
+	     E "5: [job web]: no machine = line, so on cgroup v2 the machine is the root /sys/fs/cgroup, "
+	       "where a job adopts cgroups (cgroup =): for jobs of oomkitd's own, name their parent with "
+	       "machine =\n"},
 	    {"v2:/sys/fs/cgroup", "machine = /sys/fs/cgroup\nmachine_limit = 1G\n" JOBS_V2, NULL,
 	     E "4: [oomkitd] machine_limit: the cgroup v2 root has no limit; with machine = /sys/fs/cgroup "
 	       "it is the machine's RAM (see machine_available)\n"},
@@ -834,6 +844,55 @@ static void test_percent_sizes(void **state)
 
 	snprintf(path, sizeof(path), "rm -rf '%s'", root);
 	assert_int_equal(system(path), 0);
+}
+
+/* The configuration an admin of a systemd machine writes: jobs that adopt
+ * units by cgroup =, priorities, a chain, no machine = line.  The machine
+ * is the root of the hierarchy it is resolved against (a fixture root here,
+ * as the daemon's context gives it), never the v1 default that holds none
+ * of the units; on cgroup v1 the default is "oomkit" below the mount. */
+static void test_machine_default(void **state)
+{
+	(void)state;
+	static const char natural[] =
+	    "[oomkitd]\npolicy = report, kill-lowest, kernel\ndelay = 2s\n\n"
+	    "[job redis]\npriority = 900\ncgroup = system.slice/redis-server.service\n\n"
+	    "[job web]\npriority = 500\ncgroup = system.slice/nginx.service\n\n"
+	    "[job batch]\npriority = 100\ncgroup = system.slice/batch.service\n";
+	char errors[CONFIG_ERRORS_MAX], *path = temp_file(natural, strlen(natural));
+	struct config cfg;
+	static const struct {
+		struct config_mount mount;
+		const char *machine, *rel;
+	} cases[] = {
+	    {{.root = "/tmp/fixture/cgroup", .v2 = true, .systemd = true}, "/tmp/fixture/cgroup", ""},
+	    {{.root = "/sys/fs/cgroup", .v2 = true, .systemd = true}, "/sys/fs/cgroup", ""},
+	    {{.root = "/sys/fs/cgroup/", .v2 = true, .systemd = false}, "/sys/fs/cgroup", ""},
+	    {{.root = "/tmp/fixture/memory", .v2 = false}, "/tmp/fixture/memory/oomkit", "oomkit"},
+	    {{.root = "/", .v2 = false}, "/oomkit", "oomkit"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (config_read(path, &cases[i].mount, &cfg, errors, sizeof(errors)) != 0)
+			fail_msg("case %zu refused:\n%s", i, errors);
+		assert_int_equal(cfg.n_jobs, 3);
+		assert_false(cfg.builtin);
+		assert_int_equal(cfg.machine_line, 0);
+		assert_string_equal(cfg.machine, cases[i].machine);
+		assert_string_equal(cfg.machine_rel, cases[i].rel);
+		assert_int_equal(cfg.machine_is_root, cases[i].mount.v2);
+		config_free(&cfg);
+	}
+	/* Resolved later (the mount not known when the file was read), the
+	 * same: the daemon's start reads first, resolves once liboomkit runs. */
+	struct config_mount v2 = {.root = "/tmp/fixture/cgroup", .v2 = true, .systemd = true};
+	assert_int_equal(config_read(path, NULL, &cfg, errors, sizeof(errors)), 0);
+	if (config_resolve_machine(&cfg, &v2, errors, sizeof(errors)) != 0)
+		fail_msg("resolved later, refused:\n%s", errors);
+	assert_string_equal(cfg.machine, "/tmp/fixture/cgroup");
+	assert_true(cfg.machine_is_root);
+	config_free(&cfg);
+	unlink(path);
 }
 
 static void test_sizes(void **state)
@@ -1593,6 +1652,23 @@ static void test_cgroup_exclude(void **state)
 		char *path = temp_file(texts[i], strlen(texts[i]));
 		cfg = calloc(1, sizeof(*cfg));
 		assert_non_null(cfg);
+		if (i == 3) {
+			/* A job of oomkitd's own needs a machine below the root. */
+			assert_int_equal(config_read(path, &sd, cfg, errors, sizeof(errors)), -EINVAL);
+			assert_non_null(strstr(errors, ":1: [job a]: no machine = line, so on cgroup v2 the "
+						       "machine is the root /sys/fs/cgroup"));
+			unlink(path);
+			drop(cfg);
+			cfg = calloc(1, sizeof(*cfg));
+			assert_non_null(cfg);
+			path = temp_file(texts[i], strlen(texts[i]));
+			assert_int_equal(config_read(path, &v1, cfg, errors, sizeof(errors)), 0);
+			assert_int_equal(cfg->n_jobs, 1);
+			assert_string_equal(cfg->machine, "/sys/fs/cgroup/memory/oomkit");
+			unlink(path);
+			drop(cfg);
+			continue;
+		}
 		if (config_read(path, &sd, cfg, errors, sizeof(errors)) != 0)
 			fail_msg("%s: %s", texts[i], errors);
 		assert_int_equal(cfg->builtin, i < 2);
@@ -1763,6 +1839,7 @@ int main(void)
 	    cmocka_unit_test(test_load_file),
 	    cmocka_unit_test(test_read_refused),
 	    cmocka_unit_test(test_machine_paths),
+	    cmocka_unit_test(test_machine_default),
 	    cmocka_unit_test(test_no_cascade),
 	    cmocka_unit_test(test_sizes),
 	    cmocka_unit_test(test_durations),

@@ -913,8 +913,65 @@ check_machine_root() {
 	expect "redis is adopted as an instance of redis" wait_journal 30 $UNIT 'redis \[redis-server.service\]: adopted'
 	expect "systemd's own top-level settings are untouched" eval '[ ! -e $CG/memory.high ] && [ "$(cat $CG/system.slice/memory.high)" = max ]'
 	machine_runs_out sdg-batch-fast.service 2000
-	machine_runs_out sdg-batch-slow.service 2000 1024 10000
+	# The slow hog runs out the same machine named by default: check_natural_config.
 	expect "systemd's slices still untouched" eval '[ "$(cat $CG/system.slice/memory.high)" = max ] && [ "$(cat $CG/system.slice/memory.max)" = max ]'
+}
+
+# The configuration an admin naturally writes on a systemd machine: jobs that
+# adopt units by cgroup =, priorities, a chain, and no machine = line.  Its
+# machine is the v2 root, never the v1 default (a cgroup "memory" below the
+# root holding none of the units: the machine's OOM never reached oomkitd,
+# and the kernel's killer took redis), so the batch unit pays when the
+# machine runs out, redis keeps its keys and the kernel kills nothing (the
+# slow hog of check_machine_root's pair: the fast one ran with machine = named).
+# machine_available as in root_section: a key of the machine, not of where it
+# is (under emulation the default leaves the kernel's killer too little room).
+natural_config() {
+	{ root_section | grep -v '^machine = '; cat <<-EOF; } >"$OOMKITD_CONF"
+
+	[job redis]
+	priority = 900
+	cgroup = system.slice/redis-server.service
+
+	[job web]
+	priority = 500
+	cgroup = system.slice/sdg-web-*.service
+
+	[job batch]
+	priority = 100
+	cgroup = system.slice/sdg-batch-*.service
+	EOF
+}
+
+check_natural_config() {
+	local out ready0 adopted0
+	systemctl stop systemd-oomd.service systemd-oomd.socket 2>/dev/null
+	expect "redis-server runs" wait_for 60 active_unit redis-server.service
+	if [ "$(redis_keys)" != 40000 ]; then
+		redis-cli CONFIG SET save "" >/dev/null
+		redis_fill 40000
+	fi
+	natural_config
+	expect "the file names no machine" eval '! grep -q "^machine *=" "$OOMKITD_CONF"'
+	out=$("$OOMKITD" --check --config "$OOMKITD_CONF" 2>&1)
+	note "--check: $(tr '\n' '|' <<<"$out")"
+	expect "--check says the machine is the v2 root, by default" grep -qxF \
+		"machine: $CG, the root of the cgroup v2 hierarchy (the default: the file names no machine)" <<<"$out"
+	expect "--check says the hierarchy" grep -qxF \
+		"hierarchy: cgroup v2, memory controller at $CG, systemd runs this machine" <<<"$out"
+	ready0=$(journal_count $UNIT "oomkitd ready: machine $CG, 3 jobs")
+	adopted0=$(journal_count $UNIT 'redis \[redis-server.service\]: adopted')
+	expect "oomkitd starts" timeout 120 systemctl restart $UNIT
+	if ! active; then
+		journal $UNIT | tail -n 20 | sed 's/^/sdguest:   journal: /'
+		return
+	fi
+	expect "it is ready with the v2 root as its machine and 3 jobs" \
+		wait_journal 30 $UNIT "oomkitd ready: machine $CG, 3 jobs" "$ready0"
+	expect "redis is adopted as an instance of redis" \
+		wait_journal 30 $UNIT 'redis \[redis-server.service\]: adopted' "$adopted0"
+	machine_runs_out sdg-batch-slow.service 2000 1024 10000
+	expect "systemd's slices untouched" eval '[ "$(cat $CG/system.slice/memory.high)" = max ] && [ "$(cat $CG/system.slice/memory.max)" = max ]'
 }
 
 # Issue 28: the machine at the v2 root with a swap file, the default rule
@@ -1506,6 +1563,25 @@ check_builtin_default() {
 	systemctl stop $unit 2>/dev/null
 	systemctl stop $UNIT
 	daemon_config # the shared configuration again, for any check after this one
+}
+
+# make demo on this machine (cgroup v2, systemd as PID 1): scripts/demo.sh
+# run by demo-check.sh with the installed programs.  The demo's cgroups live
+# in a transient scope with Delegate=yes, where systemd lets a program make
+# its own; the low-priority job's process dies, the others live, the kernel
+# kills nothing, and neither the scope nor a cgroup of the demo's is left.
+check_demo() {
+	local out rc
+	systemctl stop $UNIT 2>/dev/null
+	out=$(OOMKIT_HOG=$HOG bash "$here/demo-check.sh" "$here/demo.sh" /nonexistent --quiet-machine 2>&1)
+	rc=$?
+	grep -v '^demo|' <<<"$out" | sed 's/^/sdguest:   /'
+	expect "the demo's story (demo-check.sh)" [ "$rc" = 0 ]
+	expect "told first that it runs in a scope systemd delegated to it" grep -qE \
+		'^demo\| demo: cgroup v2 with systemd: the scope oomkit-demo-[0-9]+\.scope \(Delegate=yes\)' <<<"$out"
+	expect "systemd has no scope of the demo's left" \
+		eval '! systemctl list-units --all --no-legend "oomkit-demo-*" | grep -q .'
+	((rc == 0)) || grep '^demo|' <<<"$out" | tail -n 60 | sed 's/^/sdguest:   /'
 }
 
 say "START"
