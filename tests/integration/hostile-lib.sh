@@ -52,7 +52,7 @@ kernel_kills() { sed -n 's/^oom_kill //p' "$R/memory.oom_control"; }
 threads_alive() {
 	local t s
 	for t in /proc/"$1"/task/*/stat; do
-		s=$(cat "$t" 2>/dev/null) || continue
+		{ read -r s < "$t"; } 2>/dev/null || continue
 		s=${s##*) }
 		s=${s%% *}
 		[ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ] && return 0
