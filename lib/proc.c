@@ -319,17 +319,36 @@ OOMKIT__EXPORT int oomkit_process_cgroup(oomkit_ctx *ctx, pid_t pid, char *buf, 
 	return oomkit__proc_cgroup(ctx, pid, oomkit__proc_controller(ctx), buf, len);
 }
 
-int oomkit__process_in(oomkit_ctx *ctx, pid_t pid, const char *rel)
+static int in_at(oomkit_ctx *ctx, int dirfd, const char *rel)
 {
-	int n, fd = oomkit__proc_open_live(ctx, pid, NULL, NULL);
+	int n = read_proc_file(ctx, dirfd, "cgroup");
 
-	if (fd < 0)
-		return fd;
-	n = read_proc_file(ctx, fd, "cgroup");
-	close(fd);
 	if (n < 0)
 		return n;
 	return oomkit__parse_proc_cgroup_under(ctx->iobuf, (size_t)n, oomkit__proc_controller(ctx), rel);
+}
+
+/* Asked for every process of every snapshot and kill: the leader's record
+ * answers in one read.  Only a process it places outside is looked at
+ * again, since a leader that exited shows the root while its threads run on
+ * where they are. */
+int oomkit__process_in(oomkit_ctx *ctx, pid_t pid, const char *rel)
+{
+	struct oomkit__proc_stat leader;
+	int r, fd = oomkit__proc_open(ctx, pid);
+
+	if (fd < 0)
+		return fd;
+	r = in_at(ctx, fd, rel);
+	close(fd);
+	if (r != 0)
+		return r;
+	if ((fd = oomkit__proc_open_live(ctx, pid, &leader, NULL)) < 0)
+		return fd;
+	if (leader.state == 'Z' || leader.state == 'X')
+		r = in_at(ctx, fd, rel);
+	close(fd);
+	return r;
 }
 
 OOMKIT__EXPORT int oomkit_process_in_cgroup(oomkit_ctx *ctx, pid_t pid, const char *cgroup)
