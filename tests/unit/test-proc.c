@@ -15,11 +15,15 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static char root[PATH_MAX];
+/* The child of test_real_exited_leader(), killed by teardown_real() if
+ * the test fails before it does. */
+static pid_t real_child;
 
 /* A /proc/PID/stat line with the given comm, ppid and start time: every
  * field up to 52 is present, as on a current kernel. */
@@ -383,6 +387,10 @@ static int setup_real(void **state)
 
 static int teardown_real(void **state)
 {
+	if (real_child > 0) {
+		kill(real_child, SIGKILL);
+		waitpid(real_child, NULL, 0);
+	}
 	oomkit_free(*state);
 	return 0;
 }
@@ -429,12 +437,15 @@ static void test_real_self(void **state)
 static void *hold_memory(void *arg)
 {
 	size_t len = 16u << 20;
-	char *m = malloc(len);
+	/* Mapped and touched by hand: a sanitizer's allocator and memset do
+	 * not leave it to chance whether the pages are resident. */
+	volatile char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	(void)arg;
-	if (!m)
+	if (m == MAP_FAILED)
 		_exit(1);
-	memset(m, 1, len);
+	for (size_t off = 0; off < len; off += 4096)
+		m[off] = 1;
 	/* Says it holds the memory, then waits to be killed. */
 	if (write(3, "x", 1) != 1)
 		_exit(1);
@@ -454,10 +465,14 @@ static void test_real_exited_leader(void **state)
 	assert_true(child >= 0);
 	if (child == 0) {
 		pthread_t t;
-		if (dup2(fds[1], 3) != 3 || pthread_create(&t, NULL, hold_memory, NULL) != 0)
+		/* Not the test runner's output: it waits for that to close. */
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (null < 0 || dup2(null, 1) != 1 || dup2(null, 2) != 2 || dup2(fds[1], 3) != 3 ||
+		    pthread_create(&t, NULL, hold_memory, NULL) != 0)
 			_exit(1);
 		pthread_exit(NULL);
 	}
+	real_child = child;
 	close(fds[1]);
 	assert_int_equal(read(fds[0], &c, 1), 1);
 	close(fds[0]);
@@ -488,6 +503,7 @@ static void test_real_exited_leader(void **state)
 	/* Killed through its leader's pid, as the daemon kills: it goes. */
 	assert_int_equal(oomkit_kill(*state, child, p.start_time, -1), 0);
 	assert_int_equal(waitpid(child, NULL, 0), child);
+	real_child = 0;
 }
 
 static void test_real_vanished(void **state)
