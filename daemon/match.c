@@ -193,6 +193,11 @@ bool match_glob(const char *glob, const char *text)
 	return *glob == '\0';
 }
 
+bool match_self_named(const struct match_expr *expr)
+{
+	return expr->kind == MATCH_COMM || expr->kind == MATCH_CMDLINE || expr->kind == MATCH_EXE;
+}
+
 bool match_test(const struct match_expr *expr, const struct match_subject *s)
 {
 	switch (expr->kind) {

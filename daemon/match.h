@@ -55,6 +55,11 @@ struct match_subject {
  * reader fetches only what a rule asks for. */
 unsigned match_needs(const struct match_expr *expr);
 
+/* Whether the expression tests what a process sets itself (comm, cmdline,
+ * exe): a protect rule of such a kind shields only root's processes
+ * (rules.h). */
+bool match_self_named(const struct match_expr *expr);
+
 /* Whether expr matches the subject: comm and exe exactly, cmdline by glob
  * over the whole line, uid by number, cgroup if the process's cgroup or one
  * of its ancestors matches the pattern. */

@@ -178,9 +178,9 @@ static bool is_shell(const char *comm)
 	return false;
 }
 
-/* kill = largest-leaf spares a session leader and an interactive shell:
- * NULL for a process it does not spare, else why. */
-static const char *leaf_spared(const struct policy_input *in, const struct policy_proc *p)
+/* The processes kill = largest-leaf spares, a session leader and an
+ * interactive shell: NULL for any other, else what it is. */
+static const char *leaf_kind(const struct policy_input *in, const struct policy_proc *p)
 {
 	if (p->group < 0 || (unsigned)p->group >= in->n_groups ||
 	    in->groups[p->group].kill != KILL_LARGEST_LEAF)
@@ -190,6 +190,38 @@ static const char *leaf_spared(const struct policy_input *in, const struct polic
 	if (p->tty_nr != 0 && p->pid == p->pgid && is_shell(p->comm))
 		return "an interactive shell (kill = largest-leaf)";
 	return NULL;
+}
+
+void policy_count_leaves(struct policy_group *groups, const struct policy_input *in)
+{
+	for (unsigned g = 0; g < in->n_groups; g++)
+		groups[g].leaf_bytes = 0;
+	for (unsigned i = 0; i < in->n_procs; i++) {
+		const struct policy_proc *p = &in->procs[i];
+		if (p->group >= 0 && (unsigned)p->group < in->n_groups &&
+		    in->groups[p->group].kill == KILL_LARGEST_LEAF && !policy_protected(in, p) &&
+		    !leaf_kind(in, p))
+			groups[p->group].leaf_bytes += p->rss_bytes;
+	}
+}
+
+/* kill = largest-leaf spares the shell for its build while the job has
+ * something else worth killing: its other candidates together hold at
+ * least a quarter of what the shell does.  A process that is what holds
+ * the job's memory (its only candidate, or by far its largest) is spared no
+ * more: anyone can call setsid(), and a spared hog would pass its job's OOM
+ * to another job.  A decoy kept beside it must be a quarter of its size,
+ * so each kill in the job frees that much.  NULL for a process it does not
+ * spare, else why. */
+#define LEAF_SPARE_RATIO 4
+
+static const char *leaf_spared(const struct policy_input *in, const struct policy_proc *p)
+{
+	const char *kind = leaf_kind(in, p);
+
+	if (!kind || (unsigned __int128)in->groups[p->group].leaf_bytes * LEAF_SPARE_RATIO < p->rss_bytes)
+		return NULL;
+	return kind;
 }
 
 bool policy_excluded(const struct policy_input *in, const struct policy_proc *proc, char *buf, size_t len)
@@ -436,7 +468,7 @@ static void placed_by(const struct policy_input *in, const struct order *o, cons
 static void choose(const struct policy_input *in, const struct order *o, const struct policy_proc *victim,
 		   struct policy_decision *d, const char *why)
 {
-	char size[32], placed[POLICY_RULE_MAX + 48], leaf[96] = "";
+	char size[32], placed[POLICY_RULE_MAX + 48], leaf[192] = "";
 	int g = victim->group;
 	bool whole = g >= 0 && (unsigned)g < in->n_groups && in->groups[g].kill == KILL_JOB;
 
@@ -446,6 +478,10 @@ static void choose(const struct policy_input *in, const struct order *o, const s
 			snprintf(leaf, sizeof(leaf),
 				 "; its job kills its largest process instead (kill = largest-leaf)");
 		victim = v;
+		if (leaf_kind(in, victim))
+			snprintf(leaf + strlen(leaf), sizeof(leaf) - strlen(leaf),
+				 "; %s is not spared: it holds more than four times the rest of its job",
+				 victim->pid == victim->sid ? "the session leader" : "the shell");
 	}
 	fmt_bytes(victim->rss_bytes, size, sizeof(size));
 	placed_by(in, o, victim, placed, sizeof(placed));

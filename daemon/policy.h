@@ -79,6 +79,9 @@ struct policy_group {
 	 * user.oomd_avoid), or the rest of a machine at the v2 root (omit):
 	 * snapshot.c places its processes by policy_systemd_place(). */
 	bool omit, avoid;
+	/* kill = largest-leaf: the memory of the job's candidates it does not
+	 * spare, by policy_count_leaves(). */
+	uint64_t leaf_bytes;
 };
 
 struct policy_proc {
@@ -151,6 +154,11 @@ int policy_decide(const struct policy_input *in, struct policy_decision *ret);
 /* Whether a process may never be chosen: listed pid, oom_score_adj -1000,
  * or a protect rule. */
 bool policy_protected(const struct policy_input *in, const struct policy_proc *proc);
+
+/* Fills groups[].leaf_bytes (groups is in->groups) from in's processes:
+ * what kill = largest-leaf spares a session leader or a shell against.
+ * Called once the snapshot is complete, before any decision on it. */
+void policy_count_leaves(struct policy_group *groups, const struct policy_input *in);
 
 /* Why a process of the scope is no candidate of any policy ("protected by
  * protect = comm:sshd (line 4)", "the session leader (kill = largest-leaf)"),

@@ -21,13 +21,25 @@ static enum policy_place place_of(enum config_rule_list list)
 	return list == RULE_PROTECT ? PLACE_PROTECT : list == RULE_PREFER ? PLACE_PREFER : PLACE_AVOID;
 }
 
+/* Whether the rule applies to the subject at all.  A process names itself:
+ * any user sets its comm (prctl(PR_SET_NAME)) and command line, and runs a
+ * protected executable with LD_PRELOAD or under ptrace.  Protection, like
+ * oom_score_adj -1000, must not be something a process grants itself, so a
+ * protect rule by name shields only processes of root, which no other user
+ * can start.  prefer and avoid by name apply to every process: a user only
+ * makes its own process chosen sooner, or later among its own job. */
+static bool applies(const struct config_rule *r, const struct match_subject *s)
+{
+	return r->list != RULE_PROTECT || !match_self_named(&r->expr) || s->uid == 0;
+}
+
 /* The first rule of set that matches, among protect rules only or among the others. */
 static const struct config_rule *first(const struct rules_set *set, bool protect,
 				       const struct match_subject *s)
 {
 	for (unsigned i = 0; set && i < set->n; i++) {
 		const struct config_rule *r = &set->rules[i];
-		if ((r->list == RULE_PROTECT) == protect && match_test(&r->expr, s))
+		if ((r->list == RULE_PROTECT) == protect && applies(r, s) && match_test(&r->expr, s))
 			return r;
 	}
 	return NULL;

@@ -10,6 +10,11 @@
  * whatever else matches); then the job's prefer and avoid rules, as written
  * (a job's section knows its processes better than the machine's does); then
  * the machine's.  The first that matches places the process.
+ *
+ * A protect rule by name (comm:, cmdline:, exe:, a bare name) shields only
+ * processes of uid 0: any user can give its process any name, command line
+ * or executable (LD_PRELOAD), and must not buy protection with it.  uid: and
+ * cgroup: protect whoever they match.
  */
 #ifndef OOMKITD_RULES_H
 #define OOMKITD_RULES_H

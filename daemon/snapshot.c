@@ -319,6 +319,7 @@ int snapshot_take(struct snapshot *s, const struct scope *scope, uint64_t capaci
 	in->protected_pids = s->protected_pids;
 	in->n_protected_pids = s->protected_pids[1] > 0 ? 2 : 1;
 	in->chain = scope->chain;
+	policy_count_leaves(s->groups, in);
 	return (int)w.n_procs;
 }
 

@@ -445,7 +445,8 @@ int oomkit_process_exe(oomkit_ctx *ctx, pid_t pid, char *buf, size_t len);
  * timeout_ms (-1: no limit) for it to exit.  A caller on the CPU the victim
  * last ran on steps off it for the signal and the release (its affinity mask
  * is given back), so the victim's exit and the release run side by side.
- * -ESRCH: gone already (a zombie included); -ESTALE: the pid now belongs to
+ * -ESRCH: gone already (a zombie included, but not a leader that exited
+ * while other threads run on: that process lives); -ESTALE: the pid now belongs to
  * another process (nothing was sent); -ETIMEDOUT: signalled but not yet gone. */
 int oomkit_kill(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, int timeout_ms);
 

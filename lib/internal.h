@@ -505,6 +505,15 @@ int oomkit__psi_register(oomkit_ctx *ctx, struct oomkit_watch *w);
 /* Opens dirfd for /proc/PID under the context's proc root. */
 int oomkit__proc_open(oomkit_ctx *ctx, pid_t pid);
 
+/* Opens (O_PATH) the directory to read the process's memory, cgroup,
+ * command line and executable from: /proc/PID, or /proc/PID/task/TID of a
+ * live thread when the leader has exited before its other threads (it is a
+ * zombie that cgroup.procs still lists).  *ret_leader (may be NULL): the
+ * leader's stat, the process's identity; *ret_live: the opened thread's,
+ * dead ('Z', 'X') only if every thread of the process has exited. */
+int oomkit__proc_open_live(oomkit_ctx *ctx, pid_t pid, struct oomkit__proc_stat *ret_leader,
+			   struct oomkit__proc_stat *ret_live);
+
 /* Reads /proc/PID/stat. */
 int oomkit__proc_stat(oomkit_ctx *ctx, pid_t pid, struct oomkit__proc_stat *ret);
 

@@ -167,21 +167,24 @@ static int wait_exit(int pidfd, uint64_t end)
  * the one holding it, so the pidfd refers to it. */
 static int confirm_identity(oomkit_ctx *ctx, pid_t pid, uint64_t start_time, int *ret_cpu)
 {
-	struct oomkit__proc_stat st;
-	int r;
+	struct oomkit__proc_stat leader, live;
+	int fd;
 
 	*ret_cpu = -1;
 	if (start_time == 0)
 		return 0;
-	r = oomkit__proc_stat(ctx, pid, &st);
-	if (r < 0)
-		return r;
-	if (st.start_time != start_time)
+	fd = oomkit__proc_open_live(ctx, pid, &leader, &live);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	if (leader.start_time != start_time)
 		return -ESTALE;
-	/* A zombie has freed its memory already: there is nothing to kill. */
-	if (st.state == 'Z' || st.state == 'X')
+	/* A zombie has freed its memory already: there is nothing to kill.  A
+	 * leader that exited before its threads is a zombie too, but the
+	 * process lives on in them: live is one of those. */
+	if (live.state == 'Z' || live.state == 'X')
 		return -ESRCH;
-	*ret_cpu = st.processor;
+	*ret_cpu = live.processor;
 	return 0;
 }
 

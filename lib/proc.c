@@ -8,6 +8,16 @@
  * A process can exit at any moment between two reads.  The kernel then
  * answers ENOENT (the /proc/PID directory is gone) or ESRCH (a file opened
  * before the exit); both become -ESRCH, the library's "it is gone".
+ *
+ * A process is alive while any of its threads is.  When the thread-group
+ * leader has exited (pthread_exit()) and other threads run on, the leader
+ * is a zombie: cgroup.procs still lists its pid, but /proc/PID/cgroup shows
+ * the root, /proc/PID/status has no memory lines and /proc/PID/cmdline and
+ * exe are empty, as if the process held nothing and were in no job.  Its
+ * memory, cgroup, command line and executable are read from a live thread,
+ * /proc/PID/task/TID, as the kernel's own OOM killer looks for a live thread
+ * with an mm; its identity (pid, start time, name, session) stays the
+ * leader's, which is what a pidfd on the pid refers to.
  */
 #include "internal.h"
 
@@ -16,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static int gone_to_esrch(int r)
@@ -88,6 +99,83 @@ int oomkit__proc_stat(oomkit_ctx *ctx, pid_t pid, struct oomkit__proc_stat *ret)
 	return r;
 }
 
+static bool dead_state(char state)
+{
+	return state == 'Z' || state == 'X';
+}
+
+struct proc_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/* The first thread of the process at dirfd that has not exited, opened
+ * (O_PATH) with its stat in *ret; -ESRCH if every thread has.  The entries
+ * are read with getdents64 into a buffer on the stack: nothing allocates. */
+static int live_thread_at(oomkit_ctx *ctx, int dirfd, struct oomkit__proc_stat *ret)
+{
+	char buf[2048] __attribute__((aligned(8)));
+	int tasks = openat(dirfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (tasks < 0)
+		return gone_to_esrch(-errno);
+	for (;;) {
+		long n = syscall(SYS_getdents64, tasks, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		for (long off = 0; off < n;) {
+			const struct proc_dirent64 *de = (const struct proc_dirent64 *)(buf + off);
+			off += de->d_reclen;
+			if (de->d_name[0] < '1' || de->d_name[0] > '9')
+				continue;
+			int fd = openat(tasks, de->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (fd < 0)
+				continue; /* exited meanwhile */
+			if (stat_at(ctx, fd, ret) == 0 && !dead_state(ret->state)) {
+				close(tasks);
+				return fd;
+			}
+			close(fd);
+		}
+	}
+	close(tasks);
+	return -ESRCH;
+}
+
+int oomkit__proc_open_live(oomkit_ctx *ctx, pid_t pid, struct oomkit__proc_stat *ret_leader,
+			   struct oomkit__proc_stat *ret_live)
+{
+	struct oomkit__proc_stat leader, live;
+	int r, fd = oomkit__proc_open(ctx, pid);
+
+	if (fd < 0)
+		return fd;
+	if ((r = stat_at(ctx, fd, &leader)) < 0) {
+		close(fd);
+		return r;
+	}
+	live = leader;
+	if (dead_state(leader.state)) {
+		/* A leader that exited before its threads: read a live one.
+		 * None left: the process is a zombie, read as it is. */
+		int t = live_thread_at(ctx, fd, &live);
+		if (t >= 0) {
+			close(fd);
+			fd = t;
+		} else {
+			live = leader;
+		}
+	}
+	if (ret_leader)
+		*ret_leader = leader;
+	if (ret_live)
+		*ret_live = live;
+	return fd;
+}
+
 /* oom_score_adj is one signed number in [-1000, 1000]. */
 static int oom_score_adj_at(oomkit_ctx *ctx, int dirfd, int *ret)
 {
@@ -108,14 +196,13 @@ static int oom_score_adj_at(oomkit_ctx *ctx, int dirfd, int *ret)
 /* The fields added since 0.1 took reserved space: the struct keeps its size. */
 _Static_assert(sizeof(struct oomkit_process) == 400, "struct oomkit_process changed size");
 
-static int info_at(oomkit_ctx *ctx, int dirfd, struct oomkit_process *p)
+/* Reads the process from dirfd, the directory of a live thread of it
+ * (oomkit__proc_open_live()), with st its leader's stat. */
+static int info_at(oomkit_ctx *ctx, int dirfd, const struct oomkit__proc_stat *st, struct oomkit_process *p)
 {
-	struct oomkit__proc_stat st;
 	struct oomkit__proc_status status;
 	int n, r;
 
-	if ((r = stat_at(ctx, dirfd, &st)) < 0)
-		return r;
 	if ((n = read_proc_file(ctx, dirfd, "status")) < 0)
 		return n;
 	if ((r = oomkit__parse_proc_status(ctx->iobuf, (size_t)n, &status)) < 0 ||
@@ -130,32 +217,33 @@ static int info_at(oomkit_ctx *ctx, int dirfd, struct oomkit_process *p)
 	if (n == -ESRCH)
 		return n;
 	oomkit__format_cmdline(ctx->iobuf, n > 0 ? (size_t)n : 0, p->cmdline, sizeof(p->cmdline));
-	p->pid = st.pid;
-	p->ppid = st.ppid;
-	p->start_time = st.start_time;
-	memcpy(p->comm, st.comm, sizeof(p->comm));
+	p->pid = st->pid;
+	p->ppid = st->ppid;
+	p->start_time = st->start_time;
+	memcpy(p->comm, st->comm, sizeof(p->comm));
 	p->uid = status.uid;
 	/* Kernel threads and zombies have no memory lines: they hold none. */
 	p->rss_anon_kib = status.rss_anon_kib;
 	p->rss_file_kib = status.rss_file_kib;
 	p->rss_shmem_kib = status.rss_shmem_kib;
 	p->swap_kib = status.swap_kib;
-	p->pgid = st.pgid;
-	p->sid = st.sid;
-	p->tty_nr = st.tty_nr;
+	p->pgid = st->pgid;
+	p->sid = st->sid;
+	p->tty_nr = st->tty_nr;
 	return 0;
 }
 
 OOMKIT__EXPORT int oomkit_process_info(oomkit_ctx *ctx, pid_t pid, struct oomkit_process *ret_proc)
 {
 	struct oomkit_process p = {0};
+	struct oomkit__proc_stat st;
 	int r, fd;
 
 	if (!ctx || !ret_proc)
 		return -EINVAL;
-	if ((fd = oomkit__proc_open(ctx, pid)) < 0)
+	if ((fd = oomkit__proc_open_live(ctx, pid, &st, NULL)) < 0)
 		return fd;
-	r = info_at(ctx, fd, &p);
+	r = info_at(ctx, fd, &st, &p);
 	close(fd);
 	if (r < 0)
 		return r;
@@ -169,7 +257,7 @@ OOMKIT__EXPORT int oomkit_process_cmdline(oomkit_ctx *ctx, pid_t pid, char *buf,
 
 	if (!ctx || !buf || len == 0)
 		return -EINVAL;
-	if ((fd = oomkit__proc_open(ctx, pid)) < 0)
+	if ((fd = oomkit__proc_open_live(ctx, pid, NULL, NULL)) < 0)
 		return fd;
 	n = read_proc_head(ctx, fd, "cmdline", len - 1);
 	close(fd);
@@ -181,16 +269,19 @@ OOMKIT__EXPORT int oomkit_process_cmdline(oomkit_ctx *ctx, pid_t pid, char *buf,
 
 OOMKIT__EXPORT int oomkit_process_exe(oomkit_ctx *ctx, pid_t pid, char *buf, size_t len)
 {
-	char name[32];
 	ssize_t n;
+	int fd;
 
 	if (!ctx || !buf || len == 0 || pid <= 0)
 		return -EINVAL;
-	snprintf(name, sizeof(name), "%d/exe", (int)pid);
+	if ((fd = oomkit__proc_open_live(ctx, pid, NULL, NULL)) < 0)
+		return fd;
 	/* Into the context's buffer first: buf is written only on success. */
-	n = readlinkat(ctx->proc_fd, name, ctx->iobuf, OOMKIT__IOBUF_SIZE);
+	n = readlinkat(fd, "exe", ctx->iobuf, OOMKIT__IOBUF_SIZE);
+	int err = errno;
+	close(fd);
 	if (n < 0)
-		return errno == ESRCH ? -ESRCH : -errno;
+		return err == ESRCH ? -ESRCH : -err;
 	if ((size_t)n >= len)
 		return -ENAMETOOLONG;
 	memcpy(buf, ctx->iobuf, (size_t)n);
@@ -205,7 +296,7 @@ int oomkit__proc_cgroup(oomkit_ctx *ctx, pid_t pid, const char *controller, char
 
 	if (!buf || len == 0)
 		return -EINVAL;
-	if ((fd = oomkit__proc_open(ctx, pid)) < 0)
+	if ((fd = oomkit__proc_open_live(ctx, pid, NULL, NULL)) < 0)
 		return fd;
 	n = read_proc_file(ctx, fd, "cgroup");
 	close(fd);
@@ -228,17 +319,36 @@ OOMKIT__EXPORT int oomkit_process_cgroup(oomkit_ctx *ctx, pid_t pid, char *buf, 
 	return oomkit__proc_cgroup(ctx, pid, oomkit__proc_controller(ctx), buf, len);
 }
 
-int oomkit__process_in(oomkit_ctx *ctx, pid_t pid, const char *rel)
+static int in_at(oomkit_ctx *ctx, int dirfd, const char *rel)
 {
-	int n, fd = oomkit__proc_open(ctx, pid);
+	int n = read_proc_file(ctx, dirfd, "cgroup");
 
-	if (fd < 0)
-		return fd;
-	n = read_proc_file(ctx, fd, "cgroup");
-	close(fd);
 	if (n < 0)
 		return n;
 	return oomkit__parse_proc_cgroup_under(ctx->iobuf, (size_t)n, oomkit__proc_controller(ctx), rel);
+}
+
+/* Asked for every process of every snapshot and kill: the leader's record
+ * answers in one read.  Only a process it places outside is looked at
+ * again, since a leader that exited shows the root while its threads run on
+ * where they are. */
+int oomkit__process_in(oomkit_ctx *ctx, pid_t pid, const char *rel)
+{
+	struct oomkit__proc_stat leader;
+	int r, fd = oomkit__proc_open(ctx, pid);
+
+	if (fd < 0)
+		return fd;
+	r = in_at(ctx, fd, rel);
+	close(fd);
+	if (r != 0)
+		return r;
+	if ((fd = oomkit__proc_open_live(ctx, pid, &leader, NULL)) < 0)
+		return fd;
+	if (leader.state == 'Z' || leader.state == 'X')
+		r = in_at(ctx, fd, rel);
+	close(fd);
+	return r;
 }
 
 OOMKIT__EXPORT int oomkit_process_in_cgroup(oomkit_ctx *ctx, pid_t pid, const char *cgroup)

@@ -8,11 +8,14 @@
  * with a walk), reads each one's memory, places its victim, reads the
  * memcg's counters and memory.stat, reads its victim's whole command line
  * and executable (what oomkitd's cmdline: and exe: rules test), writes a
- * JSON report, kills its victim and a whole sub-cgroup.
+ * JSON report, kills its victim and a whole sub-cgroup.  One process of the
+ * cgroup has an exited leader, read through a live thread of it.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -153,6 +156,52 @@ static enum oomkit_verdict handler(oomkit_ctx *ctx, const struct oomkit_event *e
 	return OOMKIT_RESOLVED;
 }
 
+static void *hold_and_wait(void *arg)
+{
+	size_t len = 2u << 20;
+	char *m = arg;
+
+	for (size_t off = 0; off < len; off += 4096)
+		m[off] = 1;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* A process in rel whose leader called pthread_exit() while a thread holds
+ * 2 MiB: the library reads it through /proc/PID/task, with no malloc. */
+static pid_t spawn_exited_leader(const char *rel)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char self[16];
+		pthread_t t;
+		static char mem[2u << 20];
+		snprintf(self, sizeof(self), "%d", (int)getpid());
+		if (tl_write(rel, "cgroup.procs", self) < 0 ||
+		    pthread_create(&t, NULL, hold_and_wait, mem) != 0)
+			_exit(1);
+		pthread_exit(NULL);
+	}
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	/* The leader's exit is the event: its state turns Z. */
+	for (;;) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		assert_true(n > 0);
+		buf[n] = '\0';
+		const char *st = strrchr(buf, ')');
+		assert_non_null(st);
+		if (st[2] == 'Z')
+			return pid;
+		sched_yield();
+	}
+}
+
 static void test_no_malloc_on_handler_path(void **state)
 {
 	(void)state;
@@ -172,6 +221,7 @@ static void test_no_malloc_on_handler_path(void **state)
 	assert_int_equal(oomkit_watch_oom(ctx, cg, 0, handler, &r, &w), 0);
 	assert_int_equal(oomkit_take_over(ctx, w, 10000), 0);
 	pid_t a = tl_spawn_sleeper(cg), b = tl_spawn_sleeper(cg), c = tl_spawn_sleeper(r.extra);
+	pid_t z = spawn_exited_leader(cg);
 	pid_t hog = tl_spawn_hog(cg, 96, 1024, 0);
 
 	for (int i = 0;
@@ -186,7 +236,7 @@ static void test_no_malloc_on_handler_path(void **state)
 	assert_int_equal(r.handled, 1);
 	assert_int_equal(r.victim, hog);
 	assert_int_equal(r.kill_result, 0);
-	assert_int_equal(r.walk_result, 4);
+	assert_int_equal(r.walk_result, 5);
 	assert_int_equal(r.walked_victim, hog);
 	assert_int_equal(r.proc_walk_result, 4);
 	assert_int_equal(r.proc_walked_victim, hog);
@@ -209,6 +259,9 @@ static void test_no_malloc_on_handler_path(void **state)
 	assert_int_equal(allocations_while_armed, 0);
 	assert_true(tl_alive(a) && tl_alive(b));
 	st = tl_wait_exit(hog, 5000);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	kill(z, SIGKILL);
+	st = tl_wait_exit(z, 5000);
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 	oomkit_free(ctx);
 	close(r.report_fd);

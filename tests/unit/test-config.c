@@ -1773,11 +1773,6 @@ static bool has_rule(const struct config_rule *rules, unsigned n, enum config_ru
 	return false;
 }
 
-static bool protects(const struct config_job *j, const char *comm)
-{
-	return has_rule(j->rules, j->n_rules, RULE_PROTECT, MATCH_COMM, comm);
-}
-
 /* The desktop preset (issue 13): a person's chain with time to answer, an
  * app killed whole, a terminal tab's or a login's largest command and never
  * its shell, the session last, the desktop's own services protected by
@@ -1812,19 +1807,24 @@ static void test_desktop_preset(void **state)
 	assert_true(pattern_match(terms->cgroups[0].pattern, tab));
 	assert_false(pattern_match(terms->cgroups[0].pattern, app));
 	assert_true(pattern_match(sess->cgroups[0].pattern, session));
-	assert_true(protects(apps, "gnome-shell") && protects(apps, "pipewire"));
-	assert_true(protects(sess, "Xorg") && protects(sess, "sshd"));
+	/* Nothing by name, which any app may take: a login's root processes by uid. */
+	assert_int_equal(apps->n_rules, 0);
+	assert_true(sess->n_rules == 1 && sess->rules[0].list == RULE_PROTECT &&
+		    sess->rules[0].expr.kind == MATCH_UID && sess->rules[0].expr.uid == 0);
 	/* The desktop's own services, the display manager and sshd, wherever they run. */
 	static const char *const machine_protect[] = {"user.slice/user-*.slice/user@*.service/session.slice",
-						      "system.slice/*dm.service",
-						      "system.slice/ssh*.service"};
+						      "system.slice/*dm.service", "system.slice/ssh*.service",
+						      "init.scope", "user.slice/*/*/init.scope"};
 	for (size_t i = 0; i < sizeof(machine_protect) / sizeof(machine_protect[0]); i++)
 		assert_true(has_rule(cfg.machine_rules, cfg.n_machine_rules, RULE_PROTECT, MATCH_CGROUP,
 				     machine_protect[i]));
 	assert_true(pattern_match("system.slice/*dm.service", "system.slice/gdm.service") &&
 		    pattern_match("system.slice/*dm.service", "system.slice/sddm.service") &&
 		    pattern_match("system.slice/ssh*.service", "system.slice/sshd.service"));
-	assert_true(has_rule(cfg.machine_rules, cfg.n_machine_rules, RULE_PROTECT, MATCH_COMM, "systemd"));
+	assert_true(pattern_match("user.slice/*/*/init.scope",
+				  "user.slice/user-1000.slice/user@1000.service/init.scope"));
+	for (unsigned i = 0; i < cfg.n_machine_rules; i++)
+		assert_int_equal(cfg.machine_rules[i].expr.kind, MATCH_CGROUP);
 	config_free(&cfg);
 }
 

@@ -76,7 +76,7 @@ static struct policy_input input(enum policy_scope scope, unsigned group, const 
 {
 	char bad[64];
 	assert_int_equal(config_parse_chain(chain_text, chain, bad, sizeof(bad)), 0);
-	return (struct policy_input){
+	struct policy_input in = {
 	    .scope = scope,
 	    .scope_group = group,
 	    .groups = groups,
@@ -88,6 +88,8 @@ static struct policy_input input(enum policy_scope scope, unsigned group, const 
 	    .n_protected_pids = 2,
 	    .chain = chain,
 	};
+	policy_count_leaves(groups, &in);
+	return in;
 }
 
 static struct policy_decision decide(enum policy_scope scope, unsigned group, const char *chain_text)
@@ -538,7 +540,7 @@ static void test_largest_leaf(void **state)
 
 	/* A nested interactive shell (its own group, the terminal) is spared
 	 * too; a shell running a script in its caller's group is not. */
-	add_proc(202, BATCH, 50, 2002, 0, "zsh");
+	add_proc(202, BATCH, 30, 2002, 0, "zsh");
 	procs[5].sid = 201;
 	procs[5].pgid = 202;
 	procs[5].tty_nr = 34816;
@@ -559,13 +561,70 @@ static void test_largest_leaf(void **state)
 	assert_non_null(strstr(d.reason, "process 203 started last"));
 	assert_non_null(strstr(d.reason, "kills its largest process instead (kill = largest-leaf)"));
 
-	/* Only the shell left: nothing to kill, the chain goes on. */
+	/* Only the shell left: it is the job's only candidate, and the job
+	 * pays with it rather than handing its OOM on. */
 	setup(NULL);
 	groups[BATCH].kill = KILL_LARGEST_LEAF;
 	procs[2].oom_score_adj = -1000;
 	procs[3].sid = 201;
 	d = decide(SCOPE_JOB, BATCH, "kill-largest, kernel");
-	assert_int_equal(d.action, ACTION_KERNEL);
+	assert_int_equal(d.action, ACTION_KILL);
+	assert_int_equal(d.victim_pid, 201);
+	assert_non_null(strstr(d.reason, "the session leader is not spared"));
+}
+
+/* A hog that leads its own session (setsid()) in a kill = largest-leaf job
+ * is spared only while the rest of its job holds a quarter of what it does:
+ * the machine's choice never moves to another job for it. */
+static void test_largest_leaf_setsid(void **state)
+{
+	(void)state;
+	struct policy_decision d;
+	char why[128];
+
+	/* batch: 200 (10 MiB), 201 (20 MiB) and a 200 MiB session leader. */
+	groups[BATCH].kill = KILL_LARGEST_LEAF;
+	add_proc(202, BATCH, 200, 2002, 0, "hog");
+	procs[5].sid = procs[5].pgid = 202;
+	d = decide(SCOPE_MACHINE, 0, "kill-lowest, kernel");
+	assert_int_equal(d.action, ACTION_KILL);
+	assert_int_equal(d.victim_pid, 202);
+	assert_non_null(strstr(d.reason, "the session leader is not spared"));
+	assert_false(policy_excluded(&(struct policy_input){.groups = groups, .n_groups = 3}, &procs[5], why,
+				     sizeof(why)));
+	d = decide(SCOPE_MACHINE, 0, "kill-largest, kernel");
+	assert_int_equal(d.victim_pid, 202);
+	d = decide(SCOPE_JOB, BATCH, "kill-newest, kernel");
+	assert_int_equal(d.victim_pid, 202);
+
+	/* Its job's only process: still the job's to pay, not web's. */
+	procs[2].oom_score_adj = procs[3].oom_score_adj = -1000;
+	d = decide(SCOPE_MACHINE, 0, "kill-lowest, kernel");
+	assert_int_equal(d.victim_pid, 202);
+	d = decide(SCOPE_MACHINE, 0, "kill-largest, kernel");
+	assert_int_equal(d.victim_pid, 202);
+
+	/* With the rest of the job holding a quarter of it, the leader is
+	 * spared and the job's largest other process goes (batch, not web). */
+	procs[2].oom_score_adj = procs[3].oom_score_adj = 0;
+	procs[5].rss_bytes = 120 * MiB;
+	d = decide(SCOPE_MACHINE, 0, "kill-lowest, kernel");
+	assert_int_equal(d.victim_pid, 201);
+	assert_true(policy_excluded(&(struct policy_input){.groups = groups, .n_groups = 3}, &procs[5], why,
+				    sizeof(why)));
+	assert_string_equal(why, "the session leader (kill = largest-leaf)");
+	/* One byte more than four times the rest: it goes. */
+	procs[5].rss_bytes = 120 * MiB + 1;
+	d = decide(SCOPE_MACHINE, 0, "kill-lowest, kernel");
+	assert_int_equal(d.victim_pid, 202);
+
+	/* An interactive shell holding the job's memory likewise. */
+	procs[5].sid = 201;
+	procs[5].tty_nr = 34816;
+	snprintf(procs[5].comm, sizeof(procs[5].comm), "bash");
+	d = decide(SCOPE_MACHINE, 0, "kill-lowest, kernel");
+	assert_int_equal(d.victim_pid, 202);
+	assert_non_null(strstr(d.reason, "the shell is not spared"));
 }
 
 /* A small deterministic generator: the same inputs on every run. */
@@ -651,6 +710,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_bad_input, setup),
 	    cmocka_unit_test_setup(test_rules, setup),
 	    cmocka_unit_test_setup(test_largest_leaf, setup),
+	    cmocka_unit_test_setup(test_largest_leaf_setsid, setup),
 	    cmocka_unit_test_setup(test_rank_is_decision, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,14 +10,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static char root[PATH_MAX];
+/* The child of test_real_exited_leader(), killed by teardown_real() if
+ * the test fails before it does. */
+static pid_t real_child;
 
 /* A /proc/PID/stat line with the given comm, ppid and start time: every
  * field up to 52 is present, as on a current kernel. */
@@ -56,13 +62,13 @@ static const char status_full[] = "Name:\tsleep\nUmask:\t0022\nState:\tS (sleepi
 				  "VmRSS:\t    6000 kB\nRssAnon:\t    4096 kB\nRssFile:\t    1800 kB\n"
 				  "RssShmem:\t     104 kB\nVmSwap:\t      12 kB\nThreads:\t1\n";
 
-/* One fixture process directory. */
-static void fixture_process(int pid, const char *comm, int ppid, unsigned long long start, const char *status,
-			    const char *adj, const char *cmdline, size_t cmdline_len, const char *cgroup)
+/* One fixture process (or thread) directory, at dir. */
+static void fixture_at(const char *dir, int pid, const char *comm, int ppid, unsigned long long start,
+		       const char *status, const char *adj, const char *cmdline, size_t cmdline_len,
+		       const char *cgroup)
 {
-	char dir[32], rel[64], line[1024];
+	char rel[128], line[1024];
 
-	snprintf(dir, sizeof(dir), "proc/%d", pid);
 	mkdir_rel(dir);
 	stat_line(line, sizeof(line), pid, comm, ppid, start);
 	snprintf(rel, sizeof(rel), "%s/stat", dir);
@@ -75,6 +81,61 @@ static void fixture_process(int pid, const char *comm, int ppid, unsigned long l
 	put(rel, cmdline, cmdline_len);
 	snprintf(rel, sizeof(rel), "%s/cgroup", dir);
 	put_str(rel, cgroup);
+}
+
+static void fixture_process(int pid, const char *comm, int ppid, unsigned long long start, const char *status,
+			    const char *adj, const char *cmdline, size_t cmdline_len, const char *cgroup)
+{
+	char dir[32];
+
+	snprintf(dir, sizeof(dir), "proc/%d", pid);
+	fixture_at(dir, pid, comm, ppid, start, status, adj, cmdline, cmdline_len, cgroup);
+}
+
+/* Rewrites dir/stat with state Z, as an exited thread's. */
+static void make_zombie(const char *dir, int pid, const char *comm, unsigned long long start)
+{
+	char rel[128], line[1024];
+
+	stat_line(line, sizeof(line), pid, comm, 1, start);
+	char *state = strstr(line, ") S ");
+	assert_non_null(state);
+	state[2] = 'Z';
+	snprintf(rel, sizeof(rel), "%s/stat", dir);
+	put_str(rel, line);
+}
+
+static const char status_zombie[] = "Name:\thog\nState:\tZ (zombie)\nTgid:\t110\nPid:\t110\nPPid:\t1\n"
+				    "Uid:\t1000\t1000\t1000\t1000\nThreads:\t3\n";
+static const char status_thread[] = "Name:\thog\nState:\tR (running)\nTgid:\t110\nPid:\t112\nPPid:\t1\n"
+				    "Uid:\t1000\t1000\t1000\t1000\nVmRSS:\t  204800 kB\n"
+				    "RssAnon:\t  204000 kB\nRssFile:\t     800 kB\nRssShmem:\t       0 kB\n"
+				    "VmSwap:\t       0 kB\nSigCgt:\t0000000000004000\nThreads:\t3\n";
+
+/* A leader that called pthread_exit() while its threads run on: the
+ * leader is a zombie whose cgroup reads the root and that has no memory;
+ * thread 111 exited too, thread 112 is alive in the job with the memory.
+ * Process 113 is a plain zombie: every thread has exited. */
+static void fixture_exited_leader(void)
+{
+	fixture_process(110, "hog", 1, 11, status_zombie, "300\n", "", 0, "3:memory:/\n");
+	make_zombie("proc/110", 110, "hog", 11);
+	mkdir_rel("proc/110/task");
+	fixture_at("proc/110/task/110", 110, "hog", 1, 11, status_zombie, "300\n", "", 0, "3:memory:/\n");
+	make_zombie("proc/110/task/110", 110, "hog", 11);
+	fixture_at("proc/110/task/111", 111, "hog", 1, 12, status_zombie, "300\n", "", 0, "3:memory:/\n");
+	make_zombie("proc/110/task/111", 111, "hog", 12);
+	fixture_at("proc/110/task/112", 112, "hog-alloc", 1, 13, status_thread, "300\n", BUF("hog\0-x\0"),
+		   "12:freezer:/f\n3:memory:/jobs/batch/deep\n");
+	char target[PATH_MAX + 32];
+	snprintf(target, sizeof(target), "%s/proc/110/task/112/exe", root);
+	assert_int_equal(symlink("/usr/bin/hog", target), 0);
+
+	fixture_process(113, "gone", 1, 14, status_zombie, "0\n", "", 0, "3:memory:/\n");
+	make_zombie("proc/113", 113, "gone", 14);
+	mkdir_rel("proc/113/task");
+	fixture_at("proc/113/task/113", 113, "gone", 1, 14, status_zombie, "0\n", "", 0, "3:memory:/\n");
+	make_zombie("proc/113/task/113", 113, "gone", 14);
 }
 
 static const char cgroup_v1[] = "12:freezer:/\n11:pids:/user.slice\n4:cpu,cpuacct:/\n3:memory:/jobs/web\n"
@@ -118,6 +179,7 @@ static int setup_fixture(void **state)
 	snprintf(cmdline, sizeof(cmdline), "%s/proc/108/cmdline", root);
 	assert_int_equal(unlink(cmdline), 0);
 	mkdir_rel("proc/108/cmdline");
+	fixture_exited_leader();
 
 	oomkit_options_init(&o);
 	char proc[PATH_MAX + 8], memory[PATH_MAX + 8];
@@ -259,6 +321,52 @@ static void test_process_cgroup(void **state)
 	assert_string_equal(buf, "user.slice/session-1.scope");
 }
 
+/* A process is alive while any of its threads is: its memory, cgroup,
+ * command line and executable come from a live thread, its identity from
+ * the leader. */
+static void test_exited_leader(void **state)
+{
+	struct oomkit_process p;
+	char buf[256];
+
+	assert_int_equal(oomkit_process_info(*state, 110, &p), 0);
+	assert_int_equal(p.pid, 110);
+	assert_int_equal(p.start_time, 11);
+	assert_string_equal(p.comm, "hog");
+	assert_int_equal(p.uid, 1000);
+	assert_int_equal(p.rss_anon_kib, 204000);
+	assert_int_equal(p.rss_file_kib, 800);
+	assert_int_equal(p.oom_score_adj, 300);
+	assert_string_equal(p.cmdline, "hog -x");
+	assert_int_equal(p.sig_caught, 1u << 14);
+	assert_int_equal(oomkit_process_cgroup(*state, 110, buf, sizeof(buf)),
+			 (int)strlen("jobs/batch/deep"));
+	assert_string_equal(buf, "jobs/batch/deep");
+	assert_int_equal(oomkit__proc_cgroup(*state, 110, "freezer", buf, sizeof(buf)), 1);
+	assert_int_equal(oomkit_process_in_cgroup(*state, 110, "jobs/batch"), 1);
+	assert_int_equal(oomkit_process_cmdline(*state, 110, buf, sizeof(buf)), 6);
+	assert_string_equal(buf, "hog -x");
+	assert_int_equal(oomkit_process_exe(*state, 110, buf, sizeof(buf)), (int)strlen("/usr/bin/hog"));
+	assert_string_equal(buf, "/usr/bin/hog");
+
+	struct oomkit__proc_stat leader, live;
+	int fd = oomkit__proc_open_live(*state, 110, &leader, &live);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(leader.state, 'Z');
+	assert_int_equal(live.pid, 112);
+	assert_int_not_equal(live.state, 'Z');
+
+	/* Every thread gone: a zombie, read as it is, holding nothing. */
+	assert_int_equal(oomkit_process_info(*state, 113, &p), 0);
+	assert_int_equal(p.rss_anon_kib + p.rss_file_kib + p.rss_shmem_kib, 0);
+	assert_int_equal(oomkit_process_cgroup(*state, 113, buf, sizeof(buf)), 0);
+	fd = oomkit__proc_open_live(*state, 113, NULL, &live);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(live.state, 'Z');
+}
+
 /* ------------------------------------------------------------ real /proc */
 
 static int setup_real(void **state)
@@ -279,6 +387,10 @@ static int setup_real(void **state)
 
 static int teardown_real(void **state)
 {
+	if (real_child > 0) {
+		kill(real_child, SIGKILL);
+		waitpid(real_child, NULL, 0);
+	}
 	oomkit_free(*state);
 	return 0;
 }
@@ -322,6 +434,78 @@ static void test_real_self(void **state)
 	assert_non_null(strstr(p.cmdline, "test-proc"));
 }
 
+static void *hold_memory(void *arg)
+{
+	size_t len = 16u << 20;
+	/* Mapped and touched by hand: a sanitizer's allocator and memset do
+	 * not leave it to chance whether the pages are resident. */
+	volatile char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	(void)arg;
+	if (m == MAP_FAILED)
+		_exit(1);
+	for (size_t off = 0; off < len; off += 4096)
+		m[off] = 1;
+	/* Says it holds the memory, then waits to be killed. */
+	if (write(3, "x", 1) != 1)
+		_exit(1);
+	for (;;)
+		pause();
+}
+
+/* A real process whose leader called pthread_exit() after starting a
+ * thread that holds 16 MiB: the library reads it through that thread. */
+static void test_real_exited_leader(void **state)
+{
+	int fds[2];
+	char c, self_cg[512], cg[512];
+
+	assert_int_equal(pipe(fds), 0);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pthread_t t;
+		/* Not the test runner's output: it waits for that to close. */
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (null < 0 || dup2(null, 1) != 1 || dup2(null, 2) != 2 || dup2(fds[1], 3) != 3 ||
+		    pthread_create(&t, NULL, hold_memory, NULL) != 0)
+			_exit(1);
+		pthread_exit(NULL);
+	}
+	real_child = child;
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &c, 1), 1);
+	close(fds[0]);
+	/* The leader's exit is the event: wait for it to show as a zombie. */
+	struct oomkit__proc_stat leader, live;
+	for (;;) {
+		int fd = oomkit__proc_open_live(*state, child, &leader, &live);
+		assert_true(fd >= 0);
+		close(fd);
+		if (leader.state == 'Z')
+			break;
+		sched_yield();
+	}
+	assert_int_not_equal(live.pid, child);
+	assert_int_not_equal(live.state, 'Z');
+
+	struct oomkit_process p;
+	assert_int_equal(oomkit_process_info(*state, child, &p), 0);
+	assert_int_equal(p.pid, child);
+	assert_int_equal(p.start_time, start_time_of(child));
+	assert_true(p.rss_anon_kib >= 16 * 1024);
+	assert_non_null(strstr(p.cmdline, "test-proc"));
+	assert_true(oomkit_process_cgroup(*state, getpid(), self_cg, sizeof(self_cg)) >= 0);
+	assert_true(oomkit_process_cgroup(*state, child, cg, sizeof(cg)) >= 0);
+	assert_string_equal(cg, self_cg);
+	assert_true(oomkit_process_exe(*state, child, cg, sizeof(cg)) > 0);
+
+	/* Killed through its leader's pid, as the daemon kills: it goes. */
+	assert_int_equal(oomkit_kill(*state, child, p.start_time, -1), 0);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	real_child = 0;
+}
+
 static void test_real_vanished(void **state)
 {
 	struct oomkit_process p;
@@ -350,11 +534,12 @@ int main(void)
 	    cmocka_unit_test(test_info_full),	       cmocka_unit_test(test_info_hostile_comm),
 	    cmocka_unit_test(test_info_kernel_thread), cmocka_unit_test(test_info_failures),
 	    cmocka_unit_test(test_info_long_cmdline),  cmocka_unit_test(test_info_unreadable_cmdline),
-	    cmocka_unit_test(test_process_cgroup),
+	    cmocka_unit_test(test_process_cgroup),     cmocka_unit_test(test_exited_leader),
 	};
 	const struct CMUnitTest real[] = {
 	    cmocka_unit_test(test_real_self),
 	    cmocka_unit_test(test_real_vanished),
+	    cmocka_unit_test(test_real_exited_leader),
 	};
 	int failed = cmocka_run_group_tests_name("proc fixture", fixture, setup_fixture, teardown_fixture);
 	return failed + cmocka_run_group_tests_name("proc real", real, setup_real, teardown_real);

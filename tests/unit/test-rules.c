@@ -62,21 +62,37 @@ static void test_order(void **state)
 	     2,
 	     true},
 	    {"the machine's protect, in no job",
-	     {.comm = "sshd", .uid = 1000, .cgroup = "x"},
+	     {.comm = "sshd", .uid = 0, .cgroup = "x"},
 	     -1,
 	     PLACE_PROTECT,
 	     2,
 	     true},
+	    {"a user's process named as a protected one is not protected",
+	     {.comm = "sshd", .uid = 1000, .cgroup = "x"},
+	     -1,
+	     PLACE_NONE,
+	     0,
+	     false},
 	    {"the job's protect over the machine's prefer",
+	     {.comm = "r",
+	      .exe = "/usr/bin/keep",
+	      .cmdline = "r --type=renderer",
+	      .uid = 0,
+	      .cgroup = "m/web"},
+	     0,
+	     PLACE_PROTECT,
+	     9,
+	     false},
+	    {"a user's process running the protected executable is placed as if unprotected",
 	     {.comm = "r",
 	      .exe = "/usr/bin/keep",
 	      .cmdline = "r --type=renderer",
 	      .uid = 5,
 	      .cgroup = "m/web"},
 	     0,
-	     PLACE_PROTECT,
-	     9,
-	     false},
+	     PLACE_PREFER,
+	     3,
+	     true},
 	    {"the job's avoid", {.comm = "cache", .uid = 1000, .cgroup = "m/web"}, 0, PLACE_AVOID, 7, false},
 	    {"the same name, another job's prefer",
 	     {.comm = "cache", .uid = 1000, .cgroup = "m/other"},
@@ -143,10 +159,10 @@ static void test_order(void **state)
 	/* How a report names the rule that placed a process. */
 	struct policy_proc p = {0};
 	char buf[POLICY_RULE_MAX];
-	rules_place(&w, &m, &cases[4].s, &p);
+	rules_place(&w, &m, &cases[6].s, &p);
 	policy_format_rule(&p, buf, sizeof(buf));
 	assert_string_equal(buf, "avoid = comm:cache (line 7)");
-	rules_place(&o, &m, &cases[10].s, &p);
+	rules_place(&o, &m, &cases[12].s, &p);
 	policy_format_rule(&p, buf, sizeof(buf));
 	assert_string_equal(buf, "avoid = uid:0 ([oomkitd], line 4)");
 	rules_place(&o, NULL, &cases[0].s, &p);
@@ -155,10 +171,73 @@ static void test_order(void **state)
 	config_free(&cfg);
 }
 
+/* Protection by name shields only root's processes: a user names its own
+ * process anything (prctl(PR_SET_NAME), argv, LD_PRELOAD into a protected
+ * executable).  By uid and by cgroup, whoever matches. */
+static void test_protect_by_name(void **state)
+{
+	(void)state;
+	struct config cfg;
+	char errors[1024] = "";
+	static const char conf[] =
+	    "[oomkitd]\n"
+	    "protect = systemd, cmdline:/usr/lib/systemd/*, exe:/usr/bin/keep, uid:999, "
+	    "cgroup:init.scope\n"
+	    "prefer = comm:systemd\n";
+
+	if (config_parse_string(conf, "f", &cfg, errors, sizeof(errors)) != 0)
+		fail_msg("%s", errors);
+	struct rules_set m = {cfg.machine_rules, cfg.n_machine_rules};
+	static const struct {
+		const char *what;
+		struct match_subject s;
+		enum policy_place place;
+	} cases[] = {
+	    {"root's systemd", {.comm = "systemd", .uid = 0, .cgroup = "x"}, PLACE_PROTECT},
+	    {"a user's process renamed systemd: prefer by name still applies",
+	     {.comm = "systemd", .uid = 1000, .cgroup = "x"},
+	     PLACE_PREFER},
+	    {"a user's command line like root's",
+	     {.comm = "a", .cmdline = "/usr/lib/systemd/x", .uid = 1000},
+	     PLACE_NONE},
+	    {"root's command line", {.comm = "a", .cmdline = "/usr/lib/systemd/x", .uid = 0}, PLACE_PROTECT},
+	    {"a user's LD_PRELOAD into the protected executable",
+	     {.comm = "a", .exe = "/usr/bin/keep", .uid = 1},
+	     PLACE_NONE},
+	    {"root running it", {.comm = "a", .exe = "/usr/bin/keep", .uid = 0}, PLACE_PROTECT},
+	    {"the uid a rule names", {.comm = "a", .uid = 999, .cgroup = "x"}, PLACE_PROTECT},
+	    {"a user's process in a protected cgroup",
+	     {.comm = "a", .uid = 1000, .cgroup = "init.scope"},
+	     PLACE_PROTECT},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct policy_proc p;
+		memset(&p, 0x5a, sizeof(p));
+		rules_place(NULL, &m, &cases[i].s, &p);
+		if (p.place != cases[i].place)
+			fail_msg("%s: placed %s, wanted %s", cases[i].what, policy_place_name(p.place),
+				 policy_place_name(cases[i].place));
+	}
+	struct match_expr e;
+	char why[64];
+	static const char *const named[] = {"sshd", "comm:x", "cmdline:x *", "exe:/bin/x"};
+	static const char *const not_named[] = {"uid:0", "cgroup:init.scope"};
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+		assert_int_equal(match_parse(named[i], &e, why, sizeof(why)), 0);
+		assert_true(match_self_named(&e));
+	}
+	for (size_t i = 0; i < sizeof(not_named) / sizeof(not_named[0]); i++) {
+		assert_int_equal(match_parse(not_named[i], &e, why, sizeof(why)), 0);
+		assert_false(match_self_named(&e));
+	}
+	config_free(&cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_order),
+	    cmocka_unit_test(test_protect_by_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -280,6 +280,12 @@ static void put_proc_cgroup(int pid, const char *memory_path)
 	snprintf(content, sizeof(content), "12:freezer:/\n3:memory:%s\n0::/user.slice\n", memory_path);
 	snprintf(dir, sizeof(dir), "proc/%d/cgroup", pid);
 	write_at(fd, dir, content);
+	/* The readers look at the state first (a leader that exited is read
+	 * through a live thread): a running process. */
+	snprintf(content, sizeof(content), "%d (p) S 1 %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 100 0 0\n", pid,
+		 pid, pid);
+	snprintf(dir, sizeof(dir), "proc/%d/stat", pid);
+	write_at(fd, dir, content);
 	close(fd);
 }
 
