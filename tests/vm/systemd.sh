@@ -211,6 +211,9 @@ installed_paths() {
 	          "oomkitd.service": "OOMKIT_UNIT"}
 	found = {}
 	for dst in json.loads(out).values():
+	    # The bash completion of oomkit is named after the command it completes.
+	    if "/bash-completion/" in dst:
+	        continue
 	    name = wanted.get(os.path.basename(dst))
 	    if name:
 	        found.setdefault(name, []).append(dst)
