@@ -49,6 +49,10 @@ struct match_subject {
 	const char *exe;     /* the executable's path, as /proc/PID/exe links to it */
 	uid_t uid;	     /* real uid */
 	const char *cgroup;  /* its memory cgroup, relative to the root */
+	/* Its uid may have put it in that cgroup itself (its cgroup.procs is
+	 * the uid's, or could not be read): a cgroup: protect rule does not
+	 * cover it (rules.h). */
+	bool cgroup_self_placed;
 };
 
 /* Which fields of a subject the kinds need: (1u << MATCH_CMDLINE) etc.  A

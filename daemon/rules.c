@@ -26,11 +26,18 @@ static enum policy_place place_of(enum config_rule_list list)
  * protected executable with LD_PRELOAD or under ptrace.  Protection, like
  * oom_score_adj -1000, must not be something a process grants itself, so a
  * protect rule by name shields only processes of root, which no other user
- * can start.  prefer and avoid by name apply to every process: a user only
- * makes its own process chosen sooner, or later among its own job. */
+ * can start.  Nor by cgroup: a user moves its processes into any cgroup of
+ * a subtree delegated to it, so a cgroup: protect rule shields a process of
+ * another user only where its cgroup is not that user's to write.  prefer
+ * and avoid apply to every process: a user only makes its own process
+ * chosen sooner, or later among its own job. */
 static bool applies(const struct config_rule *r, const struct match_subject *s)
 {
-	return r->list != RULE_PROTECT || !match_self_named(&r->expr) || s->uid == 0;
+	if (r->list != RULE_PROTECT || s->uid == 0)
+		return true;
+	if (r->expr.kind == MATCH_CGROUP)
+		return !s->cgroup_self_placed;
+	return !match_self_named(&r->expr);
 }
 
 /* The first rule of set that matches, among protect rules only or among the others. */
@@ -58,4 +65,10 @@ void rules_place(const struct rules_set *job, const struct rules_set *machine, c
 	proc->rule = r ? &r->expr : NULL;
 	proc->rule_line = r ? r->line : 0;
 	proc->rule_machine = on_machine;
+}
+
+bool rules_cgroup_protected(const struct policy_proc *proc, const struct match_subject *s)
+{
+	return proc->place == PLACE_PROTECT && proc->rule && proc->rule->kind == MATCH_CGROUP &&
+	       s->uid != 0 && !s->cgroup_self_placed;
 }

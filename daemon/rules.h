@@ -13,8 +13,11 @@
  *
  * A protect rule by name (comm:, cmdline:, exe:, a bare name) shields only
  * processes of uid 0: any user can give its process any name, command line
- * or executable (LD_PRELOAD), and must not buy protection with it.  uid: and
- * cgroup: protect whoever they match.
+ * or executable (LD_PRELOAD), and must not buy protection with it.  A
+ * cgroup: protect rule shields a process of another user only if that user
+ * could not have moved it there: the subject says whether its cgroup's
+ * cgroup.procs is the user's to write (a delegated subtree).  uid: protects
+ * whoever it matches.
  */
 #ifndef OOMKITD_RULES_H
 #define OOMKITD_RULES_H
@@ -36,5 +39,11 @@ unsigned rules_needs(const struct rules_set *job, const struct rules_set *machin
  * rule_machine (PLACE_NONE and no rule if none matches). */
 void rules_place(const struct rules_set *job, const struct rules_set *machine, const struct match_subject *s,
 		 struct policy_proc *proc);
+
+/* Whether a cgroup: protect rule placed proc for a process not root's: the
+ * caller then reads whether the process put itself there
+ * (cgroup_self_placed) and places it again.  The common path, where no
+ * such rule matches, reads nothing more. */
+bool rules_cgroup_protected(const struct policy_proc *proc, const struct match_subject *s);
 
 #endif

@@ -197,10 +197,10 @@ static void keep(struct walk *w, const struct policy_proc *pp)
 /* Tests the rules of the process's job and the machine's on what was read
  * of it; the command line and executable only if a rule needs them. */
 static void place(struct snapshot *s, const struct scope *job, const struct oomkit_process *p,
-		  const char *cgroup, struct policy_proc *pp)
+		  const struct oomkit_pid_entry *e, struct policy_proc *pp)
 {
 	struct rules_set jr = {0}, mr = {0};
-	struct match_subject subj = {.comm = pp->comm, .uid = p->uid, .cgroup = cgroup};
+	struct match_subject subj = {.comm = pp->comm, .uid = p->uid, .cgroup = e->cgroup};
 
 	if (job && job->job)
 		jr = (struct rules_set){job->job->rules, job->job->n_rules};
@@ -218,6 +218,14 @@ static void place(struct snapshot *s, const struct scope *job, const struct oomk
 	if ((needs & (1u << MATCH_EXE)) && oomkit_process_exe(s->ctx, p->pid, s->exe, SNAPSHOT_EXE_MAX) >= 0)
 		subj.exe = s->exe;
 	rules_place(&jr, &mr, &subj, pp);
+	/* Protected by a cgroup: rule: unless its user could not have moved it
+	 * there, it is placed again without it.  A path cut short (4 KiB, only
+	 * an owner nests that deep) names an ancestor, not its cgroup. */
+	if (rules_cgroup_protected(pp, &subj) &&
+	    (e->cgroup_truncated || oomkit_cgroup_procs_writable(s->ctx, e->cgroup, p->uid) != 0)) {
+		subj.cgroup_self_placed = true;
+		rules_place(&jr, &mr, &subj, pp);
+	}
 }
 
 /* One process the walk found, where it found it (a path an owner made may be
@@ -254,7 +262,7 @@ static int on_pid(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userd
 	pp.comm[sizeof(pp.comm) - 1] = '\0';
 	/* A process of another job's instance nested here is placed by that
 	 * job's rules: they are what its configuration says of it. */
-	place(s, j, &p, e->cgroup, &pp);
+	place(s, j, &p, e, &pp);
 	const struct policy_group *grp = &s->groups[pp.group];
 	pp.place = policy_systemd_place(pp.place, grp->omit, grp->avoid);
 	keep(w, &pp);

@@ -353,6 +353,12 @@ int oomkit_cgroup_children(oomkit_ctx *ctx, const char *cgroup, int (*fn)(const 
 /* Whether the cgroup exists: 1 yes, 0 no. */
 int oomkit_cgroup_exists(oomkit_ctx *ctx, const char *cgroup);
 
+/* Whether uid may have moved a process into the cgroup itself: 1 if the
+ * cgroup's cgroup.procs is owned by uid (a subtree delegated to it, which
+ * its owner chowns) or writable by a group or by anyone, else 0; -errno if
+ * it cannot be read.  Allocates nothing. */
+int oomkit_cgroup_procs_writable(oomkit_ctx *ctx, const char *cgroup, uid_t uid);
+
 /* Reads the extended attribute name of the cgroup's directory into buf (at
  * most len bytes) and who owns the directory into *ret_owner (the user who
  * may write its user.* attributes; systemd writes user.oomd_avoid and

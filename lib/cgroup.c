@@ -269,6 +269,20 @@ OOMKIT__EXPORT int oomkit_cgroup_exists(oomkit_ctx *ctx, const char *cgroup)
 	return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
 }
 
+OOMKIT__EXPORT int oomkit_cgroup_procs_writable(oomkit_ctx *ctx, const char *cgroup, uid_t uid)
+{
+	char rel[OOMKIT__PATH_MAX], path[OOMKIT__PATH_MAX + 64];
+	struct stat st;
+	int r = relpath(ctx, cgroup, rel, sizeof(rel));
+	if (r < 0 || (r = file_path(rel, "cgroup.procs", path, sizeof(path))) < 0)
+		return r;
+	if (fstatat(ctx->memory_root_fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	/* Its owner may chmod it; a group or anyone else with the write bit
+	 * is not told apart from the uid's own groups. */
+	return st.st_uid == uid || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+}
+
 OOMKIT__EXPORT int oomkit_cgroup_xattr(oomkit_ctx *ctx, const char *cgroup, const char *name, char *buf,
 				       size_t len, uid_t *ret_owner)
 {

@@ -195,6 +195,30 @@ static void test_writers(void **state)
 	(void)m;
 }
 
+/* Whether a uid may have moved a process into a cgroup: by the owner and
+ * mode of its cgroup.procs (a delegated subtree's is chowned to its user). */
+static void test_procs_writable(void **state)
+{
+	oomkit_ctx *ctx = *state;
+	uid_t me = getuid(), other = me + 1;
+	char path[PATH_MAX * 2];
+	snprintf(path, sizeof(path), "%s/jobs/web/cgroup.procs", root);
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(oomkit_cgroup_procs_writable(ctx, "jobs/web", me), 1);
+	assert_int_equal(oomkit_cgroup_procs_writable(ctx, "jobs/web", other), 0);
+	/* Owned by another uid without the write bit: still its owner's to chmod. */
+	assert_int_equal(chmod(path, 0444), 0);
+	assert_int_equal(oomkit_cgroup_procs_writable(ctx, "jobs/web", me), 1);
+	/* A group's or anyone's write bit: any uid may have. */
+	assert_int_equal(chmod(path, 0664), 0);
+	assert_int_equal(oomkit_cgroup_procs_writable(ctx, "jobs/web", other), 1);
+	assert_int_equal(chmod(path, 0646), 0);
+	assert_int_equal(oomkit_cgroup_procs_writable(ctx, "jobs/web", other), 1);
+	assert_int_equal(oomkit_cgroup_procs_writable(ctx, "/jobs/web/inner", other), 0);
+	assert_int_equal(oomkit_cgroup_procs_writable(ctx, "jobs/gone", other), -ENOENT);
+	assert_int_equal(oomkit_cgroup_procs_writable(ctx, "../etc", other), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +228,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pids, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_children, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_writers, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_procs_writable, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

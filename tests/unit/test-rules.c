@@ -173,7 +173,8 @@ static void test_order(void **state)
 
 /* Protection by name shields only root's processes: a user names its own
  * process anything (prctl(PR_SET_NAME), argv, LD_PRELOAD into a protected
- * executable).  By uid and by cgroup, whoever matches. */
+ * executable).  By uid and by cgroup (where the user could not have moved
+ * it: test_protect_by_cgroup), whoever matches. */
 static void test_protect_by_name(void **state)
 {
 	(void)state;
@@ -233,11 +234,83 @@ static void test_protect_by_name(void **state)
 	config_free(&cfg);
 }
 
+/* A cgroup: protect rule shields a process of another user than root only
+ * if that user could not have put it there; prefer and avoid by cgroup, and
+ * protection by uid, are unchanged.  Whether it could is what the daemon
+ * reads (cgroup_self_placed), and only for a process such a rule protects. */
+static void test_protect_by_cgroup(void **state)
+{
+	(void)state;
+	struct config cfg;
+	char errors[1024] = "";
+	static const char conf[] = "[oomkitd]\n"
+				   "protect = cgroup:user.slice/*/init.scope, uid:999\n"
+				   "prefer = cgroup:user.slice\n"
+				   "\n"
+				   "[job batch]\n"
+				   "protect = cgroup:m/batch/shield\n"
+				   "avoid = cgroup:m/batch\n";
+
+	if (config_parse_string(conf, "f", &cfg, errors, sizeof(errors)) != 0)
+		fail_msg("%s", errors);
+	struct rules_set m = {cfg.machine_rules, cfg.n_machine_rules};
+	struct rules_set j = {cfg.jobs[0].rules, cfg.jobs[0].n_rules};
+	static const struct {
+		const char *what;
+		struct match_subject s;
+		enum policy_place place;
+		bool ask; /* rules_cgroup_protected(): the daemon reads the cgroup's owner */
+	} cases[] = {
+	    {"a user's process in a root-owned protected cgroup",
+	     {.comm = "a", .uid = 1000, .cgroup = "user.slice/u/init.scope"},
+	     PLACE_PROTECT,
+	     true},
+	    {"a user's process it moved there itself: the next rule places it",
+	     {.comm = "a", .uid = 1000, .cgroup = "user.slice/u/init.scope/x", .cgroup_self_placed = true},
+	     PLACE_PREFER,
+	     false},
+	    {"root's process where root's own user could write",
+	     {.comm = "a", .uid = 0, .cgroup = "user.slice/u/init.scope", .cgroup_self_placed = true},
+	     PLACE_PROTECT,
+	     false},
+	    {"protected by its uid wherever it is",
+	     {.comm = "a", .uid = 999, .cgroup = "user.slice/u/init.scope", .cgroup_self_placed = true},
+	     PLACE_PROTECT,
+	     false},
+	    {"the job's rule, not the user's to write",
+	     {.comm = "a", .uid = 1000, .cgroup = "m/batch/shield/deeper"},
+	     PLACE_PROTECT,
+	     true},
+	    {"the job's rule, the owner's own sub-cgroup: the job's avoid",
+	     {.comm = "a", .uid = 1000, .cgroup = "m/batch/shield", .cgroup_self_placed = true},
+	     PLACE_AVOID,
+	     false},
+	    {"avoid by cgroup applies whoever put it there",
+	     {.comm = "a", .uid = 1000, .cgroup = "m/batch/x", .cgroup_self_placed = true},
+	     PLACE_AVOID,
+	     false},
+	    {"no rule", {.comm = "a", .uid = 1000, .cgroup = "m/web"}, PLACE_NONE, false},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct policy_proc p;
+		memset(&p, 0x5a, sizeof(p));
+		rules_place(&j, &m, &cases[i].s, &p);
+		if (p.place != cases[i].place)
+			fail_msg("%s: placed %s, wanted %s", cases[i].what, policy_place_name(p.place),
+				 policy_place_name(cases[i].place));
+		if (rules_cgroup_protected(&p, &cases[i].s) != cases[i].ask)
+			fail_msg("%s: the cgroup's owner %s", cases[i].what,
+				 cases[i].ask ? "is not asked" : "is asked");
+	}
+	config_free(&cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_order),
 	    cmocka_unit_test(test_protect_by_name),
+	    cmocka_unit_test(test_protect_by_cgroup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
