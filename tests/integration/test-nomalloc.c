@@ -7,7 +7,8 @@
  * handler does what a real one does: lists the processes (into an array and
  * with a walk), reads each one's memory, places its victim, reads the
  * memcg's counters and memory.stat, reads its victim's whole command line
- * and executable (what oomkitd's cmdline: and exe: rules test), writes a
+ * and executable (what oomkitd's cmdline: and exe: rules test) and whether its
+ * cgroup is root's to write (a cgroup: protect rule's test), writes a
  * JSON report, kills its victim and a whole sub-cgroup.  One process of the
  * cgroup has an exited leader, read through a live thread of it.
  */
@@ -97,6 +98,7 @@ struct rec {
 	int kill_result;
 	int walk_result, proc_walk_result, in_cgroup_result, kill_cgroup_result, cmdline_result, exe_result,
 	    swap_result;
+	int writable_root, writable_other; /* oomkitd's test of a cgroup: protect rule */
 	char cmdline[4096], exe[4096];
 	pid_t victim, walked_victim, proc_walked_victim;
 	int report_fd;
@@ -140,6 +142,8 @@ static enum oomkit_verdict handler(oomkit_ctx *ctx, const struct oomkit_event *e
 	r->in_cgroup_result = oomkit_process_in_cgroup(ctx, largest.pid, ev->cgroup);
 	r->cmdline_result = oomkit_process_cmdline(ctx, largest.pid, r->cmdline, sizeof(r->cmdline));
 	r->exe_result = oomkit_process_exe(ctx, largest.pid, r->exe, sizeof(r->exe));
+	r->writable_root = oomkit_cgroup_procs_writable(ctx, ev->cgroup, 0);
+	r->writable_other = oomkit_cgroup_procs_writable(ctx, ev->cgroup, 65534);
 	(void)oomkit_cgroup_memory(ctx, ev->cgroup, &m);
 	(void)oomkit_cgroup_stat(ctx, ev->cgroup, "rss", &rss);
 	(void)oomkit_system_memory(ctx, &sys);
@@ -241,6 +245,9 @@ static void test_no_malloc_on_handler_path(void **state)
 	assert_int_equal(r.proc_walk_result, 5); /* the exited leader's process too */
 	assert_int_equal(r.proc_walked_victim, hog);
 	assert_int_equal(r.in_cgroup_result, 1);
+	/* The test's cgroup is root's, 0644: root's to write, not nobody's. */
+	assert_int_equal(r.writable_root, 1);
+	assert_int_equal(r.writable_other, 0);
 	/* The hog runs as "HOG 96 1024 0", from its own path. */
 	char want[4096];
 	snprintf(want, sizeof(want), "%s 96 1024 0", tl_hog_path());
