@@ -210,6 +210,11 @@ static void test_test(void **state)
 			fail_msg("'%s' on the unread: wanted %s", cases[i].expr,
 				 cases[i].unread ? "a match" : "none");
 		assert_int_equal(match_needs(&e), 1u << e.kind);
+		/* Whether the process put itself in its cgroup changes which
+		 * protect rules apply (rules.h), never what an expression matches. */
+		struct match_subject self = pg;
+		self.cgroup_self_placed = true;
+		assert_int_equal(match_test(&e, &self), cases[i].pg);
 	}
 }
 
