@@ -821,6 +821,12 @@ static void handle_inotify(oomkit_ctx *ctx)
 				base = base ? base + 1 : w->cgroup;
 				if (strcmp(base, ie->name) != 0)
 					continue;
+				/* A cgroup removed and made again under the same name (a
+				 * systemd unit restarted) may be watched anew before the
+				 * old one's removal is read: the watch's own directory
+				 * says which one went. */
+				if (faccessat(w->dirfd, "cgroup.procs", F_OK, 0) == 0)
+					continue;
 				struct oomkit__queued *q = &ctx->queue[0];
 				q->event = (struct oomkit_event){.watch = w,
 								 .cgroup = w->cgroup,
