@@ -483,46 +483,21 @@ static int read_cgroup(struct pids_walk *pw, int dirfd, const char *name, bool *
 
 /* A thread-group leader that exits before its other threads stays a zombie
  * whose /proc/PID/cgroup reads the root: the process is where a live
- * thread of it is.  The first other thread's cgroup that is not the root,
- * into pw's path (its length), or -ESRCH. */
-static int thread_cgroup(struct pids_walk *pw, int procfd, const char *pid, bool *ret_cut)
+ * thread of it is (oomkit__proc_open_live(), as every reader of a process
+ * finds it).  That thread's cgroup into pw's path (its length), or -ESRCH
+ * if the leader lives (the root is where it is) or no thread does. */
+static int live_thread_cgroup(struct pids_walk *pw, const char *pid, bool *ret_cut)
 {
-	char buf[1024] __attribute__((aligned(8))), name[64];
-	int r = -ESRCH;
+	struct oomkit__proc_stat leader, live;
+	int r = -ESRCH, fd = oomkit__proc_open_live(pw->w.ctx, (pid_t)strtol(pid, NULL, 10), &leader, &live);
 
-	snprintf(name, sizeof(name), "%s/task", pid);
-	int fd = openat(procfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -ESRCH;
-	while (r < 0) {
-		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
-		if (n <= 0)
-			break;
-		for (long p = 0; p < n && r < 0;) {
-			struct linux_dirent64 *de = (struct linux_dirent64 *)(buf + p);
-			p += de->d_reclen;
-			if (de->d_name[0] < '1' || de->d_name[0] > '9' || strcmp(de->d_name, pid) == 0)
-				continue;
-			snprintf(name, sizeof(name), "%.20s/cgroup", de->d_name);
-			int k = read_cgroup(pw, fd, name, ret_cut);
-			if (k > 0)
-				r = k;
-		}
-	}
+	bool dead = leader.state == 'Z' || leader.state == 'X';
+	if (dead && live.state != 'Z' && live.state != 'X')
+		r = read_cgroup(pw, fd, "cgroup", ret_cut);
 	close(fd);
-	return r;
-}
-
-/* Whether /proc/PID/stat says the thread-group leader has exited. */
-static bool zombie(oomkit_ctx *ctx, int procfd, const char *pid)
-{
-	struct oomkit__proc_stat st;
-	char name[32];
-
-	snprintf(name, sizeof(name), "%s/stat", pid);
-	int n = oomkit__read_file_at(procfd, name, ctx->iobuf, OOMKIT__IOBUF_SIZE);
-	return n > 0 && oomkit__parse_proc_stat(ctx->iobuf, (size_t)n, &st) == 0 &&
-	       (st.state == 'Z' || st.state == 'X');
+	return r > 0 ? r : -ESRCH;
 }
 
 /* Where pid's process is, by its /proc/PID/cgroup, into pw's path: 1 if it
@@ -536,8 +511,8 @@ static int proc_place(struct pids_walk *pw, int procfd, const char *pid, const c
 	snprintf(name, sizeof(name), "%s/cgroup", pid);
 	int n = read_cgroup(pw, procfd, name, &cut);
 	/* At the root, below rel: a leader that exited before its threads? */
-	if (n == 0 && rel_len > 0 && zombie(pw->w.ctx, procfd, pid)) {
-		int k = thread_cgroup(pw, procfd, pid, &cut);
+	if (n == 0 && rel_len > 0) {
+		int k = live_thread_cgroup(pw, pid, &cut);
 		n = k >= 0 ? k : 0;
 		if (k < 0)
 			pw->w.path[0] = '\0';

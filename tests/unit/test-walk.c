@@ -385,6 +385,11 @@ static void test_proc_walk(void **state)
 	assert_int_equal(mkdirat(fd, "proc/206/task/207", 0755), 0);
 	write_at(fd, "proc/206/task/206/cgroup", "3:memory:/\n");
 	write_at(fd, "proc/206/task/207/cgroup", "3:memory:/jobs/deep/z\n");
+	/* The live thread, as every reader of a process finds one: by its stat. */
+	write_at(
+	    fd, "proc/206/task/207/stat",
+	    "207 (hog) S 1 206 206 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 2 0 4243 0 0 18446744073709551615 0 0 0 "
+	    "0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
 	assert_int_equal(mkdirat(fd, "proc/205", 0755), 0); /* no cgroup file: gone meanwhile */
 	assert_int_equal(mkdirat(fd, "proc/self", 0755), 0);
 	close(fd);
