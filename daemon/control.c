@@ -840,9 +840,13 @@ static bool fill_question(struct control *ctl, struct client *c)
 			return true;
 		}
 		/* The time left, not the whole delay: a listener may come late. */
+		const struct prompt *p = ctl->prompt;
 		const struct protocol_question q = {.id = c->question.id,
 						    .scope = prompt_scope(ctl),
-						    .timeout_ms = prompt_remaining_ms(ctl->prompt, now_ns())};
+						    .timeout_ms = prompt_remaining_ms(p, now_ns()),
+						    .has_usage = p->asker.job && p->limit_bytes,
+						    .usage_bytes = p->usage_bytes,
+						    .limit_bytes = p->limit_bytes};
 		if (!PUT(c, protocol_put_question, &q))
 			return false;
 		c->question.head = true;
