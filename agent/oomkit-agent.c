@@ -564,6 +564,13 @@ static bool ask_window(struct agent *a)
 	for (unsigned i = 0; i < v->n_rows; i++)
 		logf_("window %u row: pid %d %s: %s, %s", a->q.id, (int)v->rows[i].pid, v->rows[i].name,
 		      v->rows[i].memory, v->rows[i].job);
+	/* Whose processes the details list (the sampler's: this uid's only). */
+	struct sampler_top top[TOP_DETAILS];
+	GString *pids = g_string_new(NULL);
+	for (unsigned i = 0, n = sampler_top(a->sampler, top, TOP_DETAILS); i < n; i++)
+		g_string_append_printf(pids, " %d", (int)top[i].pid);
+	logf_("window %u details: pids%s", a->q.id, pids->str);
+	g_string_free(pids, TRUE);
 	g_free(v);
 	return a->win != NULL;
 }

@@ -249,8 +249,10 @@ W=$(window_of "$TMP/agent.log" "$q")
 check "3: the second user's window shows its process" grep -q "window $q row: pid $pb " "$TMP/agent-b.log"
 check "3: and none of the first user's" \
 	eval '! grep -q "window $q row: pid \($pa\|$pc\) " "$TMP/agent-b.log"'
-check "3: its details list only its own processes" \
-	eval '! grep -q "window $q row: pid \($pa\|$pc\) " "$TMP/agent-b.log"'
+details_b=$(sed -n "s/.*window $q details: pids//p" "$TMP/agent-b.log")
+check "3: its details list its own process (pids:$details_b)" eval 'echo " $details_b " | grep -q " $pb "'
+check "3: and none of the first user's" eval '! echo " $details_b " | grep -q " \($pa\|$pc\) "'
+check "3: nor of anyone else: each is uid $B's" eval 'for p in $details_b; do [ ! -d /proc/$p ] || [ "$(stat -c %u /proc/$p)" = "$B" ] || exit 1; done'
 check "3: the first user's window shows its own" grep -q "window $q row: pid $pa " "$TMP/agent.log"
 check "3: and not the second user's" eval '! grep -q "window $q row: pid $pb " "$TMP/agent.log"'
 WB=$(xdotool search --name "^Out of memory - oomkit\$" | grep -v "^$W\$" | head -n 1)
@@ -268,7 +270,7 @@ check "3: the second user's window is gone" eval '[ "$(xdotool search --name "^O
 empty_job shared
 
 # --- 4. no display: the notification path
-start_agent "$A" "$TMP/agent-c.log"
+start_agent "$A" "$TMP/agent-c.log" DISPLAY=
 check "4: an agent without a display says it cannot show a window" \
 	grep -q "no display for a window" "$TMP/agent-c.log"
 
