@@ -34,9 +34,9 @@
 
 /* With no file, every key keeps its default and there are no jobs, except
  * on a systemd machine at a cgroup v2 root: there the workloads are already
- * in systemd's units, and the default adopts them (README "On a systemd
- * machine").  Processes in no job are never chosen at the v2 root, so what
- * must never die is left out: the daemon's own unit, systemd's own services
+ * in systemd's units, and the default adopts them (docs/systemd.md).
+ * Processes in no job are never chosen at the v2 root, so what must never
+ * die is left out: the daemon's own unit, systemd's own services
  * (journald, logind, udevd, networkd, resolved), D-Bus, ssh, display
  * managers and NetworkManager.  %s is the mount. */
 static const char builtin_systemd_text[] =
