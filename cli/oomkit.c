@@ -238,7 +238,7 @@ static int parse_args(int argc, char **argv, struct cli *cli, char ***ret_args, 
 
 int main(int argc, char **argv)
 {
-	struct cli cli = {.socket_path = OOMKITD_DEFAULT_SOCKET, .interval_ms = 1000};
+	struct cli cli = {.socket_path = OOMKITD_DEFAULT_SOCKET, .interval_ms = 1000, .width = term_width()};
 	char **args;
 	int n;
 
