@@ -11,6 +11,7 @@
 #include "json-reader.h"
 #include "report-view.h"
 #include "term.h"
+#include "value.h" /* the daemon's size format */
 
 static const char *jstr(const struct json *j, const char *key)
 {
@@ -24,10 +25,14 @@ static bool jtrue(const struct json *j, const char *key)
 	return v && v->type == JSON_BOOL && v->boolean;
 }
 
+/* A size as the daemon's log and reasons write it (value_format_bytes()). */
 static const char *jsize(const struct json *j, const char *key, char *buf, size_t len)
 {
 	const struct json *v = json_get(j, key);
-	return v && v->type == JSON_NUMBER ? term_size(strtoull(v->str, NULL, 10), buf, len) : "-";
+	if (!v || v->type != JSON_NUMBER)
+		return "-";
+	value_format_bytes(strtoull(v->str, NULL, 10), buf, len);
+	return buf;
 }
 
 /* A decision object in words: its action and reason, or why it did not
@@ -46,18 +51,18 @@ static void show_verdict(const char *label, const struct json *d)
 	report_view_field(label, text);
 }
 
-/* One process: 6+4+1+7+1+12+1+7+1+5+1+15+1 = 62 columns, and its command
- * line in the rest of the terminal's width (18 on 80, never less than 12;
+/* One process: 6+4+1+7+1+12+1+9+1+5+1+15+1 = 64 columns, and its command
+ * line in the rest of the terminal's width (16 on 80, never less than 12;
  * --json has it whole). */
 static void proc_line(const char *rank, const struct json *p)
 {
-	char size[16], cmd[512];
+	char size[32], cmd[512];
 
-	printf("      %4s %7s %s %7s %5s %s %s\n", TTY(rank, 4), TTY(jstr(p, "pid"), 7),
+	printf("      %4s %7s %s %9s %5s %s %s\n", TTY(rank, 4), TTY(jstr(p, "pid"), 7),
 	       COL(jstr(p, "job"), 12), jsize(p, "rss_bytes", size, sizeof(size)),
 	       TTY(jstr(p, "oom_score_adj"), 5), COL(jstr(p, "comm"), 15),
 	       WIDE(report_view_command(jstr(p, "comm"), jstr(p, "cmdline"), cmd, sizeof(cmd)),
-		    term_rest(report_view_width(), 62, 12)));
+		    term_rest(report_view_width(), 64, 12)));
 }
 
 /* A ranked process; the rule that placed it, if one did, on a line of its
@@ -83,7 +88,7 @@ static void show_step(const struct json *s)
 		show_verdict(jtrue(s, "decides") ? "does:" : "alone:", alone);
 	if (!ranking || ranking->n == 0)
 		return;
-	printf("      %4s %7s %-12s %7s %5s %-15s %s\n", "RANK", "PID", "JOB", "RSS", "ADJ", "COMM",
+	printf("      %4s %7s %-12s %9s %5s %-15s %s\n", "RANK", "PID", "JOB", "RSS", "ADJ", "COMM",
 	       "COMMAND");
 	for (size_t i = 0; i < ranking->n; i++)
 		show_proc(ranking->items[i]);
