@@ -78,18 +78,18 @@ const char *term_words(const char *s, size_t width, char *buf, size_t cap)
 	if (width == 0 || columns(whole, sizeof(whole)) <= width || width < 4 || cap < 4)
 		return term_text(s, width, buf, cap);
 	/* Room for the "...": cut at a whole escape or character (a prefix of
-	 * whole), then back to the end of the last whole word if the words
-	 * before it fill half the column. */
+	 * whole), then, unless a word ends there, back to the end of the last
+	 * whole word if the words before it fill half the column. */
 	term_text(s, width - 3, buf, cap - 3);
 	size_t n = strlen(buf);
-	if (whole[n] != ' ') {
+	if (!strchr(" ,;:", whole[n])) {
 		size_t start = n;
 		while (start > 0 && buf[start - 1] != ' ')
 			start--;
 		if (start > 0 && columns(buf, start - 1) >= (width - 3) / 2)
 			n = start - 1;
 	}
-	while (n > 0 && strchr(" ,;:", buf[n - 1]))
+	while (n > 0 && strchr(" ,;:.", buf[n - 1]))
 		n--;
 	memcpy(buf + n, "...", 4);
 	return buf;

@@ -106,13 +106,13 @@ void reports_copy_reason(char *dst, size_t len, const char *src)
 	 * room is cut where it is (at a whole UTF-8 sequence). */
 	n = len - 4;
 	size_t end = n;
-	while (end > 0 && src[end] != ' ')
+	while (end > 0 && !strchr(" ,;:", src[end]))
 		end--;
 	if (end >= n / 2)
 		n = end;
 	while (n > 0 && ((unsigned char)src[n] & 0xc0) == 0x80)
 		n--;
-	while (n > 0 && strchr(" ,;:", src[n - 1]))
+	while (n > 0 && strchr(" ,;:.", src[n - 1]))
 		n--;
 	memcpy(dst, src, n);
 	memcpy(dst + n, "...", 4);

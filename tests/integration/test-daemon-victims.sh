@@ -107,7 +107,7 @@ rep=$(latest_report)
 newcmd="$WORKER 100 512 1000"
 mapfile -t got < <(fields "$rep" "r['decision']['victim_cmdline']" "r['decision']['victim_comm']" \
 	"sorted(c['cmdline'] for c in r['candidates'] if c['comm'] == 'python3')" "r['decision']['reason']" \
-	"r['timings_ms']['freed']" "r.get('not_freed')")
+	"None if r['timings_ms']['freed'] is None else '%.3f' % r['timings_ms']['freed']" "r.get('not_freed')")
 check "report: the victim's command line" test "${got[0]}" = "$newcmd"
 check "report: the victim's comm" test "${got[1]}" = python3
 check "report: each candidate's command line" test "${got[2]}" = "['$newcmd', '$cmd']"
