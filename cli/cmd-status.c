@@ -226,6 +226,8 @@ int cmd_top(struct cli *cli, int argc, char **argv)
 	for (unsigned i = 0; cli->iterations == 0 || i < cli->iterations; i++) {
 		if (tty_out)
 			printf("\033[H\033[2J");
+		/* A terminal resized meanwhile: each screen as wide as it is now. */
+		cli->width = term_width();
 		time_t now = time(NULL);
 		char when[32];
 		strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));

@@ -66,7 +66,15 @@ older=$(HOG_BIN=$WORKER spawn web 8)
 check "the older worker runs as python3" wait_for 10 exec_done "$older" python3
 evil=$(HOG_BIN="$TMP/bad/$HOSTILE" spawn web 4)
 check "the hostile one runs under its name" wait_for 10 exec_done "$evil" "$HOSTILE"
-wait_for 10 usage_at_least web $((12 << 20)) || fail "the workers did not grow"
+# And one whose command line is longer than anything shows (600 bytes, an
+# escape byte among them, which the daemon's reader turns into "?").
+LONGARG=$(printf 'very-long-argument-%03d/' $(seq 1 25))$'\e'
+bash -c 'echo $$ > "$1/cgroup.procs" && exec -a "$2" "$3" 2 1024 1000' sh "$R/web" "$LONGARG" "$OOMKIT_HOG" \
+	>/dev/null 2>&1 &
+long=$!
+check "the long one runs" wait_for 10 exec_done "$long" "oomkit-hog"
+longcmd="${LONGARG%$'\e'}? 2 1024 1000"
+wait_for 10 usage_at_least web $((14 << 20)) || fail "the workers did not grow"
 cmd=$(cmdline_of "$older")
 check "the worker's command line is long (${#cmd} characters)" test "${#cmd}" -gt 80 -a "${#cmd}" -lt 127
 
@@ -74,12 +82,15 @@ check "the worker's command line is long (${#cmd} characters)" test "${#cmd}" -g
 COLUMNS=140 "$OOMKIT" ps web > "$TMP/ps140.txt"
 COLUMNS=60 "$OOMKIT" ps web > "$TMP/ps60.txt"
 COLUMNS=300 "$OOMKIT" ps web > "$TMP/ps300.txt"
+COLUMNS=4096 "$OOMKIT" ps web > "$TMP/ps4096.txt"
 cat "$TMP/ps140.txt"
 check "ps at 140 columns: within 140" test "$(longest "$TMP/ps140.txt")" -le 140
 check "ps at 140 columns: the command fills the 78 left" \
 	test "$(command_column "$older" "$TMP/ps140.txt")" = "${cmd:0:78}"
 check "ps at 300 columns: the whole command line" test "$(command_column "$older" "$TMP/ps300.txt")" = "$cmd"
 check "ps at 60 columns: the command keeps 12" test "$(command_column "$older" "$TMP/ps60.txt")" = "${cmd:0:12}"
+check "ps at 4096 columns: a command line of 600 bytes as far as it is read (255)" \
+	test "$(command_column "$long" "$TMP/ps4096.txt")" = "${longcmd:0:255}"
 check "ps at 60 columns: no other column is cut" \
 	grep -Eq "^ *$older web +[0-9.]+M +[0-9.]+B? +0 +0 python3 +/" "$TMP/ps60.txt"
 check "ps: the hostile name is escaped" grep -Fq 'ev\x0ail\x1b[31' "$TMP/ps300.txt"
@@ -107,11 +118,13 @@ rep=$(latest_report)
 newcmd="$WORKER 100 512 1000"
 mapfile -t got < <(fields "$rep" "r['decision']['victim_cmdline']" "r['decision']['victim_comm']" \
 	"sorted(c['cmdline'] for c in r['candidates'] if c['comm'] == 'python3')" "r['decision']['reason']" \
-	"None if r['timings_ms']['freed'] is None else '%.3f' % r['timings_ms']['freed']" "r.get('not_freed')")
+	"None if r['timings_ms']['freed'] is None else '%.3f' % r['timings_ms']['freed']" "r.get('not_freed')" \
+	"[c['cmdline'] for c in r['candidates'] if c['pid'] == $long][0]")
 check "report: the victim's command line" test "${got[0]}" = "$newcmd"
 check "report: the victim's comm" test "${got[1]}" = python3
 check "report: each candidate's command line" test "${got[2]}" = "['$newcmd', '$cmd']"
 reason=${got[3]}
+check "report: a long command line is cut to 127 bytes" test "${got[6]}" = "${longcmd:0:127}"
 echo "reason: $reason"
 check "report: the start in words, not clock ticks" grep -Eq "^process $newer started last of the preferred candidates, [0-9.]+ (s|min [0-9]+ s) before the OOM; killing process $newer \(python3, [0-9]+ (KiB|MiB)\) of job web" <<< "$reason"
 check "report: no start time in ticks" test -z "$(echo "$reason" | grep 'start time')"
