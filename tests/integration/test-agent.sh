@@ -189,7 +189,7 @@ as_user_bg "$B" dbus-daemon --config-file="$USER_DIR/session-$B/bus.conf" --nofo
 T_PIDS="$T_PIDS $!"
 wait_for 10 bus_ready "$B" "unix:path=$USER_DIR/session-$B/bus" || fail "the second session bus did not start"
 as_user_bg "$B" env HOME="$USER_DIR/session-$B" DBUS_SESSION_BUS_ADDRESS="unix:path=$USER_DIR/session-$B/bus" \
-	OOMKIT_SOCKET="$SOCK" "$AGENT" >"$TMP/agent-b.log" 2>&1
+	OOMKIT_SOCKET="$SOCK" "$AGENT" --notify-only >"$TMP/agent-b.log" 2>&1
 T_PIDS="$T_PIDS $!"
 wait_for 10 grep -q "listening for OOMs" "$TMP/agent-b.log" || fail "the second user's agent did not connect"
 check "no notification server: the agent says so" grep -q "no notification server" "$TMP/agent-b.log"
