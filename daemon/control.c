@@ -587,15 +587,13 @@ static void sort_pids(pid_t *p, int n)
 			}
 }
 
-/* A process in no job of a machine at the v2 root, in a cgroup a user may
- * write: "(escaped)", as a machine's OOM ranks it (policy_escaped()).  cut:
- * its path is longer than the kernel shows whole, which only a user nests. */
+/* A process in no job of the machine, in a cgroup a user may write:
+ * "(escaped)", as a machine's OOM names it (policy_escaped()).  cut: its
+ * path is longer than the kernel shows whole, which only a user nests. */
 static bool ps_escaped(const struct control *ctl, const char *cg, bool cut)
 {
 	uid_t owner;
 
-	if (!ctl->cfg || !ctl->cfg->machine_is_root)
-		return false;
 	return policy_escaped(
 	    cut ? 0 : oomkit_cgroup_delegated(ctl->ctx, cg, ctl->scopes->machine.rel, &owner), cut);
 }

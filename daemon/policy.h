@@ -82,10 +82,10 @@ struct policy_group {
 	/* kill = largest-leaf: the memory of the job's candidates it does not
 	 * spare, by policy_count_leaves(). */
 	uint64_t leaf_bytes;
-	/* "(escaped)": the processes in no job of a machine at the v2 root that
-	 * lie in a cgroup a user may write (policy_escaped()).  Its priority is
-	 * the lowest job's (policy_escaped_priority()), its usage what its
-	 * processes hold. */
+	/* "(escaped)": the processes in no job of the machine that lie in a
+	 * cgroup a user may write (policy_escaped()).  At the v2 root its
+	 * priority is the lowest job's (policy_escaped_priority()), below a
+	 * machine cgroup 0 as "(other)"'s; its usage what its candidates hold. */
 	bool escaped;
 };
 

@@ -143,15 +143,17 @@ static unsigned build_groups(struct snapshot *s, const struct scope *scope)
 	s->other_group = (int)n;
 	s->escaped_group = -1;
 	s->n_escaped = 0;
-	if (!machine || !o->omit)
+	if (!machine)
 		return n + 1;
-	/* Off the v2 root "(other)" is a candidate already, first of all. */
+	/* Below a cgroup of the machine's own "(other)" is a candidate before
+	 * every job (priority 0), and what a user may have put there is too,
+	 * only named apart. */
 	struct policy_group *e = &s->groups[n + 1];
 	memset(e, 0, sizeof(*e));
 	e->name = escaped_name;
 	e->limit_bytes = e->limit_max_bytes = OOMKIT_UNLIMITED;
 	e->escaped = true;
-	e->priority = policy_escaped_priority(s->groups, n);
+	e->priority = o->omit ? policy_escaped_priority(s->groups, n) : 0;
 	s->group_scope[n + 1] = NULL;
 	s->escaped_group = (int)n + 1;
 	return n + 2;

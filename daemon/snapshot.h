@@ -22,7 +22,9 @@
  * where it is; in a cgroup a user may write (a job's owner made it, outside
  * the jobs' patterns) it is in "(escaped)", a candidate ranked with the
  * lowest-priority job (policy_escaped()): nothing a job's owner does hides a
- * process from the daemon.  Which cgroup, and whose, is kept for the first
+ * process from the daemon.  Below a machine cgroup of its own, where
+ * "(other)" is a candidate before every job, "(escaped)" is too, only named
+ * apart.  Which cgroup, and whose, is kept for the first
  * SNAPSHOT_ESCAPED_CGROUPS of them, for the report.
  *
  * A machine OOM reads every job; a job's OOM reads only that job and the
