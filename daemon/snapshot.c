@@ -248,42 +248,56 @@ static void place(struct snapshot *s, const struct scope *job, const struct oomk
 	}
 }
 
+/* The escaped cgroup recorded for the path e names, if it is whole (a cut
+ * one is a different cgroup for each process that shares its start). */
+static struct snapshot_cgroup *recorded(struct snapshot *s, const struct oomkit_pid_entry *e)
+{
+	for (unsigned i = 0; i < s->n_escaped && !e->cgroup_truncated; i++) {
+		struct snapshot_cgroup *c = &s->escaped[i];
+		if (!c->cut && strcmp(c->path, e->cgroup) == 0)
+			return c;
+	}
+	return NULL;
+}
+
 /* The cgroup of an escaped process, as the report names it: kept once for
  * all its processes, for the first SNAPSHOT_ESCAPED_CGROUPS cgroups. */
 static void record_escaped(struct snapshot *s, const struct oomkit_pid_entry *e, struct policy_proc *pp)
 {
 	size_t len = strnlen(e->cgroup, SNAPSHOT_ESCAPED_PATH_MAX);
 	bool cut = e->cgroup_truncated || len == SNAPSHOT_ESCAPED_PATH_MAX;
-	size_t keep = cut && len == SNAPSHOT_ESCAPED_PATH_MAX ? len - 1 : len;
+	size_t keep = len == SNAPSHOT_ESCAPED_PATH_MAX ? len - 1 : len;
 
-	for (unsigned i = 0; i < s->n_escaped; i++) {
-		struct snapshot_cgroup *c = &s->escaped[i];
-		if (c->cut == cut && strncmp(c->path, e->cgroup, keep) == 0 && c->path[keep] == '\0') {
-			pp->cgroup = c->path;
-			pp->cgroup_cut = cut;
-			return;
-		}
-	}
 	if (s->n_escaped == SNAPSHOT_ESCAPED_CGROUPS)
 		return;
 	struct snapshot_cgroup *c = &s->escaped[s->n_escaped++];
 	memcpy(c->path, e->cgroup, keep);
 	c->path[keep] = '\0';
 	c->cut = cut;
+	c->owner = pp->cgroup_owner;
 	pp->cgroup = c->path;
 	pp->cgroup_cut = cut;
 }
 
-/* A process of "(other)" at the v2 root: in "(escaped)" instead, if a user
- * may have put it where it is (policy_escaped()). */
+/* A process of "(other)" at a machine's OOM: in "(escaped)" instead, if a
+ * user may have put it where it is (policy_escaped()).  A cgroup already
+ * found escaped is not read again: a user's thousand processes in one
+ * cgroup cost one walk. */
 static void classify_other(struct walk *w, const struct oomkit_pid_entry *e, struct policy_proc *pp)
 {
 	struct snapshot *s = w->s;
+	struct snapshot_cgroup *c;
 	uid_t owner = (uid_t)-1;
 	int r;
 
 	if (s->escaped_group < 0 || pp->group != s->other_group)
 		return;
+	if ((c = recorded(s, e))) {
+		pp->group = s->escaped_group;
+		pp->cgroup_owner = c->owner;
+		pp->cgroup = c->path;
+		return;
+	}
 	r = oomkit_cgroup_delegated(s->ctx, e->cgroup, w->scope->rel, &owner);
 	if (!policy_escaped(r, e->cgroup_truncated))
 		return;

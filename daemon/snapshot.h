@@ -57,6 +57,7 @@
 struct snapshot_cgroup {
 	char path[SNAPSHOT_ESCAPED_PATH_MAX];
 	bool cut;
+	uid_t owner; /* (uid_t)-1: unknown */
 };
 
 struct snapshot {

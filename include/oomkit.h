@@ -360,9 +360,9 @@ int oomkit_cgroup_exists(oomkit_ctx *ctx, const char *cgroup);
 int oomkit_cgroup_procs_writable(oomkit_ctx *ctx, const char *cgroup, uid_t uid);
 
 /* Whether the cgroup, or one of its ancestors strictly below the cgroup
- * below, lies in a subtree delegated to a user: its directory or its
- * cgroup.procs (on cgroup v1 its tasks too) is owned by a uid other than
- * root, or writable by a group or by anyone.  1 with *ret_owner the owner of
+ * below, lies in a subtree delegated to a user: its directory, its
+ * cgroup.procs or the file threads move by (cgroup.threads, v1's tasks) is
+ * owned by a uid other than root, or writable by a group or by anyone.  1 with *ret_owner the owner of
  * the outermost such cgroup's file, 0 if root alone may have put a process
  * there; -errno if one of them cannot be read (removed meanwhile), -EINVAL
  * if cgroup is not below below.  Looks from the top down and stops at the

@@ -285,15 +285,16 @@ OOMKIT__EXPORT int oomkit_cgroup_procs_writable(oomkit_ctx *ctx, const char *cgr
 
 /* Whether a uid other than root may write the cgroup at rel: its directory
  * (to make cgroups in it) or its cgroup.procs (to move processes into it),
- * and on cgroup v1 its tasks file too (threads move through it); the owner
+ * and the file threads move through (cgroup.threads, v1's tasks); the owner
  * of the first that is in *ret_owner. */
 static int level_delegated(oomkit_ctx *ctx, const char *rel, uid_t *ret_owner)
 {
-	static const char *const names[] = {"", "cgroup.procs", "tasks"};
+	const char *const names[] = {"", "cgroup.procs",
+				     ctx->backend == OOMKIT_BACKEND_V2 ? "cgroup.threads" : "tasks"};
 	char path[PATH_MAX + 16];
 	struct stat st;
 
-	for (unsigned i = 0; i < (ctx->backend == OOMKIT_BACKEND_V2 ? 2u : 3u); i++) {
+	for (unsigned i = 0; i < 3; i++) {
 		int r = i == 0 ? snprintf(path, sizeof(path), "%s", oomkit__at(rel))
 			       : snprintf(path, sizeof(path), "%s/%s", oomkit__at(rel), names[i]);
 		if (r < 0 || (size_t)r >= sizeof(path))
