@@ -395,6 +395,14 @@ int snapshot_take(struct snapshot *s, const struct scope *scope, uint64_t capaci
 	int n = find_processes(s, scope, &w);
 	if (n < 0)
 		return n;
+	/* What "(escaped)" holds is no longer the rest of the machine's: below a
+	 * machine cgroup, where both are candidates, "(other)" would otherwise
+	 * look larger by the hog that left it. */
+	if (s->escaped_group >= 0) {
+		struct policy_group *o = &s->groups[s->other_group];
+		uint64_t e = s->groups[s->escaped_group].usage_bytes;
+		o->usage_bytes = o->usage_bytes > e ? o->usage_bytes - e : 0;
+	}
 	if (w.full)
 		log_warning(
 		    "%s: %d processes, more than the %zu a snapshot holds: each job's largest are the "

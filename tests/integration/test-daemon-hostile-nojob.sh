@@ -37,6 +37,11 @@ hog=$!
 check "the user's hog moved itself into the escape memcg" wait_for 10 in_memcg "$hog" "$M/escape"
 wait_for 10 usage_at_least escape $((40 << 20)) || fail "the hog did not reach 40M"
 batch=$(spawn batch 8)
+# Root's own process in the machine itself, in no job: a candidate before
+# every job too, but smaller than the hog, so it must not pay for it.
+sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" 20 1024 1000' sh "$R" "$OOMKIT_HOG" >/dev/null 2>&1 &
+rest=$!
+wait_for 10 in_memcg "$rest" "$M" || fail "root's process did not join the machine"
 web1=$(spawn web 60)
 wait_for 10 usage_at_least web $((60 << 20)) || fail "web did not reach 60M"
 
@@ -46,11 +51,15 @@ check "oomkit ps names the hog escaped, in its cgroup" ps_line
 check "and --json gives the cgroup's whole path" eval \
 	'"$OOMKIT" --socket "$SOCK" ps --json | grep -q "\"pid\":$hog,\"job\":\"(escaped)\".*\"instance\":\"$M/escape\""'
 
-web2=$(spawn web 80 512 2000)
+# 60 + 60 + 8 + 20 fit in the machine's 160M once the hog's 40 are freed.
+web2=$(spawn web 60 512 2000)
 check "the escaped hog is killed" wait_for 20 dead "$hog"
+check "web grows to its full size" wait_for 20 usage_at_least web $((120 << 20))
+check "one OOM, one report" test "$(report_count)" = 1
 check "root's first web process lives" alive "$web1"
 check "root's growing web process lives" alive "$web2"
 check "root's batch process lives" alive "$batch"
+check "root's process in the machine, in no job, lives" alive "$rest"
 check "the daemon decided, not the kernel" test "$(grep -c 'the kernel decides' "$TMP/log")" = 0
 victim() {
 	[ "$(json_get "$(latest_report)" "(r['decision']['victim_pid'], r['decision']['victim_job'], \
@@ -60,7 +69,7 @@ r['decision'].get('victim_escaped'), r['decision'].get('victim_cgroup'), r['deci
 check "the report names it escaped, with its cgroup and owner" wait_for 10 victim
 check "its reason says whose cgroup it is" eval \
 	'json_get "$(latest_report)" "r[\"decision\"][\"reason\"]" | grep -q "in no job, in a cgroup uid $OWNER may write"'
-kill -9 "$web1" "$web2" "$batch" 2>/dev/null
+kill -9 "$web1" "$web2" "$batch" "$rest" 2>/dev/null
 empty() { [ -z "$(cat "$R/$1/cgroup.procs")" ]; }
 wait_for 10 empty web || fail "web did not empty"
 wait_for 10 grep -q "under_oom 0" "$R/memory.oom_control" || fail "the machine stayed under OOM"
