@@ -18,6 +18,46 @@ static void write_readers(struct oomkit__json *w, const struct report_readers *r
 	oomkit__json_close(w, ']');
 }
 
+/* An escaped process's cgroup and who may write it, as the members named:
+ * the cgroup as far as the snapshot kept it (null: it kept the first
+ * SNAPSHOT_ESCAPED_CGROUPS only), whether that is only its start, its owner
+ * (null: unreadable). */
+static void write_escaped(struct oomkit__json *w, const char *cgroup_key, const char *cut_key,
+			  const char *owner_key, const struct policy_proc *p)
+{
+	if (p->cgroup)
+		oomkit__json_str(w, cgroup_key, p->cgroup);
+	else
+		oomkit__json_null(w, cgroup_key);
+	if (p->cgroup_cut)
+		oomkit__json_bool(w, cut_key, true);
+	if (p->cgroup_owner != (uid_t)-1)
+		oomkit__json_u64(w, owner_key, p->cgroup_owner);
+	else
+		oomkit__json_null(w, owner_key);
+}
+
+static bool escaped(const struct policy_input *in, const struct policy_proc *p)
+{
+	return p->group >= 0 && (unsigned)p->group < in->n_groups && in->groups[p->group].escaped;
+}
+
+/* A victim that left the jobs: the cgroup it was found in, and whose. */
+static void write_victim_cgroup(struct oomkit__json *w, const struct policy_input *in,
+				const struct policy_decision *dec)
+{
+	if (dec->action != ACTION_KILL && dec->action != ACTION_KILL_JOB)
+		return;
+	for (unsigned i = 0; i < in->n_procs; i++) {
+		const struct policy_proc *p = &in->procs[i];
+		if (p->pid == dec->victim_pid && p->start_time == dec->victim_start_time && escaped(in, p)) {
+			oomkit__json_bool(w, "victim_escaped", true);
+			write_escaped(w, "victim_cgroup", "victim_cgroup_cut", "victim_cgroup_owner", p);
+			return;
+		}
+	}
+}
+
 void report_write_decision(struct oomkit__json *w, const char *key, const struct policy_input *in,
 			   const struct policy_decision *dec)
 {
@@ -47,6 +87,7 @@ void report_write_decision(struct oomkit__json *w, const char *key, const struct
 		else
 			oomkit__json_null(w, "victim_rule");
 	}
+	write_victim_cgroup(w, in, dec);
 	oomkit__json_str(w, "reason", dec->reason);
 	oomkit__json_str(w, "not_applied", dec->trail);
 	oomkit__json_close(w, '}');
@@ -90,6 +131,10 @@ void report_write_proc(struct oomkit__json *w, const struct policy_input *in, co
 	if (p->rule) {
 		policy_format_rule(p, why, sizeof(why));
 		oomkit__json_str(w, "rule", why);
+	}
+	if (escaped(in, p)) {
+		oomkit__json_bool(w, "escaped", true);
+		write_escaped(w, "cgroup", "cgroup_cut", "cgroup_owner", p);
 	}
 }
 

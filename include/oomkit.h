@@ -359,6 +359,17 @@ int oomkit_cgroup_exists(oomkit_ctx *ctx, const char *cgroup);
  * it cannot be read.  Allocates nothing. */
 int oomkit_cgroup_procs_writable(oomkit_ctx *ctx, const char *cgroup, uid_t uid);
 
+/* Whether the cgroup, or one of its ancestors strictly below the cgroup
+ * below, lies in a subtree delegated to a user: its directory, its
+ * cgroup.procs or the file threads move by (cgroup.threads, v1's tasks) is
+ * owned by a uid other than root, or writable by a group or by anyone.  1 with *ret_owner the owner of
+ * the outermost such cgroup's file, 0 if root alone may have put a process
+ * there; -errno if one of them cannot be read (removed meanwhile), -EINVAL
+ * if cgroup is not below below.  Looks from the top down and stops at the
+ * first delegated cgroup, so a user's nesting costs nothing.  Allocates
+ * nothing. */
+int oomkit_cgroup_delegated(oomkit_ctx *ctx, const char *cgroup, const char *below, uid_t *ret_owner);
+
 /* Reads the extended attribute name of the cgroup's directory into buf (at
  * most len bytes) and who owns the directory into *ret_owner (the user who
  * may write its user.* attributes; systemd writes user.oomd_avoid and

@@ -283,6 +283,64 @@ OOMKIT__EXPORT int oomkit_cgroup_procs_writable(oomkit_ctx *ctx, const char *cgr
 	return st.st_uid == uid || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
 }
 
+/* Whether a uid other than root may write the cgroup at rel: its directory
+ * (to make cgroups in it) or its cgroup.procs (to move processes into it),
+ * and the file threads move through (cgroup.threads, v1's tasks); the owner
+ * of the first that is in *ret_owner. */
+static int level_delegated(oomkit_ctx *ctx, const char *rel, uid_t *ret_owner)
+{
+	const char *const names[] = {"", "cgroup.procs",
+				     ctx->backend == OOMKIT_BACKEND_V2 ? "cgroup.threads" : "tasks"};
+	char path[PATH_MAX + 16];
+	struct stat st;
+
+	for (unsigned i = 0; i < 3; i++) {
+		int r = i == 0 ? snprintf(path, sizeof(path), "%s", oomkit__at(rel))
+			       : snprintf(path, sizeof(path), "%s/%s", oomkit__at(rel), names[i]);
+		if (r < 0 || (size_t)r >= sizeof(path))
+			return -ENAMETOOLONG;
+		if (fstatat(ctx->memory_root_fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (i == 2 && errno == ENOENT)
+				continue;
+			return -errno;
+		}
+		if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+			*ret_owner = st.st_uid;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+OOMKIT__EXPORT int oomkit_cgroup_delegated(oomkit_ctx *ctx, const char *cgroup, const char *below,
+					   uid_t *ret_owner)
+{
+	char rel[PATH_MAX], top[PATH_MAX];
+	int r;
+
+	if (!ctx || !cgroup || !below || !ret_owner)
+		return -EINVAL;
+	if ((r = oomkit__cgroup_relpath(cgroup, ctx->memory_root, rel, sizeof(rel))) < 0 ||
+	    (r = oomkit__cgroup_relpath(below, ctx->memory_root, top, sizeof(top))) < 0)
+		return r;
+	size_t n = strlen(top), len = strlen(rel);
+	if (n && (strncmp(rel, top, n) != 0 || (rel[n] != '/' && rel[n] != '\0')))
+		return -EINVAL;
+	/* From the top down: the first cgroup a user may write ends the walk,
+	 * so what it costs is the depth root made, not what a user nests. */
+	for (size_t i = n ? n + 1 : 0; i <= len && len > n; i++) {
+		if (rel[i] != '/' && rel[i] != '\0')
+			continue;
+		char c = rel[i];
+		rel[i] = '\0';
+		r = level_delegated(ctx, rel, ret_owner);
+		rel[i] = c;
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
 OOMKIT__EXPORT int oomkit_cgroup_xattr(oomkit_ctx *ctx, const char *cgroup, const char *name, char *buf,
 				       size_t len, uid_t *ret_owner)
 {

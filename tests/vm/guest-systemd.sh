@@ -1565,6 +1565,79 @@ check_builtin_default() {
 	daemon_config # the shared configuration again, for any check after this one
 }
 
+# A job's owner hides a hog from the jobs: with the built-in default (the
+# machine at the v2 root, apps and services adopted by pattern), a user with
+# a real user@UID.service makes a cgroup of its own beside app.slice, which no
+# job's pattern takes, and moves a hog into it.  A process in no job is
+# protected only where root alone may have put it; this one is in a cgroup
+# its user may write, so at the machine's OOM it is a candidate ranked with
+# the lowest-priority job ("(escaped)"): the hog dies, not root's service, not
+# redis, not the user's small escaped process, and the kernel kills nothing.
+check_sd_nojob_escape() {
+	local user=sdguser uid mgr svc=sdg-nojob-svc.service svcpid rpid quiet hog k0 r0 report out
+	systemctl stop systemd-oomd.service systemd-oomd.socket 2>/dev/null
+	systemctl stop $UNIT
+	rm -f "$OOMKITD_CONF"
+	id $user >/dev/null 2>&1 || useradd -m $user
+	uid=$(id -u $user)
+	mgr=user.slice/user-$uid.slice/user@$uid.service
+	expect "lingering starts the user's manager" loginctl enable-linger $user
+	expect "user@$uid.service runs" wait_for 120 eval '[ "$(prop user@$uid.service ActiveState)" = active ]'
+	expect "systemd delegated $mgr to the user" eval '[ "$(stat -c %u $CG/$mgr/cgroup.procs)" = "$uid" ]'
+	expect "redis-server runs" wait_for 60 active_unit redis-server.service
+	rpid=$(prop redis-server.service MainPID)
+	start_batch svcpid $svc 32
+	expect "root's service holds its memory" wait_for 60 rss_at_least "$svcpid" 32
+	expect "the unit starts with no configuration file" timeout 120 systemctl restart $UNIT
+	expect "root's service is an instance of services" wait_journal 60 $UNIT "services \[$svc\]: adopted"
+	# Started in a scope of the user's app.slice, as the user's own
+	# systemd-run makes it, the process moves itself out (the user may
+	# write both cgroups and their common ancestor) and runs the hog.
+	escape() { # cgroup hog-args...
+		local cg=$1
+		shift
+		runuser -u $user -- mkdir -p "$CG/$mgr/$cg" 2>>"$SDG_STDERR"
+		runuser -u $user -- env XDG_RUNTIME_DIR=/run/user/$uid systemd-run --user --quiet --scope \
+			--slice=app.slice sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG/$mgr/$cg" "$HOG" "$@" \
+			</dev/null >/dev/null 2>>"$SDG_STDERR" &
+		wait_for 60 grep -qs . "$CG/$mgr/$cg/cgroup.procs" && head -n 1 "$CG/$mgr/$cg/cgroup.procs"
+	}
+	quiet=$(escape sdg-quiet 16)
+	expect "a small process escaped to $mgr/sdg-quiet" eval '[ -n "$quiet" ] && alive "$quiet"'
+	expect "and holds its memory" wait_for 60 rss_at_least "$quiet" 16
+	out=$(oomkit --socket $SOCK ps 2>&1)
+	expect "oomkit ps names it escaped" eval 'grep -qE "^ *$quiet \(escaped\) \[sdg-quiet\]" <<<"$out"'
+	out=$(oomkit --socket $SOCK explain --json 2>&1)
+	expect "oomkit explain ranks it, escaped, with the cgroup and its owner" eval \
+		'grep -q "\"pid\":$quiet,\"job\":\"(escaped)\",\"priority\":200," <<<"$out" &&
+		 grep -q "\"escaped\":true,\"cgroup\":\"$mgr/sdg-quiet\",\"cgroup_owner\":$uid" <<<"$out"'
+	k0=$(vmstat_oom_kill) r0=$(report_count)
+	# 200 MiB/s, as in check_builtin_default.
+	hog=$(escape sdg-evil 2000 1024 5000)
+	expect "the hog escaped to $mgr/sdg-evil" eval '[ -n "$hog" ]'
+	expect "the hog dies" wait_for 240 dead "$hog"
+	expect "oomkitd said the machine was out of memory" wait_journal 30 $UNIT 'machine: MemAvailable .* is below machine_available'
+	expect "a report was written" wait_for 30 eval '(($(report_count) > r0))'
+	report=$(newest_report)
+	expect "the report names the hog as the victim" grep -q "\"victim_pid\":$hog," "$report"
+	expect "and says where it escaped to and whose that is" grep -q \
+		"\"victim_escaped\":true,\"victim_cgroup\":\"$mgr/sdg-evil\",\"victim_cgroup_owner\":$uid," "$report"
+	note "report: $(grep -o '"reason":"[^"]*"' "$report" | head -n 1)"
+	expect "the kernel OOM killer killed nothing (oom_kill $k0 -> $(vmstat_oom_kill))" [ "$(vmstat_oom_kill)" = "$k0" ]
+	expect "root's service lives" eval 'alive "$svcpid" && active_unit $svc'
+	expect "redis lives" eval '[ "$(prop redis-server.service MainPID)" = "$rpid" ] && alive "$rpid"'
+	expect "the user's small escaped process lives" alive "$quiet"
+	expect "the user's manager lives" [ "$(prop user@$uid.service ActiveState)" = active ]
+	daemon_log_if_failed 25
+	kill -9 "$quiet" "$hog" 2>/dev/null
+	wait_for 30 eval '! grep -qs . $CG/$mgr/sdg-quiet/cgroup.procs && ! grep -qs . $CG/$mgr/sdg-evil/cgroup.procs'
+	rmdir "$CG/$mgr/sdg-quiet" "$CG/$mgr/sdg-evil" 2>/dev/null
+	systemctl stop $svc 2>/dev/null
+	loginctl disable-linger $user
+	systemctl stop $UNIT
+	daemon_config # the shared configuration again, for any check after this one
+}
+
 # make demo on this machine (cgroup v2, systemd as PID 1): scripts/demo.sh
 # run by demo-check.sh with the installed programs.  The demo's cgroups live
 # in a transient scope with Delegate=yes, where systemd lets a program make
