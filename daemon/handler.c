@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "handler.h"
 #include "log.h"
+#include "report.h"
 
 #define PRESSURE_LOG_EVERY_NS (10ull * NS_PER_SEC)
 
@@ -105,6 +106,17 @@ static enum oomkit_verdict leave_to_owner(struct handler *h, struct scope *scope
 	return OOMKIT_WAIT;
 }
 
+/* Why the scope is out of memory, where the library says (cgroup v2): a job
+ * held at its limit that could still swap was not. */
+static void log_why(const struct scope *scope, const struct oomkit_event *ev)
+{
+	char why[160];
+
+	report_oom_why(ev, why, sizeof(why));
+	if (why[0])
+		log_notice("%s: out of memory: %s", scope->label, why);
+}
+
 static enum oomkit_verdict on_oom(oomkit_ctx *ctx, const struct oomkit_event *ev, void *userdata)
 {
 	/* The watch's userdata is its scope (handler_watch): no search of the
@@ -143,6 +155,7 @@ static enum oomkit_verdict on_oom(oomkit_ctx *ctx, const struct oomkit_event *ev
 	if (chain_victim_exiting(h->chain, scope))
 		return chain_run(h->chain, scope, ev, 0);
 	scope->ooms++;
+	log_why(scope, ev);
 	if (scope->job && scope->job->has_owner)
 		return leave_to_owner(h, scope, ev);
 	return chain_run(h->chain, scope, ev, 0);
