@@ -229,7 +229,12 @@ int handler_watch(struct handler *h, struct scope *scope, uint64_t delay_ms)
 
 	if (!scope->watch) {
 		scope->watcher = h;
-		r = oomkit_watch_oom(h->ctx, scope->rel, 0, on_oom, scope, &scope->watch);
+		/* A machine memcg at its limit is out of memory, swap or not: held
+		 * at its memory.high, its reclaim would swap its jobs out alike,
+		 * the important ones too, where its chain ranks them.  A job at
+		 * its own limit swaps only itself. */
+		unsigned flags = scope->kind == SCOPE_KIND_MACHINE ? OOMKIT_WATCH_AT_LIMIT : 0;
+		r = oomkit_watch_oom(h->ctx, scope->rel, flags, on_oom, scope, &scope->watch);
 		if (r == -ENOENT && scope->kind == SCOPE_KIND_INSTANCE)
 			return r; /* gone already: adopt.c says so */
 		if (r < 0) {

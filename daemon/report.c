@@ -122,6 +122,10 @@ void report_oom_why(const struct oomkit_event *ev, char *buf, size_t len)
 			 ev->stall_full_x100 / 100, ev->stall_full_x100 % 100,
 			 (unsigned long long)(ev->stall_span_ms / 1000));
 		return;
+	case OOMKIT_OOM_CAUSE_LIMIT:
+		snprintf(buf, len, "at its limit (%llu of %llu MiB); swap not counted for it",
+			 mib(ev->usage_bytes), mib(ev->limit_bytes));
+		return;
 	case OOMKIT_OOM_CAUSE_NONE:
 		break;
 	}

@@ -161,6 +161,7 @@ enum oomkit_oom_cause {
 	OOMKIT_OOM_CAUSE_SWAP_MAX = 2,	/* at its limit, its memory.swap.max reached */
 	OOMKIT_OOM_CAUSE_SWAP_FULL = 3, /* at its limit, the machine's swap full */
 	OOMKIT_OOM_CAUSE_STALLED = 4,	/* at its limit and stalled: memory.pressure "full" for long */
+	OOMKIT_OOM_CAUSE_LIMIT = 5,	/* at its limit, swap not counted (OOMKIT_WATCH_AT_LIMIT) */
 };
 
 struct oomkit_event {
@@ -211,6 +212,13 @@ typedef enum oomkit_verdict (*oomkit_handler_fn)(oomkit_ctx *ctx, const struct o
  * hierarchy (which reports stalls even without its memory controller).  On
  * v2, pressure watches are always PSI triggers. */
 #define OOMKIT_WATCH_PSI 0x2u
+/* OOM watches on cgroup v2: the cgroup is out of memory at its limit,
+ * whatever swap it could use (OOMKIT_OOM_CAUSE_LIMIT).  For a cgroup whose
+ * reclaim takes from cgroups below it of differing importance (a machine
+ * holding jobs), where swapping them all alike is not what a handler that
+ * ranks them wants.  The guardian keeps the swap rule: a held cgroup that
+ * swaps makes progress, and is no OOM that it must hand to the kernel. */
+#define OOMKIT_WATCH_AT_LIMIT 0x4u
 
 /* Watches cgroup for OOM events (and GONE).  -ELOOP: the cgroup contains the
  * calling process (a handler there hangs in the kernel) unless
@@ -634,7 +642,7 @@ pid_t oomkit_guardian_pid(const oomkit_ctx *ctx);
 const char *oomkit_event_kind_name(enum oomkit_event_kind kind);
 const char *oomkit_verdict_name(enum oomkit_verdict verdict);
 const char *oomkit_pressure_level_name(enum oomkit_pressure_level level);
-/* "none", "no-swap", "swap-max", "swap-full", "stalled". */
+/* "none", "no-swap", "swap-max", "swap-full", "stalled", "limit". */
 const char *oomkit_oom_cause_name(enum oomkit_oom_cause cause);
 
 #ifdef __cplusplus

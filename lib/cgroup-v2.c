@@ -143,6 +143,8 @@ enum oomkit_oom_cause oomkit__v2_oom_rule(const struct oomkit__v2_oom_input *in)
 {
 	if (!near_limit(in->usage_bytes, in->limit_bytes))
 		return OOMKIT_OOM_CAUSE_NONE;
+	if (in->at_limit)
+		return OOMKIT_OOM_CAUSE_LIMIT;
 	/* Nothing to swap to: at its limit is out of memory, as it always was. */
 	if (!in->swap_total_bytes || (in->swap_known && in->swap_max_bytes == 0))
 		return OOMKIT_OOM_CAUSE_NO_SWAP;
@@ -224,11 +226,13 @@ static int64_t stall_sample(struct oomkit_watch *w, uint64_t *ret_span_ns)
  * samples (the handler's loop and the guardian each keep their own). */
 static void watch_rule(const oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_cgroup_memory *m)
 {
-	struct oomkit__v2_oom_input in = {
-	    .usage_bytes = m->usage_bytes, .limit_bytes = m->limit_bytes, .full_x100 = -1};
+	struct oomkit__v2_oom_input in = {.usage_bytes = m->usage_bytes,
+					  .limit_bytes = m->limit_bytes,
+					  .at_limit = w->at_limit,
+					  .full_x100 = -1};
 	uint64_t span_ns = 0;
 
-	if (near_limit(m->usage_bytes, m->limit_bytes)) {
+	if (!w->at_limit && near_limit(m->usage_bytes, m->limit_bytes)) {
 		in.swap_known = pread_u64(w->swapfd, &in.swap_bytes) >= 0 &&
 				pread_u64(w->swapmaxfd, &in.swap_max_bytes) >= 0;
 		machine_swap(ctx, &in);

@@ -292,6 +292,7 @@ struct oomkit_watch {
 	uint32_t gen;			     /* bumped each time the slot is reused */
 	uint32_t epoll_events;		     /* what the backend's fd reports: EPOLLIN or EPOLLPRI */
 	bool psi;			     /* PRESSURE: a PSI trigger (OOMKIT_WATCH_PSI) */
+	bool at_limit;			     /* v2 OOM: OOMKIT_WATCH_AT_LIMIT, swap not counted */
 	bool system;			     /* PRESSURE: the machine's PSI, not the cgroup's */
 	int parent_wd;			     /* v2: inotify watch on the parent, for GONE */
 	struct oomkit__memory_events events; /* v2: last memory.events.local read */
@@ -497,6 +498,7 @@ int oomkit__v2_kill(int dirfd, uint64_t end_ns);
 
 struct oomkit__v2_oom_input {
 	uint64_t usage_bytes, limit_bytes; /* memory.current, memory.max */
+	bool at_limit;			   /* OOMKIT_WATCH_AT_LIMIT: swap not counted */
 	bool swap_known;		   /* memory.swap.current and .max were read */
 	uint64_t swap_bytes, swap_max_bytes;
 	uint64_t swap_total_bytes, swap_free_bytes; /* the machine's SwapTotal, SwapFree */

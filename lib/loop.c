@@ -423,6 +423,7 @@ static int add_watch(oomkit_ctx *ctx, struct oomkit_watch *tmpl, const char *cgr
 		goto fail;
 	w->epoll_events = EPOLLIN;
 	w->psi = (flags & OOMKIT_WATCH_PSI) != 0;
+	w->at_limit = (flags & OOMKIT_WATCH_AT_LIMIT) != 0;
 	w->system = w->psi && !w->cgroup[0];
 	if ((r = oomkit__register(ctx, w)) < 0)
 		goto fail;

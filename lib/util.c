@@ -208,6 +208,8 @@ OOMKIT__EXPORT const char *oomkit_oom_cause_name(enum oomkit_oom_cause cause)
 		return "swap-full";
 	case OOMKIT_OOM_CAUSE_STALLED:
 		return "stalled";
+	case OOMKIT_OOM_CAUSE_LIMIT:
+		return "limit";
 	}
 	return "unknown";
 }

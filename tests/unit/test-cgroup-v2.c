@@ -25,12 +25,18 @@ static void test_rule(void **state)
 		enum oomkit_oom_cause want;
 	} t[] = {
 	    /* No limit: no OOM of its own, whatever else. */
-	    {"no limit", {.usage_bytes = 1 * GIB, .limit_bytes = MAX, .full_x100 = 10000}, OOMKIT_OOM_CAUSE_NONE},
+	    {"no limit",
+	     {.usage_bytes = 1 * GIB, .limit_bytes = MAX, .full_x100 = 10000},
+	     OOMKIT_OOM_CAUSE_NONE},
 	    /* Without swap, exactly the old rule: near the limit is out of memory. */
-	    {"no swap, far", {.usage_bytes = 53 * MIB, .limit_bytes = 64 * MIB, .full_x100 = -1}, OOMKIT_OOM_CAUSE_NONE},
-	    {"no swap, near", {.usage_bytes = 54 * MIB, .limit_bytes = 64 * MIB, .full_x100 = -1},
+	    {"no swap, far",
+	     {.usage_bytes = 53 * MIB, .limit_bytes = 64 * MIB, .full_x100 = -1},
+	     OOMKIT_OOM_CAUSE_NONE},
+	    {"no swap, near",
+	     {.usage_bytes = 54 * MIB, .limit_bytes = 64 * MIB, .full_x100 = -1},
 	     OOMKIT_OOM_CAUSE_NO_SWAP},
-	    {"no swap, at the hold", {.usage_bytes = 56 * MIB, .limit_bytes = 64 * MIB, .full_x100 = -1},
+	    {"no swap, at the hold",
+	     {.usage_bytes = 56 * MIB, .limit_bytes = 64 * MIB, .full_x100 = -1},
 	     OOMKIT_OOM_CAUSE_NO_SWAP},
 	    {"no swap on the machine, accounting says max",
 	     {.usage_bytes = 56 * MIB,
@@ -180,6 +186,29 @@ static void test_rule(void **state)
 	      .swap_free_bytes = 200 * MIB,
 	      .full_x100 = -1},
 	     OOMKIT_OOM_CAUSE_NONE},
+	    /* OOMKIT_WATCH_AT_LIMIT (a machine holding jobs): at its limit,
+	     * swap or not; below it, not. */
+	    {"at limit, swap free",
+	     {.usage_bytes = 56 * MIB,
+	      .limit_bytes = 64 * MIB,
+	      .at_limit = true,
+	      .swap_known = true,
+	      .swap_max_bytes = MAX,
+	      .swap_total_bytes = 256 * MIB,
+	      .swap_free_bytes = 256 * MIB,
+	      .full_x100 = 0},
+	     OOMKIT_OOM_CAUSE_LIMIT},
+	    {"at limit, far below",
+	     {.usage_bytes = 20 * MIB,
+	      .limit_bytes = 64 * MIB,
+	      .at_limit = true,
+	      .swap_total_bytes = 256 * MIB,
+	      .swap_free_bytes = 256 * MIB,
+	      .full_x100 = -1},
+	     OOMKIT_OOM_CAUSE_NONE},
+	    {"at limit, no limit",
+	     {.usage_bytes = 1 * GIB, .limit_bytes = MAX, .at_limit = true, .full_x100 = -1},
+	     OOMKIT_OOM_CAUSE_NONE},
 	    /* Numbers at their ends do not wrap. */
 	    {"usage near 2^64",
 	     {.usage_bytes = UINT64_MAX - 1,
@@ -206,7 +235,8 @@ static void test_rule_without_swap_is_the_old_one(void **state)
 	for (size_t i = 0; i < N_ELEMENTS(limits); i++) {
 		uint64_t clear = oomkit__v2_clear_level(limits[i]);
 		for (uint64_t u = clear > 4096 ? clear - 4096 : 0; u <= clear + 4096; u += 512) {
-			struct oomkit__v2_oom_input in = {.usage_bytes = u, .limit_bytes = limits[i], .full_x100 = -1};
+			struct oomkit__v2_oom_input in = {
+			    .usage_bytes = u, .limit_bytes = limits[i], .full_x100 = -1};
 			char row[64];
 			snprintf(row, sizeof(row), "limit %llu usage %llu", (unsigned long long)limits[i],
 				 (unsigned long long)u);
@@ -229,7 +259,8 @@ static void run_samples(const char *name, const struct sample *s, size_t n, uint
 		char row[64];
 		uint64_t span = 0;
 		snprintf(row, sizeof(row), "%s, sample %zu", name, i);
-		int64_t got = oomkit__stall_share(&st, s[i].at_s10 * SEC / 10, s[i].full_ms * 1000, span_ns, &span);
+		int64_t got =
+		    oomkit__stall_share(&st, s[i].at_s10 * SEC / 10, s[i].full_ms * 1000, span_ns, &span);
 		EXPECT_INT(row, got, s[i].want_x100);
 		if (got >= 0)
 			EXPECT_U64(row, span, s[i].want_span_s10 * SEC / 10);
@@ -241,21 +272,22 @@ static void test_stall_share(void **state)
 	(void)state;
 	/* A span of 8 s: a sample kept every second at most. */
 	static const struct sample steady[] = {
-	    {0, 0, -1, 0},	 {10, 500, -1, 0},    {40, 2000, -1, 0},    {79, 3950, -1, 0},
+	    {0, 0, -1, 0},	  {10, 500, -1, 0},	{40, 2000, -1, 0},     {79, 3950, -1, 0},
 	    {80, 4000, 5000, 80}, {90, 5000, 5625, 80}, {120, 5000, 3750, 80}, {200, 5000, 0, 80},
 	};
 	run_samples("steady", steady, N_ELEMENTS(steady), 8 * SEC);
 	/* Samples closer than a step are not kept: the share is over the
 	 * newest kept sample a span old. */
 	static const struct sample dense[] = {
-	    {0, 0, -1, 0},	   {1, 100, -1, 0},	{2, 200, -1, 0},      {80, 8000, 10000, 80},
+	    {0, 0, -1, 0},	   {1, 100, -1, 0},	 {2, 200, -1, 0},	 {80, 8000, 10000, 80},
 	    {81, 8100, 10000, 81}, {82, 8100, 9878, 82}, {100, 8100, 8100, 100},
 	};
 	run_samples("dense", dense, N_ELEMENTS(dense), 8 * SEC);
 	/* A counter or a clock that goes back (a cgroup removed and made
 	 * again under the same name): start again. */
 	static const struct sample back[] = {
-	    {0, 5000, -1, 0}, {80, 9000, 5000, 80}, {90, 100, -1, 0}, {170, 4100, 5000, 80}, {100, 4100, -1, 0},
+	    {0, 5000, -1, 0},	   {80, 9000, 5000, 80}, {90, 100, -1, 0},
+	    {170, 4100, 5000, 80}, {100, 4100, -1, 0},
 	};
 	run_samples("back", back, N_ELEMENTS(back), 8 * SEC);
 	/* At most 100 %: a stray total past the time that went by. */
