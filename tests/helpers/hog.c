@@ -16,10 +16,6 @@
  * page is filled with pseudo-random bytes instead of one byte being written:
  * memory that zram compresses about as much as real data (50: to a little
  * over half) rather than to almost nothing.
- *
- * With OOMKIT_HOG_REPEAT=1, once everything is allocated it touches every
- * page again, over and over, instead of waiting: a working set of MIB, which
- * thrashes in a cgroup whose limit is smaller, however much swap it has.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -75,17 +71,13 @@ int main(int argc, char **argv)
 	const char *fill_env = getenv("OOMKIT_HOG_FILL");
 	size_t fill = fill_env ? (size_t)page * (strtoul(fill_env, NULL, 10) % 101) / 100 : 0;
 	uint64_t x = 0x9e3779b97f4a7c15u;
-	size_t total = mib << 20, step = step_kib << 10, n = 0;
-	const char *repeat = getenv("OOMKIT_HOG_REPEAT");
-	char **chunks = repeat && strcmp(repeat, "1") == 0 ? calloc(total / step + 1, sizeof(*chunks)) : NULL;
+	size_t total = mib << 20, step = step_kib << 10;
 	for (size_t done = 0; done < total; done += step) {
 		char *p = mmap(NULL, step, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED) {
 			perror("mmap");
 			return 1;
 		}
-		if (chunks)
-			chunks[n++] = p;
 		for (size_t off = 0; off < step; off += (size_t)page) {
 			if (stamp) {
 				stamp->last_touch_ns = now_ns();
@@ -103,10 +95,6 @@ int main(int argc, char **argv)
 		if (pause_us)
 			usleep(pause_us);
 	}
-	while (chunks)
-		for (size_t i = 0; i < n; i++)
-			for (size_t off = 0; off < step; off += (size_t)page)
-				((volatile char *)chunks[i])[off]++;
 	for (;;)
 		pause();
 }

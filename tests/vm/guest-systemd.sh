@@ -879,46 +879,6 @@ check_sd_job_swap_full() {
 	job_swap_off
 }
 
-# (3) A job that can swap but gets nowhere: a hog whose working set (96 MiB,
-# touched over and over) is larger than its unit's MemoryMax=64M thrashes,
-# its pages swapped out and straight back in, with swap to spare.  Its own
-# memory.pressure is "full" most of the time: it dies by oomkitd's hand once
-# that has gone on for 30 s, the log and the report saying so.
-check_sd_job_swap_stall() {
-	local n=sdbatch-swapstall u=sdbatch-swapstall.service cg k0 r0 w0 hog keeper report
-	local why='at its limit and stalled'
-	cg=$CG/system.slice/$u
-	sd_daemon
-	job_swap_on
-	k0=$(vmstat_oom_kill) r0=$(report_count) w0=$(journal_count $UNIT "sdbatch \[$u\]: out of memory: $why")
-	sd_swap_unit $n 96 -p MemoryMax=64M --setenv=OOMKIT_HOG_REPEAT=1
-	expect "the unit is adopted and held" wait_for 30 held system.slice/$u
-	expect "the unit's keeper runs" wait_for 30 eval "[ -s /run/sdd/$n.keeper ]"
-	keeper=$(cat /run/sdd/$n.keeper)
-	echo go >/run/sdd/$n.go
-	expect "the hog starts" wait_for 30 eval "[ -s /run/sdd/$n.hog ]"
-	hog=$(cat /run/sdd/$n.hog)
-	expect "the hog dies" wait_for 300 dead "$hog"
-	note "$u: memory.swap.current $(cat $cg/memory.swap.current 2>&1), pressure: $(tr '\n' ' ' <$cg/memory.pressure 2>&1)"
-	expect "killed (wait status $(cat /run/sdd/$n.status 2>/dev/null))" wait_for 30 eval \
-		"[ \"\$(cat /run/sdd/$n.status 2>/dev/null)\" = 137 ]"
-	expect "by oomkitd: the kernel killed nothing in the unit (memory.events oom_kill)" \
-		[ "$(kv $cg/memory.events oom_kill)" = 0 ]
-	expect "nor anywhere (vmstat oom_kill)" [ "$(vmstat_oom_kill)" = "$k0" ]
-	expect "the keeper lives" alive "$keeper"
-	expect "oomkitd said why ($why)" wait_journal 30 $UNIT "sdbatch \[$u\]: out of memory: $why" "$w0"
-	journal $UNIT | grep -F "[$u]" | grep -E 'out of memory|OOM:' | tail -n 2 | sed 's/^/sdguest:   journal: /'
-	expect "a report was written" wait_for 30 eval '(($(report_count) > r0))'
-	report=$(newest_report)
-	expect "the report names the hog as the victim" grep -q "\"victim_pid\":$hog," "$report"
-	expect "and why (oom_cause stalled)" grep -q '"oom_cause":"stalled"' "$report"
-	data "job-swap stall: victim=$(grep -q "\"victim_pid\":$hog," "$report" && echo hog || echo other)" \
-		"oom_kill_delta=$(($(vmstat_oom_kill) - k0)) $(grep -o '"stall_full_percent":[0-9.]*,"stall_span_ms":[0-9]*' "$report" | tr -d '"' | tr ':,' '= ')"
-	sd_diag $u
-	sd_done $u
-	job_swap_off
-}
-
 # oomkit run in a job of patterns: systemd starts the
 # process in a transient scope (keeping its pid) in the slice the pattern
 # names, and the job adopts the scope.
