@@ -2,6 +2,7 @@
 /* report.c - see report.h. */
 #include "report.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "clock.h"
@@ -149,6 +150,43 @@ static void write_candidates(struct oomkit__json *w, const struct policy_input *
 	oomkit__json_close(w, ']');
 }
 
+static unsigned long long mib(uint64_t bytes)
+{
+	return (unsigned long long)(bytes >> 20);
+}
+
+void report_oom_why(const struct oomkit_event *ev, char *buf, size_t len)
+{
+	switch ((enum oomkit_oom_cause)ev->oom_cause) {
+	case OOMKIT_OOM_CAUSE_NO_SWAP:
+		snprintf(buf, len, "at its limit (%llu of %llu MiB), with no swap to use",
+			 mib(ev->usage_bytes), mib(ev->limit_bytes));
+		return;
+	case OOMKIT_OOM_CAUSE_SWAP_MAX:
+		snprintf(buf, len, "at its limit, memory.swap.max reached (%llu of %llu MiB swapped)",
+			 mib(ev->swap_bytes), mib(ev->swap_max_bytes));
+		return;
+	case OOMKIT_OOM_CAUSE_SWAP_FULL:
+		snprintf(buf, len, "at its limit, and the machine's swap is full (%llu MiB free)",
+			 mib(ev->swap_free_bytes));
+		return;
+	case OOMKIT_OOM_CAUSE_STALLED:
+		snprintf(buf, len,
+			 "at its limit and stalled %u.%02u%% of the last %llu s (memory.pressure full)",
+			 ev->stall_full_x100 / 100, ev->stall_full_x100 % 100,
+			 (unsigned long long)(ev->stall_span_ms / 1000));
+		return;
+	case OOMKIT_OOM_CAUSE_LIMIT:
+		snprintf(buf, len, "at its limit (%llu of %llu MiB); swap not counted for it",
+			 mib(ev->usage_bytes), mib(ev->limit_bytes));
+		return;
+	case OOMKIT_OOM_CAUSE_NONE:
+		break;
+	}
+	if (len)
+		buf[0] = 0;
+}
+
 void report_write_head(struct oomkit__json *w, oomkit_ctx *ctx, const struct report_head *h,
 		       const struct policy_input *in, const struct policy_decision *dec)
 {
@@ -167,6 +205,14 @@ void report_write_head(struct oomkit__json *w, oomkit_ctx *ctx, const struct rep
 		oomkit__json_null(w, "instance");
 	oomkit__json_str(w, "cgroup", ev->cgroup);
 	oomkit__json_str(w, "origin", ev->origin ? ev->origin : ev->cgroup);
+	/* Why it was out of memory: a job held at memory.high that could still
+	 * swap was not (cgroup v2). */
+	char why[160];
+	report_oom_why(ev, why, sizeof(why));
+	if (why[0])
+		oomkit__json_str(w, "why", why);
+	else
+		oomkit__json_null(w, "why");
 	oomkit__json_bool(w, "dry_run", h->dry_run);
 	oomkit__json_u64(w, "capacity_bytes", in->capacity_bytes);
 	config_format_chain(in->chain, chain, sizeof(chain));

@@ -111,7 +111,7 @@ int oomkit__consume(oomkit_ctx *ctx, struct oomkit_watch *w)
 int oomkit__oom_state(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__oom_control *ret)
 {
 	if (ctx->backend == OOMKIT_BACKEND_V2)
-		return oomkit__v2_oom_state(w->dirfd, ret);
+		return oomkit__v2_watch_oom_state(ctx, w, ret);
 	return oomkit__v1_oom_control(ctx, w->cgroup, w->oomfd, ret);
 }
 
@@ -146,7 +146,7 @@ int oomkit__oom_state_at(oomkit_ctx *ctx, const char *rel, struct oomkit__oom_co
 	int fd = oomkit__cgroup_open(ctx, rel);
 	if (fd < 0)
 		return fd;
-	int r = oomkit__v2_oom_state(fd, ret);
+	int r = oomkit__v2_oom_state(ctx, fd, ret);
 	close(fd);
 	return r;
 }
@@ -155,7 +155,7 @@ int oomkit__event_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_
 {
 	/* On v1 only the three files an event needs, oom_control through the
 	 * watch's open fd. */
-	return ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_event_memory(w, ret)
+	return ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_event_memory(ctx, w, ret)
 						 : oomkit__v1_event_memory(w, ret);
 }
 
@@ -170,11 +170,13 @@ int oomkit__oom_origin(oomkit_ctx *ctx, const struct oomkit_watch *w, char *out,
 void oomkit__watch_init_fds(struct oomkit_watch *w)
 {
 	w->dirfd = w->efd = w->oomfd = w->usagefd = w->limitfd = w->parentfd = -1;
+	w->swapfd = w->swapmaxfd = w->pressurefd = -1;
 }
 
 void oomkit__watch_close_fds(struct oomkit_watch *w)
 {
-	int *fds[] = {&w->efd, &w->oomfd, &w->usagefd, &w->limitfd, &w->parentfd, &w->dirfd};
+	int *fds[] = {&w->efd,	  &w->oomfd,	 &w->usagefd,	 &w->limitfd, &w->parentfd,
+		      &w->swapfd, &w->swapmaxfd, &w->pressurefd, &w->dirfd};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
@@ -237,7 +239,7 @@ OOMKIT__EXPORT int oomkit_cgroup_memory(oomkit_ctx *ctx, const char *cgroup,
 	int fd = open_arg(ctx, cgroup);
 	if (fd < 0)
 		return fd;
-	int r = ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_memory(fd, ret_mem)
+	int r = ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_memory(ctx, fd, ret_mem)
 						  : oomkit__v1_memory(fd, ret_mem);
 	close(fd);
 	return r;

@@ -745,6 +745,140 @@ check_sd_behind() {
 	sd_done "${units[@]}"
 }
 
+# A job held at memory.high on a machine with swap (the swap rule of
+# oomkitd.conf(5), JOBS AND SWAP): held there, its cgroup swaps rather than
+# runs out.  It is out of memory only once it cannot swap (its
+# memory.swap.max reached, or the machine's swap full) or its own
+# memory.pressure says it is stuck.  Each check turns a swap file on and off.
+JOB_SWAPFILE=/var/tmp/sdg-job-swap
+
+job_swap_on() {
+	swapoff -a 2>/dev/null
+	rm -f $JOB_SWAPFILE
+	expect "a 256 MiB swap file is made" eval \
+		'fallocate -l 256M $JOB_SWAPFILE && chmod 600 $JOB_SWAPFILE && mkswap -q $JOB_SWAPFILE >/dev/null'
+	expect "and turned on" swapon $JOB_SWAPFILE
+}
+
+job_swap_off() {
+	swapoff $JOB_SWAPFILE 2>/dev/null
+	rm -f $JOB_SWAPFILE
+}
+
+# A unit of job sdbatch (pattern system.slice/sdbatch-*.service): a keeper of
+# 4 MiB at once; once /run/sdd/NAME.go is written to, a hog of HOG_MIB whose
+# pid goes to /run/sdd/NAME.hog and, when it ends, its wait status to
+# /run/sdd/NAME.status (143: the check's SIGTERM; 137: a SIGKILL).  The unit
+# lives on with its keeper until it is stopped.  (A script of its own:
+# systemd would expand the $ of a command line.)
+sd_swap_unit() { # name hog_mib systemd-run-property...
+	local n=$1 mib=$2
+	shift 2
+	mkdir -p /run/sdd
+	rm -f /run/sdd/"$n".* && mkfifo /run/sdd/"$n".go
+	cat >/run/sdd/"$n".sh <<-SH
+	$HOG 4 & echo \$! >/run/sdd/$n.keeper
+	read x </run/sdd/$n.go
+	$HOG $mib 1024 2000 &
+	p=\$!
+	echo \$p >/run/sdd/$n.hog
+	wait \$p
+	echo \$? >/run/sdd/$n.status
+	wait
+	SH
+	systemctl reset-failed "$n.service" 2>/dev/null
+	systemd-run --quiet --unit="$n" -p MemoryAccounting=yes -p OOMPolicy=continue "$@" /bin/sh /run/sdd/"$n".sh
+}
+
+# (1) The job fits in its limit and the swap it may use: a hog of 96 MiB
+# (1.5x the unit's MemoryMax=64M) gets all of it, part in swap, and ends when
+# the check stops it; nothing is killed.
+check_sd_job_swap_fits() {
+	local n=sdbatch-swapfits u=sdbatch-swapfits.service cg k0 r0 o0 hog a peak=0 s swap_peak=0 end
+	cg=$CG/system.slice/$u
+	sd_daemon
+	job_swap_on
+	k0=$(vmstat_oom_kill) r0=$(report_count) o0=$(journal_count $UNIT "sdbatch \[$u\]: OOM")
+	sd_swap_unit $n 96 -p MemoryMax=64M
+	expect "the unit is adopted and held" wait_for 30 held system.slice/$u
+	expect "its swap is not limited (memory.swap.max $(cat $cg/memory.swap.max))" [ "$(cat $cg/memory.swap.max)" = max ]
+	echo go >/run/sdd/$n.go
+	expect "the hog starts" wait_for 30 eval "[ -s /run/sdd/$n.hog ]"
+	hog=$(cat /run/sdd/$n.hog)
+	# Until it holds nearly all of its 96 MiB (in RAM and swap), or dies.
+	end=$(($(awk '{ print int($1) }' /proc/uptime) + 300))
+	while alive "$hog" && (($(awk '{ print int($1) }' /proc/uptime) < end)); do
+		a=$(anon_mib "$hog") s=$(cat $cg/memory.swap.current 2>/dev/null || echo 0)
+		((a > peak)) && peak=$a
+		((s > swap_peak)) && swap_peak=$s
+		((a >= 92)) && break
+		sleep 0.5
+	done
+	note "$u: hog peak $peak MiB (RAM + swap), memory.swap.current up to $((swap_peak >> 20)) MiB," \
+		"memory.current $(cat $cg/memory.current 2>&1), events: $(tr '\n' ' ' <$cg/memory.events 2>&1)"
+	expect "the hog got (nearly) all of its 96 MiB ($peak MiB)" [ "$peak" -ge 92 ]
+	expect "part of it in swap (memory.swap.current up to $swap_peak bytes)" [ "$swap_peak" -gt 0 ]
+	expect "the hog still lives" alive "$hog"
+	expect "the kernel killed nothing in the unit (memory.events oom_kill)" [ "$(kv $cg/memory.events oom_kill)" = 0 ]
+	kill -TERM "$hog" 2>/dev/null
+	expect "the hog ends by the check's SIGTERM, not a kill" wait_for 60 eval \
+		"[ \"\$(cat /run/sdd/$n.status 2>/dev/null)\" = 143 ]"
+	expect "the kernel OOM killer killed nothing" [ "$(vmstat_oom_kill)" = "$k0" ]
+	expect "no report: oomkitd acted on nothing" [ "$(report_count)" = "$r0" ]
+	expect "oomkitd logged no OOM of the unit" [ "$(journal_count $UNIT "sdbatch \[$u\]: OOM")" = "$o0" ]
+	data "job-swap fits: hog_peak_mib=$peak swap_peak_bytes=$swap_peak oom_kill_delta=$(($(vmstat_oom_kill) - k0))"
+	sd_diag $u
+	sd_done $u
+	job_swap_off
+}
+
+# (2) The same job with memory.swap.max 16M: once that is swapped it cannot
+# swap any more, and the hog (the newest process: kill-newest) dies by
+# oomkitd's hand, not the kernel's; the keeper lives; the log and the report
+# say why.
+check_sd_job_swap_full() {
+	local n=sdbatch-swapfull u=sdbatch-swapfull.service cg k0 r0 w0 hog keeper s swap_peak=0 report end
+	local why='at its limit, memory.swap.max reached'
+	cg=$CG/system.slice/$u
+	sd_daemon
+	job_swap_on
+	k0=$(vmstat_oom_kill) r0=$(report_count) w0=$(journal_count $UNIT "sdbatch \[$u\]: out of memory: $why")
+	sd_swap_unit $n 160 -p MemoryMax=64M -p MemorySwapMax=16M
+	expect "the unit is adopted and held" wait_for 30 held system.slice/$u
+	expect "memory.swap.max is 16M" [ "$(cat $cg/memory.swap.max)" = $((16 << 20)) ]
+	expect "the unit's keeper runs" wait_for 30 eval "[ -s /run/sdd/$n.keeper ]"
+	keeper=$(cat /run/sdd/$n.keeper)
+	echo go >/run/sdd/$n.go
+	expect "the hog starts" wait_for 30 eval "[ -s /run/sdd/$n.hog ]"
+	hog=$(cat /run/sdd/$n.hog)
+	end=$(($(awk '{ print int($1) }' /proc/uptime) + 300))
+	while alive "$hog" && (($(awk '{ print int($1) }' /proc/uptime) < end)); do
+		s=$(cat $cg/memory.swap.current 2>/dev/null || echo 0)
+		((s > swap_peak)) && swap_peak=$s
+		sleep 0.5
+	done
+	note "$u: memory.swap.current up to $((swap_peak >> 20)) MiB; events: $(tr '\n' ' ' <$cg/memory.events 2>&1)"
+	expect "the hog dies" dead "$hog"
+	expect "killed (wait status $(cat /run/sdd/$n.status 2>/dev/null))" wait_for 30 eval \
+		"[ \"\$(cat /run/sdd/$n.status 2>/dev/null)\" = 137 ]"
+	expect "by oomkitd: the kernel killed nothing in the unit (memory.events oom_kill)" \
+		[ "$(kv $cg/memory.events oom_kill)" = 0 ]
+	expect "nor anywhere (vmstat oom_kill)" [ "$(vmstat_oom_kill)" = "$k0" ]
+	expect "the keeper lives" alive "$keeper"
+	expect "oomkitd said why ($why)" wait_journal 30 $UNIT "sdbatch \[$u\]: out of memory: $why" "$w0"
+	journal $UNIT | grep -F "[$u]" | grep -E 'out of memory|OOM:' | tail -n 2 | sed 's/^/sdguest:   journal: /'
+	expect "a report was written" wait_for 30 eval '(($(report_count) > r0))'
+	report=$(newest_report)
+	expect "the report names the hog as the victim" grep -q "\"victim_pid\":$hog," "$report"
+	expect "and why the OOM was declared (oom_cause swap-max)" grep -q '"oom_cause":"swap-max"' "$report"
+	expect "in words too" grep -qF "\"why\":\"$why" "$report"
+	data "job-swap full: swap_peak_bytes=$swap_peak victim=$(grep -q "\"victim_pid\":$hog," "$report" && echo hog || echo other)" \
+		"oom_kill_delta=$(($(vmstat_oom_kill) - k0))"
+	sd_diag $u
+	sd_done $u
+	job_swap_off
+}
+
 # oomkit run in a job of patterns: systemd starts the
 # process in a transient scope (keeping its pid) in the slice the pattern
 # names, and the job adopts the scope.
