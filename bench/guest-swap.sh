@@ -29,7 +29,7 @@
 #
 # Both phases run while a timer task (oomkit-swapprobe wake) measures how late
 # it wakes and a redis client (oomkit-swapprobe redis) sends a GET every
-# 10 ms.  Each phase ends in one line the host parses:
+# 100 ms.  Each phase ends in one line the host parses:
 #
 #   sdguest: DATA swap tool=T swap=S phase=P key=value ...
 #

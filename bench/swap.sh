@@ -11,7 +11,7 @@
 # prints the table, in markdown, with the machine, kernel and date.
 #
 #   swap.sh [--build DIR] [--runs N] [--swap file,zram] [--tools LIST]
-#           [--boot-per-tool] [--leak-s S] [--out DIR]
+#           [--boot-per-tool] [--leak-s S] [--out DIR] [--table-only]
 #
 #   --build DIR      the meson build (default build); needs its tests and
 #                    benchmarks (the hog, qexit, oomkit-swapprobe)
@@ -26,6 +26,8 @@
 #   --out DIR        console logs and the DATA lines (default
 #                    BUILD/bench/swap-results); the table goes to stdout and
 #                    DIR/table.md
+#   --table-only     boot nothing: print the table of the console logs
+#                    already in DIR (of an interrupted run, for instance)
 #
 # The guest's root file system is kept in BUILD/bench/swap-guest (the test
 # tier's own is not touched: this one also holds earlyoom).  Guest times are
@@ -35,7 +37,7 @@
 
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-build=build runs=2 swaps=file,zram tools=kernel,oomkitd,earlyoom,systemd-oomd per_tool=0 leak_s=300 out=
+build=build runs=2 swaps=file,zram tools=kernel,oomkitd,earlyoom,systemd-oomd per_tool=0 leak_s=300 out= table_only=0
 
 usage() {
 	sed -n '/^#   swap.sh/,/^#   --out/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
@@ -51,6 +53,7 @@ while (($#)); do
 	--boot-per-tool) per_tool=1; shift ;;
 	--leak-s) leak_s=${2:?}; shift 2 ;;
 	--out) out=${2:?}; shift 2 ;;
+	--table-only) table_only=1; shift ;;
 	*) usage ;;
 	esac
 done
@@ -64,7 +67,6 @@ for f in tests/vm/qexit tests/vm/oomkit-hog bench/oomkit-swapprobe daemon/oomkit
 done
 mkdir -p "$out"
 data=$out/data.txt
-: >"$data"
 
 helper=()
 [[ -x $build/daemon/oomkitd-systemd ]] && helper=(--libs-of "$build/daemon/oomkitd-systemd")
@@ -83,7 +85,6 @@ boot() {
 		--env "SDG_BENCH_SWAP=$swap" --env "SDG_BENCH_TOOLS=$list" --env "SDG_BENCH_LEAK_S=$leak_s" \
 		--timeout $((900 + n * (1200 + leak_s))) --log "$log" >"$out/boot.out" 2>"$out/boot.err" || rc=$?
 	grep -q 'sdguest: DATA swap ' "$log" 2>/dev/null || { tail -n 5 "$out/boot.err" >&2; }
-	sed -n "s/.*sdguest: DATA swap /run=$run /p" "$log" >>"$data" 2>/dev/null
 	grep -E 'sdguest: +(systemd|earlyoom|oomkitd|systemd-oomd|oomctl|kernel killed|zram|not ok)' "$log" |
 		sed "s/^/  /" >&2 || true
 	echo "swap.sh: boot took $((SECONDS - t0)) s (systemd.sh exit $rc)" >&2
@@ -99,20 +100,30 @@ rotated() { # run
 	echo "${a[*]:k} ${a[*]:0:k}" | xargs | tr ' ' ','
 }
 
-for run in $(seq 1 "$runs"); do
-	for swap in ${swaps//,/ }; do
-		if ((per_tool)); then
-			for t in ${tools//,/ }; do boot "$run" "$swap" "$t"; done
-		else
-			boot "$run" "$swap" "$(rotated "$run")"
-		fi
+if ((!table_only)); then
+	rm -f "$out"/console-*.log
+	for run in $(seq 1 "$runs"); do
+		for swap in ${swaps//,/ }; do
+			if ((per_tool)); then
+				for t in ${tools//,/ }; do boot "$run" "$swap" "$t"; done
+			else
+				boot "$run" "$swap" "$(rotated "$run")"
+			fi
+		done
 	done
-done
+fi
+
+# The DATA lines of every console log, each with its run (of the log's name).
+for log in "$out"/console-*.log; do
+	[[ -e $log ]] || continue
+	run=${log##*-run}
+	sed -n "s/.*sdguest: DATA swap /run=${run%%-*} /p" "$log"
+done >"$data"
 
 python3 - "$data" "$tools" "$swaps" "$leak_s" "$(uname -m)" "$(nproc)" \
 	"$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)" \
 	"$(grep -m1 -o 'systemd [0-9]*[^;]*; kernel [^;]*' "$out"/console-*.log 2>/dev/null | head -n 1 | sed 's/^[^:]*://')" \
-	"$(date -u '+%Y-%m-%d %H:%M UTC')" "$(cut -d' ' -f1-3 /proc/loadavg)" <<-'PY' | tee "$out/table.md"
+	"$(date -u -r "$(ls -t "$out"/console-*.log | tail -n 1)" '+%Y-%m-%d %H:%M')–$(date -u '+%H:%M UTC')" "$(cut -d' ' -f1-3 /proc/loadavg)" <<-'PY' | tee "$out/table.md"
 	import sys
 	from collections import defaultdict
 	path, tools, swaps, leak_s, arch, ncpu, cpu, guest, date, load = sys.argv[1:]
@@ -164,10 +175,11 @@ python3 - "$data" "$tools" "$swaps" "$leak_s" "$(uname -m)" "$(nproc)" \
 	            for p in ph:
 	                for x in filter(None, p.get("victims", "").split(",")):
 	                    name, _, by = x.partition("/")
-	                    v.append(f"{name} ({by or tool}, {p['phase']} phase)")
+	                    where = "" if name in ("leak", "fits") else f" in the {p['phase']} phase"
+	                    v.append(f"{name} by {by or tool}{where}")
 	                for x in filter(None, p.get("kernel_victims", "").split(",")):
 	                    if not any(n in x for n in ("fits", "leak", "redis")):
-	                        v.append(f"{x} (kernel, {p['phase']} phase)")
+	                        v.append(f"{x} by kernel in the {p['phase']} phase")
 	            who.append("; ".join(v) or "-")
 	        if not per:
 	            print(f"| {tool} | not measured | | | | | | |")
@@ -179,5 +191,5 @@ python3 - "$data" "$tools" "$swaps" "$leak_s" "$(uname -m)" "$(nproc)" \
 	    print()
 	print("One figure per run, separated by /.  Worst wake-up delay, seconds frozen (the sum of the "
 	      "wake-ups 1 s or more late, of a task that sleeps 100 ms) and redis p99 (from each GET's due "
-	      "time, one every 10 ms) are over both phases of a run: the fitting job, then the leak.")
+	      "time, one every 100 ms) are over both phases of a run: the fitting job, then the leak.")
 	PY

@@ -7,16 +7,17 @@
  *                                  measures how late each wake-up is
  *   oomkit-swapprobe redis OUT     a redis client on 127.0.0.1:6379 (or the
  *                                  port $OOMKIT_SWAPPROBE_PORT): one GET of
- *                                  a random key:1..30000 every 10 ms
+ *                                  a random key:1..30000 every 100 ms
  *   oomkit-swapprobe wait PID S    waits at most S seconds for PID to end
  *
  * wake and redis run until killed.  Each SIGUSR1 ends a phase: the figures
  * of the phase go to OUT.N (N = 1, 2, ...; written whole, then renamed) and
  * the next phase starts from nothing.
  *
- * wake writes "worst_ms=W frozen_s=F wakeups=N": W the latest wake-up, F the
- * sum of the delays of the wake-ups that came a second or more late (the
- * time a user would call the machine frozen).
+ * wake writes "worst_ms=W frozen_s=F wakeups=N": W the latest wake-up (late
+ * from 100 ms after the wake-up before it), F the sum of the delays of the
+ * wake-ups that came a second or more late (the time a user would call the
+ * machine frozen).
  *
  * redis sends on a fixed schedule and measures each reply from the moment
  * its request was due, not from when it could be sent: a client that waited
@@ -89,17 +90,21 @@ static void write_phase(const char *out, const char *line)
 
 static _Noreturn void wake(const char *out)
 {
-	uint64_t worst_ns = 0, frozen_ns = 0, n = 0;
+	uint64_t worst_ns = 0, frozen_ns = 0, n = 0, due = now_ns(CLOCK_MONOTONIC) + 100 * NS_PER_MS;
 	char line[256];
 
 	for (;;) {
-		struct timespec d = {.tv_sec = 0, .tv_nsec = 100 * NS_PER_MS};
-		uint64_t t0 = now_ns(CLOCK_MONOTONIC), late;
+		struct timespec d = {.tv_sec = (time_t)(due / NS_PER_S), .tv_nsec = (long)(due % NS_PER_S)};
+		uint64_t now, late;
 
-		while (nanosleep(&d, &d) != 0 && errno == EINTR)
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &d, NULL) == EINTR)
 			;
-		late = now_ns(CLOCK_MONOTONIC) - t0;
-		late = late > 100 * NS_PER_MS ? late - 100 * NS_PER_MS : 0;
+		/* Late from the moment it was due, 100 ms after the last wake-up:
+		 * whatever held the task anywhere in its loop (a page of its own
+		 * to read back from swap, no CPU) counts. */
+		now = now_ns(CLOCK_MONOTONIC);
+		late = now > due ? now - due : 0;
+		due = now + 100 * NS_PER_MS;
 		if (late > worst_ns)
 			worst_ns = late;
 		if (late >= NS_PER_S)
@@ -214,7 +219,7 @@ static _Noreturn void redis(const char *out)
 			if (ok < MAX_SAMPLES)
 				lat_us[ok] = l > UINT32_MAX ? UINT32_MAX : (uint32_t)l;
 			ok++;
-			due += 10 * NS_PER_MS;
+			due += 100 * NS_PER_MS;
 		}
 		if (phase_end) {
 			uint64_t n = ok < MAX_SAMPLES ? ok : MAX_SAMPLES;
@@ -231,6 +236,8 @@ static _Noreturn void redis(const char *out)
 				 (unsigned long long)errors);
 			write_phase(out, line);
 			ok = missing = errors = 0;
+			/* A backlog is the phase's: the next starts on time. */
+			due = now_ns(CLOCK_MONOTONIC);
 		}
 	}
 }
