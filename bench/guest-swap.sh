@@ -103,8 +103,13 @@ tool_start() { # tool
 	case $1 in
 	kernel) ;;
 	oomkitd)
-		systemctl start oomkitd.service &&
-			wait_journal 60 oomkitd.service 'oomkitd ready' "$(journal_count oomkitd.service 'oomkitd ready')"
+		local n0
+		n0=$(journal_count oomkitd.service 'oomkitd ready')
+		timeout 120 systemctl start oomkitd.service && wait_journal 60 oomkitd.service 'oomkitd ready' "$n0" || {
+			journal oomkitd.service | tail -n 15 | sed 's/^/sdguest:   oomkitd: /'
+			return 1
+		}
+		journal oomkitd.service | grep -E 'machine: the cgroup v2 root' | tail -n 1 | sed 's/^/sdguest:   oomkitd: /'
 		;;
 	earlyoom)
 		systemctl start earlyoom.service && wait_for 30 active_unit earlyoom.service
