@@ -248,7 +248,7 @@ run_fits() { # tool
 	kv=$(kernel_victims "$k0")
 	tool_log "$1" "$since"
 	[[ -z $kv ]] || note "kernel killed: $kv"
-	data "swap tool=$1 swap=$SWAP phase=fits mib=$mib peak_mib=$peak result=$result" \
+	data "swap tool=$1 swap=$SWAP phase=fits up0=$t0 up1=$(uptime_s) mib=$mib peak_mib=$peak result=$result" \
 		"secs=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.0f", b - a }')" \
 		"kernel_kills=$(($(kernel_kills) - k0)) kernel_victims=$(echo "$kv" | tr ' ' ',')" \
 		"victims=$(who "$kv" "${dead[@]}") keys=$(redis_keys)" \
@@ -256,8 +256,8 @@ run_fits() { # tool
 }
 
 run_leak() { # tool
-	local scope=app-sdg-leak.scope uid mgr k0 since redis0 wake0 client0 mgr0 leak out dead kv
-	uid=$(id -u $USER_NAME)
+	local scope=app-sdg-leak.scope uid mgr k0 since redis0 wake0 client0 mgr0 leak out dead kv t0
+	uid=$(id -u $USER_NAME) t0=$(uptime_s)
 	mgr=$CG/user.slice/user-$uid.slice/user@$uid.service
 	k0=$(kernel_kills) since=$(date '+%F %T')
 	redis0=$(prop redis-server.service MainPID) wake0=$(prop bench-wake.service MainPID)
@@ -283,7 +283,7 @@ run_leak() { # tool
 	dead+=($(deaths "" "$redis0" "$wake0" "$client0" "$mgr0"))
 	tool_log "$1" "$since"
 	[[ -z $kv ]] || note "kernel killed: $kv"
-	data "swap tool=$1 swap=$SWAP phase=leak leak=${out// /_}" \
+	data "swap tool=$1 swap=$SWAP phase=leak up0=$t0 up1=$(uptime_s) leak=${out// /_}" \
 		"kernel_kills=$(($(kernel_kills) - k0)) kernel_victims=$(echo "$kv" | tr ' ' ',')" \
 		"victims=$(who "$kv" "${dead[@]}") keys=$(redis_keys)" \
 		"$(probes_phase)"
@@ -298,7 +298,8 @@ check_swap_bench() {
 	expect "lingering starts the user's manager" loginctl enable-linger $USER_NAME
 	expect "user@$uid.service runs" wait_for 120 active_unit user@$uid.service
 	note "$(systemctl --version | head -n 1); kernel $(uname -r); $(kv /proc/meminfo MemTotal:) kB RAM;" \
-		"earlyoom $(earlyoom -v 2>&1 | head -n 1)"
+		"earlyoom $(earlyoom -v 2>&1 | head -n 1); clocksource" \
+		"$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 	probes_start
 	for tool in ${TOOLS//,/ }; do
 		note "--- $tool, swap $SWAP"

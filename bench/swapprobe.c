@@ -14,17 +14,18 @@
  * of the phase go to OUT.N (N = 1, 2, ...; written whole, then renamed) and
  * the next phase starts from nothing.
  *
- * wake writes "worst_ms=W frozen_s=F wakeups=N": W the latest wake-up (late
- * from 100 ms after the wake-up before it), F the sum of the delays of the
- * wake-ups that came a second or more late (the time a user would call the
- * machine frozen).
+ * wake writes "worst_ms=W frozen_s=F wakeups=N wake_span_s=S": W the latest
+ * wake-up (late from 100 ms after the wake-up before it), F the sum of the
+ * delays of the wake-ups that came a second or more late (the time a user
+ * would call the machine frozen), S the phase's length by the task's clock.
  *
  * redis sends on a fixed schedule and measures each reply from the moment
  * its request was due, not from when it could be sent: a client that waited
  * 20 s for redis counts the requests it could not send in that time as
  * late, not as missing (no coordinated omission).  It writes
- * "p99_ms=P max_ms=M ok=N missing=K errors=E": K replies that said the key
- * does not exist, E requests that got no reply (redis down, restarted).
+ * "p99_ms=P max_ms=M ok=N missing=K errors=E redis_span_s=S": K replies
+ * that said the key does not exist, E requests that got no reply (redis
+ * down, restarted), S the phase's length by the client's clock.
  *
  * wait prints "dead after_s=T" (T from the process's start, as the kernel
  * records it in /proc/PID/stat, to its end) or "alive waited_s=T".
@@ -90,7 +91,8 @@ static void write_phase(const char *out, const char *line)
 
 static _Noreturn void wake(const char *out)
 {
-	uint64_t worst_ns = 0, frozen_ns = 0, n = 0, due = now_ns(CLOCK_MONOTONIC) + 100 * NS_PER_MS;
+	uint64_t worst_ns = 0, frozen_ns = 0, n = 0, start = now_ns(CLOCK_MONOTONIC),
+		 due = start + 100 * NS_PER_MS;
 	char line[256];
 
 	for (;;) {
@@ -112,11 +114,13 @@ static _Noreturn void wake(const char *out)
 		n++;
 		if (phase_end) {
 			phase_end = 0;
-			snprintf(line, sizeof(line), "worst_ms=%llu frozen_s=%.1f wakeups=%llu",
+			snprintf(line, sizeof(line),
+				 "worst_ms=%llu frozen_s=%.1f wakeups=%llu wake_span_s=%.1f",
 				 (unsigned long long)(worst_ns / NS_PER_MS), (double)frozen_ns / NS_PER_S,
-				 (unsigned long long)n);
+				 (unsigned long long)n, (double)(now - start) / NS_PER_S);
 			write_phase(out, line);
 			worst_ns = frozen_ns = n = 0;
+			start = now;
 		}
 	}
 }
@@ -184,7 +188,7 @@ static int cmp_u32(const void *a, const void *b)
 static _Noreturn void redis(const char *out)
 {
 	static uint32_t lat_us[MAX_SAMPLES];
-	uint64_t ok = 0, missing = 0, errors = 0, due = now_ns(CLOCK_MONOTONIC);
+	uint64_t ok = 0, missing = 0, errors = 0, due = now_ns(CLOCK_MONOTONIC), start = due;
 	unsigned seed = (unsigned)getpid();
 	int fd = -1;
 	char line[256];
@@ -237,7 +241,7 @@ static _Noreturn void redis(const char *out)
 			write_phase(out, line);
 			ok = missing = errors = 0;
 			/* A backlog is the phase's: the next starts on time. */
-			due = now_ns(CLOCK_MONOTONIC);
+			due = start = now_ns(CLOCK_MONOTONIC);
 		}
 	}
 }
