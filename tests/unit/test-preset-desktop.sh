@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The desktop preset, examples/desktop.conf (issue 13), as oomkitd --check
+# The desktop preset, examples/desktop.conf, as oomkitd --check
 # reads it: every line accepted, nothing refused as "not acted on yet".  Its
 # machine is the root of a cgroup v2 hierarchy; on a host whose memory
 # controller is on cgroup v1, --check refuses that one line (as it does the
