@@ -147,17 +147,20 @@ probes_start() {
 	phase_n=0
 }
 
-# Ends the phase: the probes' figures of it, as key=value words.
+# Ends the phase: the probes' figures of it, as key=value words, in
+# $probe_words.  (Not in a command substitution: its subshell would lose
+# the count of phases, and the next phase read the figures of an old one.)
 phase_n=0
+probe_words=
 probes_phase() {
 	local p
 	phase_n=$((phase_n + 1))
 	for p in wake redis; do
 		systemctl kill --signal=SIGUSR1 --kill-whom=main bench-$p.service 2>/dev/null
 	done
-	for p in wake redis; do
+	probe_words=$(for p in wake redis; do
 		wait_for 90 test -s $OUT/$p.$phase_n && cat $OUT/$p.$phase_n || echo "${p}_lost=1"
-	done | tr '\n' ' '
+	done | tr '\n' ' ')
 }
 
 kernel_kills() {
@@ -214,7 +217,7 @@ run_fits() { # tool
 	k0=$(kernel_kills) since=$(date '+%F %T') t0=$(uptime_s)
 	redis0=$(prop redis-server.service MainPID) wake0=$(prop bench-wake.service MainPID)
 	client0=$(prop bench-redis.service MainPID)
-	probes_phase >/dev/null # the phase starts now
+	probes_phase # the phase starts now
 	cat >/run/bench-fits.sh <<-EOF
 	$HOG $mib 1024 2000 &
 	p=\$!
@@ -248,11 +251,12 @@ run_fits() { # tool
 	kv=$(kernel_victims "$k0")
 	tool_log "$1" "$since"
 	[[ -z $kv ]] || note "kernel killed: $kv"
+	probes_phase
 	data "swap tool=$1 swap=$SWAP phase=fits up0=$t0 up1=$(uptime_s) mib=$mib peak_mib=$peak result=$result" \
 		"secs=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.0f", b - a }')" \
 		"kernel_kills=$(($(kernel_kills) - k0)) kernel_victims=$(echo "$kv" | tr ' ' ',')" \
 		"victims=$(who "$kv" "${dead[@]}") keys=$(redis_keys)" \
-		"$(probes_phase)"
+		"$probe_words"
 }
 
 run_leak() { # tool
@@ -262,7 +266,7 @@ run_leak() { # tool
 	k0=$(kernel_kills) since=$(date '+%F %T')
 	redis0=$(prop redis-server.service MainPID) wake0=$(prop bench-wake.service MainPID)
 	client0=$(prop bench-redis.service MainPID) mgr0=$(prop user@$uid.service MainPID)
-	probes_phase >/dev/null
+	probes_phase
 	runuser -u $USER_NAME -- env XDG_RUNTIME_DIR=/run/user/$uid OOMKIT_HOG_FILL=50 \
 		systemd-run --user --quiet --scope --unit=$scope --slice=app.slice "$HOG" 4000 1024 5000 \
 		</dev/null >/dev/null 2>&1 &
@@ -283,10 +287,11 @@ run_leak() { # tool
 	dead+=($(deaths "" "$redis0" "$wake0" "$client0" "$mgr0"))
 	tool_log "$1" "$since"
 	[[ -z $kv ]] || note "kernel killed: $kv"
+	probes_phase
 	data "swap tool=$1 swap=$SWAP phase=leak up0=$t0 up1=$(uptime_s) leak=${out// /_}" \
 		"kernel_kills=$(($(kernel_kills) - k0)) kernel_victims=$(echo "$kv" | tr ' ' ',')" \
 		"victims=$(who "$kv" "${dead[@]}") keys=$(redis_keys)" \
-		"$(probes_phase)"
+		"$probe_words"
 	wait
 }
 

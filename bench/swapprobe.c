@@ -235,9 +235,10 @@ static _Noreturn void redis(const char *out)
 				max = lat_us[n - 1] / 1000.0;
 			}
 			snprintf(line, sizeof(line),
-				 "p99_ms=%.1f max_ms=%.1f ok=%llu missing=%llu errors=%llu", p99, max,
-				 (unsigned long long)ok, (unsigned long long)missing,
-				 (unsigned long long)errors);
+				 "p99_ms=%.1f max_ms=%.1f ok=%llu missing=%llu errors=%llu redis_span_s=%.1f",
+				 p99, max, (unsigned long long)ok, (unsigned long long)missing,
+				 (unsigned long long)errors,
+				 (double)(now_ns(CLOCK_MONOTONIC) - start) / NS_PER_S);
 			write_phase(out, line);
 			ok = missing = errors = 0;
 			/* A backlog is the phase's: the next starts on time. */
