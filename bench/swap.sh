@@ -162,7 +162,8 @@ python3 - "$data" "$tools" "$swaps" "$leak_s" "$(uname -m)" "$(nproc)" \
 	            for p in ph:
 	                if p.get("phase") == "leak":
 	                    l = p.get("leak", "")
-	                    leak.append(l.split("=")[1] if l.startswith("dead") else f">{leak_s}" if l.startswith("alive") else "?")
+	                    leak.append(l.split("=")[1] if l.startswith("dead") else f">{leak_s}" if l.startswith("alive")
+	                                else "did not start" if l == "error" else "?")
 	            w = [num(p.get("worst_ms")) for p in ph]
 	            wake.append(fmt(max(w) / 1000 if None not in w else None))
 	            fr = [num(p.get("frozen_s")) for p in ph]
