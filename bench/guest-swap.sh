@@ -87,7 +87,9 @@ swap_on() {
 	local size
 	swapoff -a 2>/dev/null
 	if [[ $SWAP == zram ]]; then
-		[[ -e /dev/zram0 ]] || { depmod -a && modprobe zram num_devices=1; } || return 1
+		[[ -e /sys/block/zram0 ]] || { depmod -a && modprobe zram num_devices=1; } || return 1
+		# No udev here: the kernel's devtmpfs makes the node, a moment later.
+		wait_for 30 test -b /dev/zram0 || return 1
 		zramctl --reset /dev/zram0 2>/dev/null
 		size=$(($(kv /proc/meminfo MemTotal:) / 2 >> 10))
 		zramctl /dev/zram0 --algorithm lzo-rle --size ${size}M && mkswap -q /dev/zram0 >/dev/null &&
