@@ -1828,6 +1828,65 @@ static void test_desktop_preset(void **state)
 	config_free(&cfg);
 }
 
+/* The job whose pattern takes REL (a unit's cgroup) or an ancestor of it, or NULL. */
+static const char *job_taking(const struct config *cfg, const char *rel)
+{
+	for (unsigned i = 0; i < cfg->n_cgroups; i++)
+		if (pattern_match_self_or_ancestor(cfg->cgroups[i].pattern, rel) &&
+		    !config_excluded(cfg, cfg->cgroups[i].job, rel))
+			return cfg->jobs[cfg->cgroups[i].job].name;
+	return NULL;
+}
+
+/* The server preset: batch units first and whole, then the services, the
+ * web front last, the databases never (protected by their cgroup), and
+ * what keeps the machine reachable in no job. */
+static void test_server_preset(void **state)
+{
+	(void)state;
+	char chain[128];
+	struct config cfg;
+
+	parse_example("server.conf", &cfg);
+	config_format_chain(&cfg.chain, chain, sizeof(chain));
+	assert_string_equal(chain, "report, kill-lowest, kernel");
+	const struct config_job *batch = config_find_job(&cfg, "batch"),
+				*svc = config_find_job(&cfg, "services"), *web = config_find_job(&cfg, "web"),
+				*db = config_find_job(&cfg, "databases");
+	assert_true(batch && svc && web && db);
+	assert_int_equal(batch->kill, KILL_JOB);
+	assert_true(batch->priority < svc->priority && svc->priority < web->priority &&
+		    web->priority < db->priority);
+	static const char *const takes[][2] = {
+	    {"batch.slice/nightly-export.service", "batch"},
+	    {"batch.slice/run-r0b1c2.scope", "batch"},
+	    {"system.slice/cron.service", "services"},
+	    {"system.slice/nginx.service", "web"},
+	    {"system.slice/php8.2-fpm.service", "web"},
+	    {"system.slice/system-postgresql.slice", "databases"},
+	    {"system.slice/system-postgresql.slice/postgresql@15-main.service", "databases"},
+	    {"system.slice/postgresql.service", "databases"},
+	    {"system.slice/mariadb.service", "databases"},
+	    {"system.slice/redis-server.service", "databases"},
+	    {"system.slice/oomkitd.service", NULL},
+	    {"system.slice/systemd-journald.service", NULL},
+	    {"system.slice/ssh.service", NULL},
+	    {"system.slice/dbus.service", NULL},
+	};
+	for (size_t i = 0; i < sizeof(takes) / sizeof(takes[0]); i++) {
+		const char *job = job_taking(&cfg, takes[i][0]);
+		if (!takes[i][1] ? job != NULL : !job || strcmp(job, takes[i][1]) != 0)
+			fail_msg("%s: taken by %s, expected %s", takes[i][0], job ? job : "no job",
+				 takes[i][1] ? takes[i][1] : "no job");
+	}
+	/* Every database process is protected, by its cgroup only. */
+	assert_true(db->n_rules == 1 && db->rules[0].list == RULE_PROTECT &&
+		    db->rules[0].expr.kind == MATCH_CGROUP &&
+		    strcmp(db->rules[0].expr.text, "system.slice") == 0);
+	assert_int_equal(batch->n_rules + svc->n_rules + web->n_rules + cfg.n_machine_rules, 0);
+	config_free(&cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1865,6 +1924,7 @@ int main(void)
 	    cmocka_unit_test(test_hook_timings),
 	    cmocka_unit_test(test_kubernetes_preset),
 	    cmocka_unit_test(test_desktop_preset),
+	    cmocka_unit_test(test_server_preset),
 	    cmocka_unit_test(test_percent_sizes),
 	    cmocka_unit_test(test_hash_comments),
 	};
