@@ -250,7 +250,7 @@ static const char *no_job_advice(const struct config *cfg, const struct config_m
  * against this machine's memory mount. */
 static int check_config(const char *path)
 {
-	char errors[CONFIG_ERRORS_MAX], root[CONFIG_PATH_MAX], advice[CONFIG_PATH_MAX + 512];
+	char errors[CONFIG_ERRORS_MAX], root[CONFIG_PATH_MAX], advice[CONFIG_ERRORS_MAX];
 	struct config_mount mount = {0};
 	struct config *cfg;
 	bool found = probe_mount(&mount, root, sizeof(root));
@@ -275,6 +275,8 @@ static int check_config(const char *path)
 			hooks_runner(), strerror(errno));
 	printf("%s: ok, %u job%s\n", cfg->source, cfg->n_jobs, cfg->n_jobs == 1 ? "" : "s");
 	print_machine(cfg, found ? &mount : NULL, path != NULL);
+	if (config_prompt_warnings(cfg, advice, sizeof(advice)) > 0)
+		fputs(advice, stderr);
 	if (cfg->n_jobs == 0)
 		fprintf(stderr, "%s: warning: %s\n", cfg->source,
 			no_job_advice(cfg, found ? &mount : NULL, path, advice, sizeof(advice)));

@@ -56,6 +56,19 @@ check "start, runner missing: the daemon answers" "$OOMKIT" status
 check "start with a job: no word of having none" eval "! grep -q 'no job' '$TMP/log'"
 stop_daemon
 
+# prompt with the default delay: one second to answer.  --check still
+# accepts the file, and warns naming the chain's line; with 10s, no word.
+write_config 256M "report, prompt, kill-lowest, kernel" <<EOF2
+[job web]
+limit = 32M
+EOF2
+out=$("$OOMKITD" --check -c "$TMP/oomkitd.conf" 2>&1)
+check "--check, prompt with 2s: ok, and warns at the policy line ($out)" \
+	eval "[ \$? = 0 ] && echo \"\$out\" | grep -qxF '$TMP/oomkitd.conf:4: warning: [oomkitd] policy: prompt waits half the delay for an answer, 1s (delay = 2s at line 5): too short for a person to read the question and answer; give it a delay of at least 10s'"
+sed -i 's/^delay = 2s$/delay = 10s/' "$TMP/oomkitd.conf"
+out=$("$OOMKITD" --check -c "$TMP/oomkitd.conf" 2>&1)
+check "--check, prompt with 10s: no warning ($out)" eval "! echo \"\$out\" | grep -q 'prompt waits'"
+
 # No job: the daemon runs and handles no OOM.  --check and the start say so,
 # why, and what to do: the file to add jobs to, the man page's examples.
 case $(stat -fc %T "$MEMROOT") in

@@ -1259,6 +1259,7 @@ static void assert_same_meaning(const struct config *a, const struct config *b)
 	memset(y.source, 0, sizeof(y.source));
 	x.machine_line = y.machine_line = 0;
 	x.machine_limit_line = y.machine_limit_line = 0;
+	x.policy_line = y.policy_line = x.delay_line = y.delay_line = 0;
 	x.builtin = y.builtin = false;
 	assert_int_equal(x.n_jobs, 0);
 	assert_int_equal(y.n_jobs, 0);
@@ -1319,6 +1320,7 @@ static void test_defaults_spelled_out(void **state)
 	assert_int_equal(job->n_jobs, 1);
 	assert_int_equal(bare->n_jobs, 1);
 	job->jobs[0].line = bare->jobs[0].line = 0;
+	job->jobs[0].policy_line = bare->jobs[0].policy_line = 0;
 	assert_memory_equal(&job->jobs[0], &bare->jobs[0], sizeof(job->jobs[0]));
 	drop(spelled);
 	drop(none);
@@ -1828,6 +1830,50 @@ static void test_desktop_preset(void **state)
 	config_free(&cfg);
 }
 
+/* prompt waits half the delay: under 5 s of it, --check warns, naming the
+ * chain's line and where the delay comes from. */
+static void test_prompt_warnings(void **state)
+{
+	(void)state;
+	char out[2048];
+	static const char chains[] = "[oomkitd]\npolicy = report, prompt, kill-lowest, kernel\n%s"
+				     "[job a]\npolicy = prompt, kernel\n[job b]\npolicy = report, kernel\n";
+	char text[512];
+
+	snprintf(text, sizeof(text), chains, "");
+	struct config *cfg = parse_ok(text);
+	assert_int_equal(config_prompt_warnings(cfg, out, sizeof(out)), 2);
+	assert_string_equal(out,
+			    "oomkitd.conf:2: warning: [oomkitd] policy: prompt waits half the delay for an "
+			    "answer, 1s (the default delay, 2s): too short for a person to read the question "
+			    "and answer; give it a delay of at least 10s\n"
+			    "oomkitd.conf:4: warning: [job a] policy: prompt waits half the delay for an "
+			    "answer, 1s (the default delay, 2s): too short for a person to read the question "
+			    "and answer; give it a delay of at least 10s\n");
+	/* Truncated, never overrun; still counted. */
+	assert_int_equal(config_prompt_warnings(cfg, out, 40), 2);
+	assert_int_equal(strlen(out), 39);
+	drop(cfg);
+
+	snprintf(text, sizeof(text), chains, "delay = 9s\n");
+	cfg = parse_ok(text);
+	assert_int_equal(config_prompt_warnings(cfg, out, sizeof(out)), 2);
+	assert_non_null(strstr(out,
+			       "oomkitd.conf:5: warning: [job a] policy: prompt waits half the delay for an "
+			       "answer, 4500ms (delay = 9s at line 3): too short"));
+	drop(cfg);
+
+	/* 10 s: 5 s to answer, enough; a chain without prompt never warns. */
+	snprintf(text, sizeof(text), chains, "delay = 10s\n");
+	cfg = parse_ok(text);
+	assert_int_equal(config_prompt_warnings(cfg, out, sizeof(out)), 0);
+	assert_string_equal(out, "");
+	drop(cfg);
+	cfg = parse_ok("[oomkitd]\ndelay = 100ms\n[job a]\npolicy = kill-largest, kernel\n");
+	assert_int_equal(config_prompt_warnings(cfg, out, sizeof(out)), 0);
+	drop(cfg);
+}
+
 /* The job whose pattern takes REL (a unit's cgroup) or an ancestor of it, or NULL. */
 static const char *job_taking(const struct config *cfg, const char *rel)
 {
@@ -1925,6 +1971,7 @@ int main(void)
 	    cmocka_unit_test(test_kubernetes_preset),
 	    cmocka_unit_test(test_desktop_preset),
 	    cmocka_unit_test(test_server_preset),
+	    cmocka_unit_test(test_prompt_warnings),
 	    cmocka_unit_test(test_percent_sizes),
 	    cmocka_unit_test(test_hash_comments),
 	};
