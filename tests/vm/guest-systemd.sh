@@ -1320,7 +1320,7 @@ check_kubernetes_node() {
 # examples/server.conf as shipped: a service that holds data (redis, one of
 # the preset's protected databases), another service doing its work, and a
 # batch unit in batch.slice (as systemd-run --slice=batch.slice starts it)
-# that runs the machine out.  The batch unit dies, whole; redis keeps every
+# that runs the machine out.  The batch unit dies; redis keeps every
 # key, the other service lives, the kernel's killer kills nothing.
 check_server_preset() {
 	local preset=/opt/oomkit-test/server.conf unit=sdg-nightly.service worker hog keys0 k0 r0 report
