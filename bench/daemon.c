@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * daemon.c - benchmark 7: a job's OOM handled by oomkitd with 10, 100 and
- * 1000 jobs (issue 14: the time to a decision should not grow with the
+ * 1000 jobs (the time to a decision should not grow with the
  * jobs), and the same OOM resolved by the kernel OOM killer.  Three daemons
  * run at once, each with its own machine memcg of N jobs of 32 MiB; a hog
  * wanting 64 MiB is started in the last job of one of them (or in a plain
@@ -350,8 +350,8 @@ out:
 /* ------------------------------------------------------------ churn */
 
 /*
- * Benchmark 10: a job's owner fills its job with empty cgroups (issue 27
- * #4).  Three daemons of one job each, the job holding 0, 1 000 and 10 000
+ * Benchmark 10: a job's owner fills its job with empty cgroups.
+ * Three daemons of one job each, the job holding 0, 1 000 and 10 000
  * empty sub-cgroups (each costs the job about 10 KiB of kernel memory, so
  * its limit has room for them); a hog in the job outgrows it, one OOM per
  * side per round, the first side turning.  Per OOM, from the daemon's

@@ -34,9 +34,9 @@
 
 /* With no file, every key keeps its default and there are no jobs, except
  * on a systemd machine at a cgroup v2 root: there the workloads are already
- * in systemd's units, and the default adopts them (README "On a systemd
- * machine").  Processes in no job are never chosen at the v2 root, so what
- * must never die is left out: the daemon's own unit, systemd's own services
+ * in systemd's units, and the default adopts them (docs/systemd.md).
+ * Processes in no job are never chosen at the v2 root, so what must never
+ * die is left out: the daemon's own unit, systemd's own services
  * (journald, logind, udevd, networkd, resolved), D-Bus, ssh, display
  * managers and NetworkManager.  %s is the mount. */
 static const char builtin_systemd_text[] =
@@ -884,7 +884,7 @@ static const struct key keys[] = {
     /* Each rewrite reads every job's memcg: more often than once a second
      * would keep a daemon with a thousand jobs busy for nothing. */
     DAEMON("metrics_interval", parse_duration, metrics_interval_ms, 1000, 86400000, KEY_ZERO, "0"),
-    /* Issue 17: the machine's rules, for every process of every scope. */
+    /* The machine's rules, for every process of every scope. */
     DAEMON_WHOLE("protect", parse_protect),
     DAEMON_WHOLE("prefer", parse_prefer),
     DAEMON_WHOLE("avoid", parse_avoid),
@@ -898,12 +898,12 @@ static const struct key keys[] = {
     JOB("expect", parse_size, expect_bytes, 0, UNBOUNDED, KEY_PERCENT, NULL),
     JOB("policy", parse_chain, chain, 0, 0, 0, "report, kernel"),
     JOB("kill", parse_kill, kill, 0, 0, 0, "process"),
-    /* Issue 17: match expressions (match.h), the job's own. */
+    /* Match expressions (match.h), the job's own. */
     JOB_WHOLE("protect", parse_protect, 0),
     JOB_WHOLE("prefer", parse_prefer, 0),
     JOB_WHOLE("avoid", parse_avoid, 0),
     JOB_WHOLE("owner", parse_owner, 0),
-    /* Issue 17: graceful kills, shedding and hooks; checks across them in
+    /* Graceful kills, shedding and hooks; checks across them in
      * finish_job() and check_timings(). */
     JOB("kill_signal", parse_kill_signal, kill_signal, 0, 0, 0, "SIGKILL"),
     JOB("kill_grace", parse_duration, kill_grace_ms, 10, 600000, KEY_ZERO, "0"),
@@ -914,7 +914,7 @@ static const struct key keys[] = {
     JOB_WHOLE("before_kill", parse_before_kill, 0),
     JOB_WHOLE("after_kill", parse_after_kill, 0),
     JOB_WHOLE("shed_command", parse_shed_command, 0),
-    /* Issue 12: the job's instances are the cgroups these patterns match. */
+    /* The job's instances are the cgroups these patterns match. */
     JOB_WHOLE("cgroup", parse_cgroups, KEY_REPEAT),
     /* Cgroups the patterns match that are not instances: adopt.c skips them. */
     JOB_WHOLE("cgroup_exclude", parse_excludes, KEY_REPEAT),

@@ -22,7 +22,7 @@
 #include "policy.h"
 #include "value.h"
 
-#define CONFIG_MAX_JOBS 1024 /* the figures of issue 7 go to 1000 */
+#define CONFIG_MAX_JOBS 1024 /* the benchmarks go to 1000 jobs */
 #define CONFIG_NAME_MAX 64   /* job names, including the NUL */
 #define CONFIG_PATH_MAX 512
 #define CONFIG_SOCKET_MAX 108	      /* sizeof(sun_path) */
@@ -48,7 +48,7 @@ struct config_rule {
 	unsigned line; /* where it is written */
 };
 
-/* The commands a job may name (issue 17). */
+/* The commands a job may name. */
 enum config_hook {
 	HOOK_BEFORE_KILL = 0,
 	HOOK_AFTER_KILL,
@@ -98,7 +98,7 @@ struct config_job {
 	/* systemd's ManagedOOMPreference= of the job's cgroups is honoured
 	 * (snapshot.c reads it); no: this configuration decides alone. */
 	bool managed_oom_preference;
-	/* Issue 17.  kill_signal is SIGKILL unless set, with a kill_grace
+	/* kill_signal is SIGKILL unless set, with a kill_grace
 	 * (before SIGKILL) exactly when it is not; shed_signal 0: none;
 	 * shed_wait_ms: a quarter of the delay when shed is in the chain and it
 	 * is not set, else 0; each timing shorter than the delay.  The hooks

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * hooks.h - the jobs' commands (before_kill, after_kill, shed_command, issue
- * 17), run by the hook runner (hook-runner.c), a small program exec'd at
+ * hooks.h - the jobs' commands (before_kill, after_kill, shed_command),
+ * run by the hook runner (hook-runner.c), a small program exec'd at
  * start, before the daemon cuts its privileges: the daemon itself never
  * forks, execs or waits for a hook.  It sends a fixed-size RUN over a
  * socket pair and goes on; the runner's DONE comes back through the loop,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * match.h - the match expressions of protect, prefer and avoid (issue 17):
+ * match.h - the match expressions of protect, prefer and avoid:
  * "KIND:VALUE", one per item of a comma list.
  *
  *   comm:NAME        a process name as /proc/PID/comm has it (at most 15 bytes)

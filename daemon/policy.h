@@ -31,7 +31,7 @@ enum policy_kind {
 	POLICY_REPORT,
 	POLICY_PROMPT,
 	POLICY_KERNEL,
-	POLICY_SHED, /* ask the job to give memory back (issue 17) */
+	POLICY_SHED, /* ask the job to give memory back */
 	POLICY__COUNT,
 };
 

@@ -25,7 +25,7 @@
  *                     -1000 floor, so it needs no capability to set it), and
  *                     a machine at the v2 root's PSI trigger, which kernels
  *                     before 6.5 let only it open (the fd stays usable).
- *   CAP_SYS_PTRACE    only if the configuration has an exe: rule (issue 17):
+ *   CAP_SYS_PTRACE    only if the configuration has an exe: rule:
  *                     /proc/PID/exe of another user's process, or of one
  *                     holding capabilities the daemon lacks, passes the
  *                     kernel's ptrace access check only with it.  The

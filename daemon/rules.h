@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * rules.h - protect, prefer and avoid applied to one process (issue 17):
+ * rules.h - protect, prefer and avoid applied to one process:
  * which rule places it, from its job's rules and the machine's.  Pure: the
  * snapshot reads the process, this says where it goes, policy.c orders by
  * it.  No I/O, no allocation.

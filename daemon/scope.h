@@ -3,8 +3,8 @@
  * scope.h - what the daemon handles OOMs for: the machine (the memcg that
  * holds every job) and its jobs (configured child memcgs of the machine).
  * Each is a struct scope with its memcg, its watch, its policy chain and its
- * counters.  Later kinds (issue 12's job instances, cgroups adopted by a
- * pattern) are scopes too, with their job's configuration.
+ * counters.  Later kinds (job instances, cgroups adopted by a pattern) are
+ * scopes too, with their job's configuration.
  *
  * There is one way to find a scope (by name, by watch, by cgroup path) and
  * one way to walk them (scope_next); a slot in use says so (in_use), and a

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * shed.h - the shed policy carried out (issue 17): a job is asked to give
+ * shed.h - the shed policy carried out: a job is asked to give
  * memory back -- its shed_signal to each of its processes that catches it,
  * its shed_command -- and is lent headroom so that it can run to do so
  * (lend.h).  Then, as state on the loop and never as a wait in it, its usage

@@ -13,6 +13,8 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "bootstrap: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
+# Another installer (unattended-upgrades on a fresh machine) may hold dpkg's
+# lock for a while: wait for it rather than fail the build.
+apt-get -o DPkg::Lock::Timeout=600 update -q
 # shellcheck disable=SC2086
-apt-get install -y -q --no-install-recommends $missing
+apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends $missing

@@ -13,7 +13,7 @@ export OOMKIT_REQUIRE_KERNEL="${OOMKIT_REQUIRE_KERNEL:-0}"
 # The systemd guests (two boots of Debian under qemu, about half of tier 1's
 # time) run in a meson of their own beside the rest: the integration tests
 # run one at a time and mostly wait on the kernel, and they hold with two
-# busy CPUs beside them (issue 16), which is what qemu is.  Its own log base,
+# busy CPUs beside them, which is what qemu is.  Its own log base,
 # so the two do not write one testlog; everything is built already (make check).
 sd_pid=
 if [ -n "$(meson test -C "$build" --no-rebuild --list --suite systemd 2>/dev/null)" ]; then

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * oomkit-victim: a process that allocates like the hog and answers the
- * signals of issue 17 in one of several ways, for the tests of shedding and
+ * shed and kill signals in one of several ways, for the tests of shedding and
  * graceful kills.
  *
  *   oomkit-victim MIB MODE [FILE]

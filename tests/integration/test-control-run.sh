@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# run moves the process that asks, never one that took its pid (issue 11 #4).
+# run moves the process that asks, never one that took its pid.
 # The exploit: a job's owner connects, hands the connection to a child and
 # exits; a root process takes the pid; the child sends "run JOB".  Before the
 # fix the daemon moved the root process into the owner's job, whose policy

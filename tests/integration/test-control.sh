@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The control socket under attack by unprivileged users (issue 11 #1, #2, #6,
-# #11; issue 13's answers), against a live oomkitd on real memcgs.  After each
+# The control socket under attack by unprivileged users (floods,
+# idle and dripping clients, forged names, other users' answers), against a live oomkitd on real memcgs.  After each
 # attack: the daemon is alive, an OOM is handled by the right victim, root is
 # served, and what reaches a terminal or a JSON reader is valid.
 #  - one connection floods junk requests and never reads: the daemon stops
@@ -131,7 +131,7 @@ check "slots: a user connects again after the drops" \
 	"error permission denied: only root may read status (see readonly_status)"
 check "slots: the daemon is alive" daemon_alive
 
-# --- 2b. A flood of desktop agents (issue 13): listeners are never idle, so
+# --- 2b. A flood of desktop agents: listeners are never idle, so
 # they hold their slots for as long as they listen; they count against the
 # same budget.  Seven uids listen on every slot that is not root's (a fifth
 # listener of a uid, and an eighth uid, are refused); root's status, run and
@@ -286,7 +286,7 @@ check "reports show --json: valid" valid_json "$TMP/show.json"
 "$OOMKIT" reports > "$TMP/reports.txt"
 check "reports: no raw control byte reaches the terminal" no_raw_escapes "$TMP/reports.txt"
 
-# --- 4b. Reports as their users read them (issue 13: the agent's "details:
+# --- 4b. Reports as their users read them (the agent's "details:
 # oomkit reports show N"): the OOM killed a's owner's process, so that user
 # reads its report, escaped, and sees no other; another user reads none of it.
 mid=$(json_get "$rep" "r['id']")

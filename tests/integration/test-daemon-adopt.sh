@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Jobs that adopt existing cgroups by pattern (issue 12), on real memcgs: the
+# Jobs that adopt existing cgroups by pattern, on real memcgs: the
 # cgroups here stand for systemd's units.  What exists at start is adopted,
 # what appears later is adopted when it appears (levels of the pattern that
 # do not exist yet included), what goes is dropped; an instance's own OOM
@@ -171,7 +171,7 @@ check "...and no error: it is not one" bash -c "! grep '^<3>.*svc-q' '$TMP/log'"
 check "the daemon lives" alive "$DPID"
 
 # A job's OOM with another job's instance inside its memcg: the instance's
-# processes are no candidates of the job's, however large (issue 14: a job's
+# processes are no candidates of the job's, however large (a job's
 # processes are its own without a search only when no scope is inside it).
 mkdir "$R/outer/in-1"
 check "an instance inside another job's memcg is adopted" wait_for 10 logged "inner [in-1]: adopted $M/outer/in-1"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Kills are state on the daemon's loop, not waits in it (issue 16): a victim
+# Kills are state on the daemon's loop, not waits in it: a victim
 # stuck where SIGKILL cannot end it (frozen by the v1 freezer, in the
 # kernel's uninterruptible refrigerator) holds up nothing.  While job a's
 # victim is frozen and its report still waits for the victim to exit, job

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The configuration against a live daemon (issue 11): --check and startup
+# The configuration against a live daemon: --check and startup
 # accept and refuse the same machine paths, with the same words; a
 # configuration file replaced by a FIFO, then SIGHUP, is refused at once, and
 # the daemon goes on answering and handling OOMs with the configuration it

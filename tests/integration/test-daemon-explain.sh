@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# oomkit explain (issue 17): what a chain would do now, then the OOM, on the
+# oomkit explain: what a chain would do now, then the OOM, on the
 # same candidates: the victim the daemon kills is the one explain put first,
 # and the rules it names are the report's.  The OOM is brought on by a
 # process the machine protects (protect = comm:brake), which is no

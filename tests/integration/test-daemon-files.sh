@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The files the daemon writes, tried as a hostile configuration and a
-# hostile local user would (issue 11 #7, #10): a report_dir that is not the
+# hostile local user would: a report_dir that is not the
 # daemon's (a directory like /etc, holding other files; one owned by nobody,
 # made by that user; one writable by everyone) and a metrics path that is
 # not (an existing file it did not write, a directory writable by everyone):
@@ -11,7 +11,7 @@
 # the first 8 KiB of each file), a comm cut in the middle of a UTF-8
 # sequence leaves every report valid JSON, the index survives a restart,
 # and a report whose job a reload removed during a prompt keeps its scope.
-# Last, a process named to forge a log line (issue 11 #6) is escaped there.
+# Last, a process named to forge a log line is escaped there.
 . "$(dirname "$0")/daemon-lib.sh"
 require_kernel
 setup files

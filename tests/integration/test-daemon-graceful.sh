@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Graceful kills (issue 17): kill_signal = SIGTERM with a kill_grace, on real
+# Graceful kills: kill_signal = SIGTERM with a kill_grace, on real
 # job OOMs with the kernel killer held off (cgroup v1), where a victim asleep
 # at its limit could run no handler unless it is lent headroom.
 #   - one that handles SIGTERM writes its file and exits: SIGTERM ended it;

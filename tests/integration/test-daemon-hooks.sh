@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Hooks (issue 17): before_kill, after_kill on real job OOMs with the kernel
+# Hooks: before_kill, after_kill on real job OOMs with the kernel
 # killer held off (cgroup v1), run by the hook runner in memcgs of their own.
 #   - the environment is as oomkitd.conf(5) documents it, every value from
 #     the victim escaped; before_kill sees the victim alive, after_kill sees

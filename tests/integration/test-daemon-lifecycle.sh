@@ -88,8 +88,8 @@ check "the removed job is no longer held off" grep -q "oom_kill_disable 0" "$R/b
 check "the new job is held off" grep -q "oom_kill_disable 1" "$R/extra/memory.oom_control"
 stop_daemon
 
-# SIGHUP with a changed delay: an existing job takes it (issue 11 #8; the
-# comparison used the new value twice).  A report-only chain leaves the OOM
+# SIGHUP with a changed delay: an existing job takes it (the
+# comparison once used the new value twice).  A report-only chain leaves the OOM
 # to the kernel after the delay: 1 s after the reload, not the 300 s before.
 write_config 512M "report, kill-lowest, kernel" 300s <<EOF2
 [job slow]

@@ -4,8 +4,8 @@
 # OOM and after a reload, while an idle daemon (and its guardian) keep every
 # timer disarmed, so nothing can wake them.  metrics_interval arms a timer
 # that rewrites the file on its own, and a reload back to 0 disarms it.
-# The names and labels follow Prometheus's conventions (README, "Metric
-# renames"): kills by job and policy in one family, latency histograms, the
+# The names and labels follow Prometheus's conventions (docs/deploy.md,
+# "Metrics"): kills by job and policy in one family, latency histograms, the
 # OOMs held right now, instances labelled by cgroup, every value escaped.
 . "$(dirname "$0")/daemon-lib.sh"
 require_kernel

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# A job's owner hides its processes in cgroups the daemon cannot read back
-# (issue 11 #5): a path longer than 512 bytes (once "unreadable" and left
+# A job's owner hides its processes in cgroups the daemon cannot read back:
+# a path longer than 512 bytes (once "unreadable" and left
 # out of the snapshot), and a tree 40 levels deep (once ELOOP for every
 # listing, so the kernel killer decided).  On a machine OOM the daemon must
 # still see them as the low-priority job's and kill there, never root's

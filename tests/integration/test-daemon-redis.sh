@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# shed through a shed_command (issue 17) with a real client nobody here
+# shed through a shed_command with a real client nobody here
 # wrote: Debian's redis-server is the job, on a private unix socket and its
 # own directory, started by this test in the job's memcg (cgroup v1, the
 # kernel killer held off).  It fills its cache database until the job is at

@@ -143,7 +143,7 @@ check "stop: the kernel killer is given back" test "$(oom_field oom_kill_disable
 
 # 4. Both killed together, then what the unit's ExecStopPost runs: oomkitd --release.
 # Another handler's hold below the job (an owner's own liboomkit handler,
-# say) is not this daemon's to give back (issue 11 #9); made before the OOM,
+# say) is not this daemon's to give back; made before the OOM,
 # when the job still has room for a memcg.
 mkdir "$R/held/theirs" && echo 1 > "$R/held/theirs/memory.oom_control"
 start_daemon

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# protect, prefer and avoid (issue 17) on real job and machine OOMs: each rule
+# protect, prefer and avoid on real job and machine OOMs: each rule
 # kind changes which process dies.  Every scenario asserts who died, who
 # lived, and which rule the report says placed the victim.
 . "$(dirname "$0")/daemon-lib.sh"

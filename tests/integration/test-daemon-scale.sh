@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# A thousand jobs, the largest figure of issue 7: oomkitd creates and takes
+# A thousand jobs, the largest figure the benchmarks measure: oomkitd creates and takes
 # over a thousand job memcgs (small, empty ones: it takes well under a second
 # on this kernel, so the full figure is tested rather than a sample), reports
 # them all in status and in the metrics file, handles an OOM in the last one

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The shed policy (issue 17) on real job OOMs with the kernel killer held
+# The shed policy on real job OOMs with the kernel killer held
 # off (cgroup v1): the job is lent headroom so that its SIGUSR1 handler can
 # run at all, and asked to give memory back.
 #   - one that frees half of what it holds resolves its OOM: nothing dies,

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# kill = largest-leaf (issue 17): in a terminal's scope, the build dies, not
+# kill = largest-leaf: in a terminal's scope, the build dies, not
 # the terminal.  A real bash leads a session on a real pseudo-terminal
 # (script(1)) and starts a large child; the shell ranks first for
 # kill-lowest (oom_score_adj 1000), so a job with kill = process kills it,

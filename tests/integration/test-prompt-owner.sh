@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Whether a prompt step is taken is decided for the OOM at hand (issue 13):
+# Whether a prompt step is taken is decided for the OOM at hand:
 # who could answer is asked of the question just prepared (its scope's
 # owner, its candidates), never of the one before.  A desktop has no root
 # terminal listening, only the user's agent: once whether anyone could

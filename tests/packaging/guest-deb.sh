@@ -176,8 +176,8 @@ check_purge() {
 	[ -z "$left" ] || note "left: $(tr '\n' ' ' <<<"$left")"
 	# Known: the built-in machine, /sys/fs/cgroup/memory/oomkit, is a v1 path;
 	# on cgroup v2 the daemon makes its parent, "memory", as a cgroup of the
-	# root, which nothing removes (the default machine of a systemd machine
-	# is issue 12's).
+	# root, which nothing removes (a systemd machine's built-in default is
+	# another: docs/systemd.md).
 	[ ! -d $CG/memory ] || note "KNOWN: $CG/memory is left, the parent of the built-in default machine"
 }
 

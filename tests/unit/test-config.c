@@ -71,7 +71,7 @@ static void test_builtin(void **state)
 	drop(cfg);
 }
 
-/* The example of the issue, which scripts and users rely on, word for word. */
+/* The first example configuration, which scripts and users rely on, word for word. */
 static const char issue_example[] =
     "[oomkitd]\n"
     "machine = /sys/fs/cgroup/memory/oomkit   ; parent memcg of all jobs\n"
@@ -196,7 +196,7 @@ static const struct bad_case bad_cases[] = {
     {"[job a]\nlimit = 1M\n  limit_max = 2M\n",
      E "3: [job a]: indented line (continuation lines are not supported)\n"},
     {"[job a\n", E "1: section header without ']'\n"},
-    /* The machine rule (issue 28): a share of RAM + swap or a size. */
+    /* The machine rule: a share of RAM + swap or a size. */
     {"[oomkitd]\nmachine_available = 60%\n",
      E "2: [oomkitd] machine_available: '60%' out of range (1% to 50%, or a size)\n"},
     {"[oomkitd]\nmachine_available = 0%\n",
@@ -305,7 +305,7 @@ static const struct bad_case bad_cases[] = {
     {"[oomkitd]\nmetrics = /\n", E "2: [oomkitd] metrics: '/' is the root directory\n"},
     {"[oomkitd]\nsocket = /run/./oomkitd.sock\n",
      E "2: [oomkitd] socket: '/run/./oomkitd.sock' has a '.' component\n"},
-    /* Line ends and headers that libinih would read differently (issue 11). */
+    /* Line ends and headers that libinih would read differently. */
     {"[oomkitd]\rdelay = 5s\r[job a]\rpriority = 1\r",
      E "1: carriage return inside a line (lines end with LF or CR LF, not CR alone)\n"},
     {"[job a]\npriority = 1\rlimit = 2M\n",
@@ -315,7 +315,7 @@ static const struct bad_case bad_cases[] = {
     {"[job a] priority = 1\n", E "1: [job a]: text after ']' (a key goes on a line of its own)\n"},
     {"[job a]]\n", E "1: [job a]: text after ']' (a key goes on a line of its own)\n"},
     {"[oomkitd]x\n", E "1: [oomkitd]: text after ']' (a key goes on a line of its own)\n"},
-    /* Names the daemon uses itself (issue 11). */
+    /* Names the daemon uses itself. */
     {"[job machine]\n",
      E "1: [job machine]: the job name 'machine' is reserved (the daemon's name for the machine in reports "
        "and metrics)\n"},
@@ -327,7 +327,7 @@ static const struct bad_case bad_cases[] = {
     {"[job tasks]\n", E "1: [job tasks]: the job name 'tasks' is reserved (a cgroup control file)\n"},
     {"[job notify_on_release]\n",
      E "1: [job notify_on_release]: the job name 'notify_on_release' is reserved (a cgroup control file)\n"},
-    /* Match expressions (issue 17): a line with an error adds no rule. */
+    /* Match expressions: a line with an error adds no rule. */
     {"[job a]\nprefer = pid:1\n",
      E "2: [job a] prefer: unknown kind 'pid' (comm, cmdline, exe, uid, user or cgroup)\n"},
     {"[job a]\navoid = ,\n", E "2: [job a] avoid: empty rule in ','\n"},
@@ -336,7 +336,7 @@ static const struct bad_case bad_cases[] = {
      E "2: [job a] protect: '*' matches every process (write nothing, or a rule that chooses)\n"},
     {"[job a]\nprotect = sshd\nprotect = postgres\n", E "3: [job a] protect: given twice\n"},
     {"[job a]\nprefer = uid:1000\nprefer = uid:1001\n", E "3: [job a] prefer: given twice\n"},
-    /* Graceful kills, shedding and hooks (issue 17). */
+    /* Graceful kills, shedding and hooks. */
     {"[job a]\nkill_signal = 15\n",
      E "2: [job a] kill_signal: bad signal '15' (a name: SIGTERM, SIGUSR1, SIGRTMIN+3, ...)\n"},
     {"[job a]\nkill_signal = SIGFOO\n",
@@ -386,7 +386,7 @@ static const struct bad_case bad_cases[] = {
     {"[job a]\nshed_command = /usr/bin/redis-cli \"FLUSHDB\n",
      E "2: [job a] shed_command: a '\"' is not closed\n"},
     {"[job a]\nbefore_kill = /bin/x\nbefore_kill = /bin/y\n", E "3: [job a] before_kill: given twice\n"},
-    /* cgroup patterns (issue 12): each refused with its reason, a line
+    /* cgroup patterns: each refused with its reason, a line
      * with an error adds no pattern, and a pattern is one job's only. */
     {"[job a]\ncgroup =\n", E "2: [job a] cgroup: empty pattern in ''\n"},
     {"[job a]\ncgroup = a/b,\n", E "2: [job a] cgroup: empty pattern in 'a/b,'\n"},
@@ -408,7 +408,7 @@ static const struct bad_case bad_cases[] = {
     {"[job a]\ncgroup = p\n[job b]\ncgroup = p\n[job c]\ncgroup = p\n",
      E "4: [job b] cgroup: 'p' is also a pattern of job a (line 2)\n" E
        "6: [job c] cgroup: 'p' is also a pattern of job b (line 4)\n"},
-    /* Limits too small to run anything (issue 11); 0 is not "unlimited". */
+    /* Limits too small to run anything; 0 is not "unlimited". */
     {"[job a]\nlimit = 0\n", E "2: [job a] limit: '0' out of range (at least 1M, or max)\n"},
     {"[job a]\nlimit = 4k\n", E "2: [job a] limit: '4k' out of range (at least 1M, or max)\n"},
     {"[job a]\nlimit = 1048575\n", E "2: [job a] limit: '1048575' out of range (at least 1M, or max)\n"},
@@ -534,7 +534,7 @@ static char *temp_file(const char *text, size_t size)
 
 /* What config_read() refuses to read, each with its message; none of it may
  * block (a FIFO without a writer would block an open() without O_NONBLOCK
- * forever, and with it the daemon's loop on SIGHUP: issue 11). */
+ * forever, and with it the daemon's loop on SIGHUP). */
 static void test_read_refused(void **state)
 {
 	(void)state;
@@ -606,7 +606,7 @@ struct machine_case {
 
 /* The machine must be a cgroup strictly below the memory mount; the checks
  * on its form are made while parsing, the one against the mount when it is
- * known, and --check, start, reload and --release all get both (issue 11). */
+ * known, and --check, start, reload and --release all get both. */
 static void test_machine_paths(void **state)
 {
 	(void)state;
@@ -639,7 +639,7 @@ static void test_machine_paths(void **state)
 	    /* The default follows the mount it is resolved against. */
 	    {"/cgroup", "", "oomkit", NULL},
 	    {"relative", "", NULL, E " the memory cgroup mount: 'relative' is not an absolute path\n"},
-	    /* Issue 12: on cgroup v2 the root itself may be the machine, named
+	    /* On cgroup v2 the root itself may be the machine, named
 	     * explicitly, with no limit and every job adopting cgroups. */
 	    {"v2:/sys/fs/cgroup", "machine = /sys/fs/cgroup\n" JOBS_V2, "", NULL},
 	    {"v2:/sys/fs/cgroup/", "machine = /sys/fs/cgroup//\n", "", NULL},
@@ -975,7 +975,7 @@ static char *many_jobs(unsigned n)
 	return text;
 }
 
-/* Issue 7 measures oomkitd with 10, 100 and 1000 jobs: every one of up to
+/* The benchmarks measure oomkitd with 10, 100 and 1000 jobs: every one of up to
  * CONFIG_MAX_JOBS is kept, in order, each with its own values. */
 static void test_many_jobs(void **state)
 {
@@ -1144,7 +1144,7 @@ static void test_command_words(void **state)
 	assert_int_equal(value_split_command("   ", buf, sizeof(buf), argv, 3), -EINVAL);
 }
 
-/* The keys of issue 17 land on their job, and config_read() takes them:
+/* The keys of graceful kills, shedding and hooks land on their job, and config_read() takes them:
  * the daemon acts on every one. */
 static void test_kill_keys(void **state)
 {
@@ -1715,7 +1715,6 @@ static void parse_example(const char *name, struct config *cfg)
 		fail_msg("%s", errors);
 }
 
-/* The Kubernetes preset is valid apart from what the daemon does not act on yet. */
 /* The hooks' timings, which the kill path and explain both take from here. */
 static void test_hook_timings(void **state)
 {
@@ -1775,7 +1774,7 @@ static bool has_rule(const struct config_rule *rules, unsigned n, enum config_ru
 	return false;
 }
 
-/* The desktop preset (issue 13): a person's chain with time to answer, an
+/* The desktop preset: a person's chain with time to answer, an
  * app killed whole, a terminal tab's or a login's largest command and never
  * its shell, the session last, the desktop's own services protected by
  * cgroup, and every cgroup an instance of one job at most. */

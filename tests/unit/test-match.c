@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * test-match.c - match expressions (issue 17): each kind with good values
+ * test-match.c - match expressions: each kind with good values
  * and hostile ones, and the exact reason for each refusal; the glob, and
  * each kind tested against processes.
  */

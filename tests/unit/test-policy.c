@@ -262,7 +262,7 @@ static void test_protection(void **state)
 
 static const struct match_expr avoid_rule = {.kind = MATCH_COMM, .text = "batch"};
 
-/* systemd's ManagedOOMPreference= (issue 12): a rule of the file wins;
+/* systemd's ManagedOOMPreference=: a rule of the file wins;
  * otherwise omit protects like a protect rule and avoid avoids like an
  * avoid rule. */
 static void test_systemd_preference(void **state)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * test-rules.c - which rule places a process (issue 17): protect first (the
+ * test-rules.c - which rule places a process: protect first (the
  * job's, then the machine's), then the job's prefer and avoid as written,
  * then the machine's; rules parsed from a configuration, as the daemon has
  * them.

@@ -719,7 +719,7 @@ static void check_repaid(const char *what, const char *rel, uint64_t bytes)
 		 cg_limit(rel));
 }
 
-/* The shed policy (issue 17) where the hold is memory.high (v2) or the
+/* The shed policy where the hold is memory.high (v2) or the
  * kernel killer held off (v1): a job at its limit cannot run its SIGUSR1
  * handler until it is lent headroom; it then gives half back, and the OOM is
  * resolved with nothing killed and the headroom taken back. */

@@ -251,7 +251,7 @@ check_reload() {
 
 # WatchdogSec= in the unit: the daemon pings (WATCHDOG=1) and is never killed
 # for silence.  systemd stamps each ping it receives.
-# The desktop agent as a user's systemd manager runs it (issue 13): its user
+# The desktop agent as a user's systemd manager runs it: its user
 # unit, with its hardening, in a real user@.service with the session bus
 # dbus-user-session gives it, and oomkitd's socket.  No notification server
 # runs here, so when a job the user owns runs out the agent is asked, says
@@ -384,7 +384,7 @@ check_stop_releases() {
 	expect "no daemon or guardian is left" wait_for 30 eval '! pgrep -x "oomkitd|oomkit-guardian" >/dev/null'
 }
 
-# ------------------------------------------------------------ with systemd (issue 12)
+# ------------------------------------------------------------ with systemd
 
 # Hooks under the unit (oomkitd.conf(5), HOOKS): run by the daemon's hook
 # runner, in a memcg of their own below the machine's -hooks, inside the
@@ -509,7 +509,7 @@ sd_truthful() { # unit
 	[ "$(sd_high "$1")" = "$(cat "$CG/system.slice/$1/memory.high")" ]
 }
 
-# (issue 12, test 2) An adopted unit with its own MemoryMax= reaches it: the
+# An adopted unit with its own MemoryMax= reaches it: the
 # job's chain (kill-newest) runs inside the unit, the keeper lives, systemd
 # says the unit is active, and what it says of MemoryHigh= is the hold.
 check_sd_unit_limit() {
@@ -547,7 +547,7 @@ check_sd_unit_limit() {
 	sd_done $u
 }
 
-# (issue 12, test 4) An OOM is held (the chain asks a prompt that never
+# An OOM is held (the chain asks a prompt that never
 # answers) through a systemctl daemon-reload - systemd writes the unit's
 # limits again, and the hold is among them - and then a systemctl restart of
 # oomkitd: resolved, nothing left held, systemctl show consistent.
@@ -745,7 +745,7 @@ check_sd_behind() {
 	sd_done "${units[@]}"
 }
 
-# (issue 12, test 5) oomkit run in a job of patterns: systemd starts the
+# oomkit run in a job of patterns: systemd starts the
 # process in a transient scope (keeping its pid) in the slice the pattern
 # names, and the job adopts the scope.
 check_sd_run_scope() {
@@ -773,7 +773,7 @@ check_sd_run_scope() {
 
 # ------------------------------------------------------------ the machine at the v2 root
 
-# Issue 12: the whole machine, the cgroup v2 root, with jobs adopting what
+# The whole machine, the cgroup v2 root, with jobs adopting what
 # systemd runs.  systemd-oomd is stopped meanwhile: the test is of oomkitd.
 # The [oomkitd] section of a configuration whose machine is the v2 root.
 root_section() {
@@ -974,7 +974,7 @@ check_natural_config() {
 	expect "systemd's slices untouched" eval '[ "$(cat $CG/system.slice/memory.high)" = max ] && [ "$(cat $CG/system.slice/memory.max)" = max ]'
 }
 
-# Issue 28: the machine at the v2 root with a swap file, the default rule
+# The machine at the v2 root with a swap file, the default rule
 # (machine_available = 2% of RAM + swap, machine_full_stall = 50% for 20 s):
 # out of memory when RAM and swap together run out, not when RAM does.
 SWAPFILE=/var/tmp/sdg-swap
@@ -1269,7 +1269,7 @@ check_adopt_later() {
 	systemctl stop $UNIT
 }
 
-# Issue 15: examples/kubernetes-node.conf as shipped (its metrics path moved
+# examples/kubernetes-node.conf as shipped (its metrics path moved
 # to where the unit may write), on slices and scopes named exactly as kubelet
 # names them with the systemd cgroup driver (kubepods-besteffort-pod<uid>.slice
 # nests in kubepods.slice/kubepods-besteffort.slice, a guaranteed pod's
@@ -1368,7 +1368,7 @@ check_server_preset() {
 	systemctl stop $UNIT
 }
 
-# Issue 12 #6: a lingering user's own systemd runs an app scope
+# A lingering user's own systemd runs an app scope
 # (systemd-run --user --scope, in user@UID.service/app.slice) and a process
 # of its session's slice; the user-app pattern adopts the app, and when the
 # app runs the machine out it, not the session, pays.
@@ -1430,7 +1430,7 @@ check_no_refused_calls() {
 	refused_calls | sed 's/^/sdguest:   /'
 }
 
-# The baseline of the performance issue's comparison: systemd-oomd with
+# The baseline of bench 8's comparison (docs/performance.md): systemd-oomd with
 # ManagedOOMMemoryPressure=kill on a slice holding a unit that keeps data and
 # a unit whose allocations stall at its MemoryHigh=.  Records which unit
 # systemd-oomd killed, after how long, and what the other unit kept, in one
@@ -1489,7 +1489,7 @@ check_oomd_baseline() {
 	swapoff /swapfile && rm -f /swapfile
 }
 
-# The other side of the performance issue's comparison: the same units as
+# The other side of bench 8's comparison: the same units as
 # check_oomd_baseline (a keeper holding 64 MiB, a hog stalling at its
 # MemoryHigh=, in the same slice, with the same swap), this time with
 # systemd-oomd stopped and oomkitd watching the slice as its machine, the two
