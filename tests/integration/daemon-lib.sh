@@ -14,6 +14,9 @@
 set -u
 
 MEMROOT=/sys/fs/cgroup/memory
+# The CLI's tables are as wide as $COLUMNS says; without it, and writing to
+# a file, 80 columns, which the tests that check widths expect.
+unset COLUMNS
 T_PASSED=0
 T_FAILED=0
 
