@@ -1451,6 +1451,57 @@ check_kubernetes_node() {
 	systemctl stop $UNIT
 }
 
+# examples/server.conf as shipped: a service that holds data (redis, one of
+# the preset's protected databases), another service doing its work, and a
+# batch unit in batch.slice (as systemd-run --slice=batch.slice starts it)
+# that runs the machine out.  The batch unit dies; redis keeps every
+# key, the other service lives, the kernel's killer kills nothing.
+check_server_preset() {
+	local preset=/opt/oomkit-test/server.conf unit=sdg-nightly.service worker hog keys0 k0 r0 report
+	systemctl stop systemd-oomd.service systemd-oomd.socket 2>/dev/null
+	cp $preset "$OOMKITD_CONF"
+	expect "the preset passes oomkitd --check here" "$OOMKITD" --check --config "$OOMKITD_CONF"
+	expect "redis-server runs as its own unit" wait_for 60 active_unit redis-server.service
+	redis-cli CONFIG SET save "" >/dev/null
+	redis_fill 20000
+	keys0=$(redis_keys)
+	expect "redis holds 20000 keys ($keys0)" [ "$keys0" = 20000 ]
+	expect "oomkitd starts with the preset" timeout 120 systemctl restart $UNIT
+	expect "redis is adopted as an instance of databases" \
+		wait_journal 60 $UNIT 'databases \[redis-server.service\]: adopted'
+	dd if=/dev/zero of=/var/tmp/sdg-cache bs=1M count=160 conv=fsync status=none
+	cat /var/tmp/sdg-cache >/dev/null
+	systemctl reset-failed sdg-worker.service $unit 2>/dev/null
+	systemd-run --quiet --unit=sdg-worker.service --property=Type=exec "$HOG" 32
+	worker=$(prop sdg-worker.service MainPID)
+	expect "the worker is adopted as an instance of services" \
+		wait_journal 60 $UNIT 'services \[sdg-worker.service\]: adopted'
+	expect "the worker holds its memory" wait_for 60 rss_at_least "$worker" 32
+	k0=$(vmstat_oom_kill) r0=$(report_count)
+	# 200 MiB/s, as in check_kubernetes_node.
+	systemd-run --quiet --unit=$unit --slice=batch.slice --property=Type=exec "$HOG" 2000 1024 5000
+	hog=$(prop $unit MainPID)
+	expect "the batch unit runs in batch.slice" eval '[ "$(cgroup_of "$hog")" = /batch.slice/$unit ]'
+	expect "the batch unit is adopted as an instance of batch" wait_journal 60 $UNIT "batch \[$unit\]: adopted"
+	expect "the batch unit's process dies" wait_for 240 dead "$hog"
+	expect "the batch unit is no longer active" wait_for 30 eval '[ "$(prop $unit ActiveState)" != active ]'
+	expect "redis lives" active_unit redis-server.service
+	expect "redis keeps every key ($keys0 before, $(redis_keys) after)" [ "$(redis_keys)" = "$keys0" ]
+	expect "the worker lives" alive "$worker"
+	expect "the kernel OOM killer killed nothing (oom_kill $k0 -> $(vmstat_oom_kill))" [ "$(vmstat_oom_kill)" = "$k0" ]
+	expect "a report was written" wait_for 30 eval '(($(report_count) > r0))'
+	report=$(newest_report)
+	expect "the report names the batch process, by kill-lowest" \
+		eval "grep -q '\"victim_pid\":$hog,' '$report' && grep -q '\"policy\":\"kill-lowest\"' '$report'"
+	note "report: $(grep -o '"reason":"[^"]*"' "$report" | head -n 1)"
+	daemon_log_if_failed 20
+	systemctl stop sdg-worker.service $unit 2>/dev/null
+	redis-cli FLUSHALL >/dev/null 2>&1
+	rm -f /var/tmp/sdg-cache
+	daemon_config
+	systemctl stop $UNIT
+}
+
 # A lingering user's own systemd runs an app scope
 # (systemd-run --user --scope, in user@UID.service/app.slice) and a process
 # of its session's slice; the user-app pattern adopts the app, and when the
