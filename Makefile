@@ -21,7 +21,7 @@ DEB_DEPS := $(BUILD_DEPS) $(TEST_DEPS)
 # helper (where libsystemd is found), the command line, the hog.
 DEMO_TARGETS := daemon/oomkitd daemon/oomkit-hook-runner lib/oomkit-guardian cli/oomkit tests/helpers/oomkit-hog
 
-.PHONY: all bootstrap bootstrap-build build asan fuzz-build check demo demo-library bench install clean fuzz soak deb
+.PHONY: all bootstrap bootstrap-build build asan fuzz-build check demo demo-library bench install clean fuzz soak deb bench-swap
 
 all: build
 
@@ -65,6 +65,13 @@ demo-library: build
 
 bench: build
 	sh bench/run.sh $(BUILD)
+
+# The swap benchmark (bench/swap.sh): oomkitd, the kernel alone, earlyoom and
+# systemd-oomd in emulated guests with a swap file and with zram; it takes
+# hours, so `make bench` leaves it out.  SWAP_ARGS="--runs 1 --swap file" to
+# shorten it.
+bench-swap: build
+	bash bench/swap.sh --build $(BUILD) $(SWAP_ARGS)
 
 soak: build
 	sh tests/soak.sh $(BUILD)

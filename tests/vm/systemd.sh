@@ -30,6 +30,10 @@
 #                    checks to install with apt as an admin would
 #   --env NAME=VAL   also set NAME=VAL in the checks' environment (the
 #                    benchmark's settings, for instance)
+#   --packages LIST  also put these Debian packages (a comma list) into the
+#                    root file system (a benchmark's peers, such as earlyoom);
+#                    give such a run a --cache of its own, or the test tier's
+#                    root file system is built again
 #   --mem SIZE       guest RAM (default 512M)
 #   --smp N          guest CPUs (default 2)
 #   --timeout S      seconds before qemu is killed (default 1500: a boot takes
@@ -67,7 +71,7 @@ base_packages=(systemd systemd-sysv dbus dbus-user-session libpam-systemd system
 build= cache= qexit= only= skip_checks= logfile= debs=
 checks=$here/guest-systemd.sh
 mem=512M smp=2 timeout_s=1500
-withs=() libs_of=() datas=() envs=()
+withs=() libs_of=() datas=() envs=() extra_packages=()
 
 say() {
 	printf '%s: %s\n' "$prog" "$*" >&2
@@ -106,6 +110,12 @@ parse_args() {
 		--checks) checks=${2:?}; shift 2 ;;
 		--debs) debs=${2:?}; shift 2 ;;
 		--env) envs+=("${2:?}"); shift 2 ;;
+		--packages)
+			[[ ${2:?} =~ ^[a-z0-9][a-z0-9.+-]*(,[a-z0-9][a-z0-9.+-]*)*$ ]] ||
+				fail "--packages $2: takes Debian package names separated by commas"
+			IFS=, read -ra extra_packages <<<"$2"
+			shift 2
+			;;
 		--mem) mem=${2:?}; shift 2 ;;
 		--smp) smp=${2:?}; shift 2 ;;
 		--timeout) timeout_s=${2:?}; shift 2 ;;
@@ -179,7 +189,8 @@ apt_sources() {
 rootfs() {
 	local suite packages sources key dir t0
 	suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
-	mapfile -t packages < <({ printf '%s\n' "${base_packages[@]}"; runtime_packages; } | LC_ALL=C sort -u)
+	mapfile -t packages < <({ printf '%s\n' "${base_packages[@]}" "${extra_packages[@]}"; runtime_packages; } |
+		LC_ALL=C sort -u)
 	mapfile -t sources < <(apt_sources)
 	((${#sources[@]})) || skip "no apt sources configured in /etc/apt"
 	key=$({ cat "$here/systemd-rootfs.sh"; echo "$suite ${packages[*]}"; cat "${sources[@]}"; } |
