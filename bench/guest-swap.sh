@@ -270,7 +270,7 @@ run_leak() { # tool
 	client0=$(prop bench-redis.service MainPID) mgr0=$(prop user@$uid.service MainPID)
 	probes_phase
 	runuser -u $USER_NAME -- env XDG_RUNTIME_DIR=/run/user/$uid OOMKIT_HOG_FILL=50 \
-		systemd-run --user --quiet --scope --unit=$scope --slice=app.slice "$HOG" 4000 1024 5000 \
+		systemd-run --user --quiet --scope --collect --unit=$scope --slice=app.slice "$HOG" 4000 1024 5000 \
 		</dev/null >/dev/null 2>&1 &
 	wait_for 60 grep -qs . $mgr/app.slice/$scope/cgroup.procs
 	leak=$(head -n 1 $mgr/app.slice/$scope/cgroup.procs 2>/dev/null)
