@@ -31,9 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "defaults.h"
+#include "common/defaults.h"
 #include "json.h" /* lib/json.h: the one escaper for untrusted bytes */
-#include "protocol.h"
+#include "common/protocol.h"
 #include "sampler.h"
 #ifdef OOMKIT_AGENT_GTK
 #include "window.h"

@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "cli.h"
-#include "protocol.h"
+#include "common/protocol.h"
 
 struct conn {
 	int fd;

@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#include "value.h"
+#include "common/value.h"
 
 #define HOOKPROTO_FD 3	  /* the runner's end of the pair */
 #define HOOKPROTO_SLOTS 8 /* hooks that may run at once, each in a memcg of its own */

@@ -5,7 +5,7 @@
  * records of replies and prompts, written and read.  No allocation: the
  * daemon writes replies into fixed buffers, piece by piece.
  */
-#include "protocol.h"
+#include "common/protocol.h"
 
 #include <errno.h>
 #include <inttypes.h>

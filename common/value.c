@@ -4,7 +4,7 @@
  * are read digit by digit, so a sign, spaces, hexadecimal or an overflow is
  * an error rather than whatever strtoull would make of it.
  */
-#include "value.h"
+#include "common/value.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -36,9 +36,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hookproto.h"
+#include "common/hookproto.h"
 #include "json.h"
-#include "value.h"
+#include "common/value.h"
 
 #define OUTPUT_LINES 32
 #define ENV_MAX 40

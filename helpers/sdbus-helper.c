@@ -45,7 +45,7 @@
 
 #include <systemd/sd-bus.h>
 
-#include "sdbus-wire.h"
+#include "common/sdbus-wire.h"
 
 #define SOCK_FD 3
 #define INFINITY_BYTES UINT64_MAX

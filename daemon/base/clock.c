@@ -2,7 +2,7 @@
 /* clock.c - see clock.h. */
 #include <time.h>
 
-#include "clock.h"
+#include "base/clock.h"
 
 uint64_t now_ns(void)
 {

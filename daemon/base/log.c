@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "json.h"
-#include "log.h"
+#include "base/log.h"
 
 #define LOG_LINE_MAX 1024
 

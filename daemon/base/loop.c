@@ -8,9 +8,9 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "log.h"
-#include "loop.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/loop.h"
 
 #define MAX_EVENTS 32
 

@@ -7,7 +7,7 @@
  * attaches, so nothing but the text is sent.  The socket is made once at
  * start; a send afterwards is one sendto(2).
  */
-#include "notify.h"
+#include "base/notify.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -56,8 +56,8 @@
 #include <cap-ng.h>
 #include <seccomp.h>
 
-#include "log.h"
-#include "privs.h"
+#include "base/log.h"
+#include "base/privs.h"
 
 static const unsigned run_caps[] = {CAP_KILL, CAP_DAC_OVERRIDE, CAP_CHOWN, CAP_IPC_LOCK, CAP_SYS_NICE};
 

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runlock.h"
+#include "base/runlock.h"
 
 /* Whether a directory on the way is safe: root's (or the daemon's own
  * user's, for a dry run by a user), and writable by nobody else - or, on the

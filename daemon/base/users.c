@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "users.h"
+#include "base/users.h"
 
 /* What NSS answered before the seal: every name and uid of the
  * configuration at start, a handful; past this many the oldest goes. */

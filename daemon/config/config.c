@@ -13,7 +13,7 @@
  * file would say.  A new key is a new row (and, for a new kind of value, a
  * new parser).
  */
-#include "config.h"
+#include "config/config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -29,8 +29,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "defaults.h"
-#include "users.h"
+#include "common/defaults.h"
+#include "base/users.h"
 
 /* With no file, every key keeps its default and there are no jobs, except
  * on a systemd machine at a cgroup v2 root: there the workloads are already

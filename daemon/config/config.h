@@ -17,10 +17,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "match.h"
-#include "pattern.h"
-#include "policy.h"
-#include "value.h"
+#include "rules/match.h"
+#include "rules/pattern.h"
+#include "rules/policy.h"
+#include "common/value.h"
 
 #define CONFIG_MAX_JOBS 1024 /* the benchmarks go to 1000 jobs */
 #define CONFIG_NAME_MAX 64   /* job names, including the NUL */

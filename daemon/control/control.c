@@ -42,14 +42,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "control.h"
-#include "sdbus.h"
-#include "users.h"
-#include "log.h"
-#include "policy.h"
-#include "protocol.h"
-#include "runlock.h"
+#include "base/clock.h"
+#include "control/control.h"
+#include "scope/sdbus.h"
+#include "base/users.h"
+#include "base/log.h"
+#include "rules/policy.h"
+#include "common/protocol.h"
+#include "base/runlock.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77

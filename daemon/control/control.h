@@ -20,15 +20,15 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "chain.h"
-#include "config.h"
-#include "loop.h"
+#include "oom/chain.h"
+#include "config/config.h"
+#include "base/loop.h"
 #include "oomkit.h"
-#include "prompt.h"
-#include "protocol.h"
-#include "reports.h"
-#include "scope.h"
-#include "users.h"
+#include "oom/prompt.h"
+#include "common/protocol.h"
+#include "report/reports.h"
+#include "scope/scope.h"
+#include "base/users.h"
 
 #define CONTROL_MAX_CLIENTS 32
 /* Slots only root may take: root's status, prompt and run always get in. */

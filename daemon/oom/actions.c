@@ -7,10 +7,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "actions.h"
-#include "clock.h"
-#include "log.h"
-#include "value.h"
+#include "oom/actions.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "common/value.h"
 
 /* How long a whole-job kill may wait for the job to empty.  (Still a wait
  * on the loop: liboomkit's whole-cgroup kill has no form that returns the

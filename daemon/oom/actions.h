@@ -12,12 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lend.h"
+#include "oom/lend.h"
 #include "oomkit.h"
-#include "policy.h"
-#include "scope.h"
-#include "snapshot.h"
-#include "stats.h"
+#include "rules/policy.h"
+#include "scope/scope.h"
+#include "oom/snapshot.h"
+#include "report/stats.h"
 
 struct actions {
 	oomkit_ctx *ctx;

@@ -12,13 +12,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "chain.h"
-#include "explain.h"
-#include "clock.h"
-#include "inflight.h"
-#include "log.h"
-#include "lowmem-rule.h"
-#include "report.h"
+#include "oom/chain.h"
+#include "oom/explain.h"
+#include "base/clock.h"
+#include "oom/inflight.h"
+#include "base/log.h"
+#include "rules/lowmem-rule.h"
+#include "report/report.h"
 
 #define REPORT_BUF_LEN (64 * 1024)
 #define RESULT_MAX INFLIGHT_RESULT_MAX

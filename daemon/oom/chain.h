@@ -14,18 +14,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "actions.h"
-#include "inflight.h"
-#include "loop.h"
-#include "metrics.h"
+#include "oom/actions.h"
+#include "oom/inflight.h"
+#include "base/loop.h"
+#include "report/metrics.h"
 #include "oomkit.h"
-#include "prompt.h"
-#include "protocol.h"
-#include "reports.h"
-#include "scope.h"
-#include "shed.h"
-#include "snapshot.h"
-#include "stats.h"
+#include "oom/prompt.h"
+#include "common/protocol.h"
+#include "report/reports.h"
+#include "scope/scope.h"
+#include "oom/shed.h"
+#include "oom/snapshot.h"
+#include "report/stats.h"
 
 struct chain {
 	oomkit_ctx *ctx;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* explain.c - see explain.h. */
-#include "explain.h"
+#include "oom/explain.h"
 
-#include "config.h"
-#include "report.h"
+#include "config/config.h"
+#include "report/report.h"
 
 /* A step as if the chain were that step alone: what it would decide, or
  * why it would not apply (the decision's not_applied). */

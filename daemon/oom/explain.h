@@ -17,7 +17,7 @@
 #include <stdbool.h>
 
 #include "json.h"
-#include "policy.h"
+#include "rules/policy.h"
 
 #define EXPLAIN_LIST_MAX 64 /* candidates shown per ranking, and processes shown excluded */
 

@@ -14,11 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "hooks.h"
+#include "base/clock.h"
+#include "oom/hooks.h"
 #include "json.h"
-#include "log.h"
-#include "value.h"
+#include "base/log.h"
+#include "common/value.h"
 
 #ifndef OOMKIT_HOOK_RUNNER_PROGRAM
 #define OOMKIT_HOOK_RUNNER_PROGRAM "/usr/lib/oomkit/oomkit-hook-runner"

@@ -23,11 +23,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config.h"
-#include "hookproto.h"
-#include "loop.h"
+#include "config/config.h"
+#include "common/hookproto.h"
+#include "base/loop.h"
 #include "oomkit.h"
-#include "report.h"
+#include "report/report.h"
 
 /* How a hook run ended, for the report and its owner. */
 struct hook_result {

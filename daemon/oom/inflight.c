@@ -6,10 +6,10 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "inflight.h"
-#include "log.h"
-#include "value.h"
+#include "base/clock.h"
+#include "oom/inflight.h"
+#include "base/log.h"
+#include "common/value.h"
 
 /* How long we watch a scope for leaving OOM after acting, for the report. */
 #define FREED_WAIT_NS (500ull * NS_PER_MS)

@@ -19,17 +19,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config.h"
-#include "hooks.h"
+#include "config/config.h"
+#include "oom/hooks.h"
 #include "json.h"
-#include "lend.h"
-#include "loop.h"
-#include "metrics.h"
+#include "oom/lend.h"
+#include "base/loop.h"
+#include "report/metrics.h"
 #include "oomkit.h"
-#include "report.h"
-#include "reports.h"
-#include "scope.h"
-#include "stats.h"
+#include "report/report.h"
+#include "report/reports.h"
+#include "scope/scope.h"
+#include "report/stats.h"
 
 #define INFLIGHT_MAX 64
 #define INFLIGHT_RESULT_MAX 160

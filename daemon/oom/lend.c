@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "clock.h"
-#include "lend.h"
-#include "log.h"
-#include "value.h"
+#include "base/clock.h"
+#include "oom/lend.h"
+#include "base/log.h"
+#include "common/value.h"
 
 /* How often a released loan is tried: often while its victim's memory is
  * on its way out, rarely once the job has settled above its limit. */

@@ -17,9 +17,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "loop.h"
+#include "base/loop.h"
 #include "oomkit.h"
-#include "scope.h"
+#include "scope/scope.h"
 
 #define LEND_MAX 64
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
-#include "prompt.h"
+#include "base/clock.h"
+#include "oom/prompt.h"
 
 int prompt_init(struct prompt *p, size_t max_procs)
 {

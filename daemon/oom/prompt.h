@@ -25,11 +25,11 @@
 #include <sys/types.h>
 
 #include "json.h"
-#include "loop.h"
-#include "policy.h"
-#include "protocol.h"
-#include "reports.h"
-#include "scope.h"
+#include "base/loop.h"
+#include "rules/policy.h"
+#include "common/protocol.h"
+#include "report/reports.h"
+#include "scope/scope.h"
 
 /* A process offered to a person (its uid says to whom: protocol_may_see()). */
 #define PROMPT_RULES_MAX 16 /* distinct rules named among one question's candidates */

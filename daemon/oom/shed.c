@@ -6,11 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "actions.h"
-#include "clock.h"
-#include "log.h"
-#include "shed.h"
-#include "value.h"
+#include "oom/actions.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "oom/shed.h"
+#include "common/value.h"
 
 /* How often a shedding scope's usage is read: the kernel does not tell. */
 #define POLL_NS (5ull * NS_PER_MS)

@@ -16,14 +16,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "inflight.h"
-#include "lend.h"
-#include "loop.h"
-#include "metrics.h"
+#include "oom/inflight.h"
+#include "oom/lend.h"
+#include "base/loop.h"
+#include "report/metrics.h"
 #include "oomkit.h"
-#include "policy.h"
-#include "scope.h"
-#include "snapshot.h"
+#include "rules/policy.h"
+#include "scope/scope.h"
+#include "oom/snapshot.h"
 
 #define SHED_MAX 16
 

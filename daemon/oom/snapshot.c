@@ -5,10 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "log.h"
-#include "rules.h"
-#include "snapshot.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "rules/rules.h"
+#include "oom/snapshot.h"
 
 static const char other_name[] = "(other)";
 static const char escaped_name[] = "(escaped)";

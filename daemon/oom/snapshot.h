@@ -45,10 +45,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "lend.h"
+#include "oom/lend.h"
 #include "oomkit.h"
-#include "policy.h"
-#include "scope.h"
+#include "rules/policy.h"
+#include "scope/scope.h"
 
 /* A cgroup of "(escaped)" as reports name it: its first
  * SNAPSHOT_ESCAPED_PATH_MAX - 1 bytes, raw (the report escapes them). */

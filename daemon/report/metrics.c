@@ -21,11 +21,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "base/clock.h"
 #include "json.h"
-#include "log.h"
-#include "metrics.h"
-#include "prompt.h"
+#include "base/log.h"
+#include "report/metrics.h"
+#include "oom/prompt.h"
 
 #define METRICS_BUF_LEN (16 * 1024)
 

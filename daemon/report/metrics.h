@@ -16,11 +16,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config.h"
-#include "loop.h"
+#include "config/config.h"
+#include "base/loop.h"
 #include "oomkit.h"
-#include "scope.h"
-#include "stats.h"
+#include "scope/scope.h"
+#include "report/stats.h"
 
 struct metrics_sample;
 struct prompt;

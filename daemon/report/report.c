@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* report.c - see report.h. */
-#include "report.h"
+#include "report/report.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "clock.h"
-#include "config.h"
-#include "value.h"
+#include "base/clock.h"
+#include "config/config.h"
+#include "common/value.h"
 
 /* "concerns": the uids other than root the OOM concerns, who may read the
  * report through the control socket (reports.h). */

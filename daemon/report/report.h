@@ -17,9 +17,9 @@
 
 #include "json.h"
 #include "oomkit.h"
-#include "policy.h"
-#include "reports.h"
-#include "scope.h"
+#include "rules/policy.h"
+#include "report/reports.h"
+#include "scope/scope.h"
 
 struct report_head {
 	unsigned id;

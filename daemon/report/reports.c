@@ -22,8 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "reports.h"
+#include "base/log.h"
+#include "report/reports.h"
 
 /* A report's head holds what the index needs (the decision comes before
  * the snapshot); an older report may have it further in. */

@@ -27,8 +27,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config.h"
-#include "runlock.h"
+#include "config/config.h"
+#include "base/runlock.h"
 
 #define REPORTS_MAX 4096
 #define REPORTS_ACTION_MAX 16

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "config.h"
+#include "config/config.h"
 
 /* Upper bounds of the latency histograms' buckets, in nanoseconds: 1 ms to
  * 10 s in steps of 1-2-5, what an OOM's decision and its memory freed take

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* lowmem-rule.c - see lowmem-rule.h. */
-#include "lowmem-rule.h"
-#include "clock.h"
+#include "rules/lowmem-rule.h"
+#include "base/clock.h"
 
 uint64_t lowmem_min_room(const struct config_share *share, uint64_t ram_bytes, uint64_t swap_bytes)
 {

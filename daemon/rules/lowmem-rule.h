@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "config/config.h"
 
 #define LOWMEM_STALL_US 5000	      /* the trigger: this much stall ... */
 #define LOWMEM_WINDOW_SHORT_US 500000 /* ... within this window, with CAP_SYS_RESOURCE, */

@@ -4,7 +4,7 @@
  * the thing it is compared with can look: a comm is short, an exe is a path
  * in its one spelling, a uid is a number a user can have.
  */
-#include "match.h"
+#include "rules/match.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "users.h"
-#include "value.h"
+#include "base/users.h"
+#include "common/value.h"
 
 static const char *const kind_names[] = {
     [MATCH_COMM] = "comm", [MATCH_CMDLINE] = "cmdline", [MATCH_EXE] = "exe",

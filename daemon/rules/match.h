@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "pattern.h"
+#include "rules/pattern.h"
 
 #define MATCH_TEXT_MAX PATTERN_MAX /* the longest value, including the NUL */
 #define MATCH_COMM_MAX 16	   /* as the kernel keeps it, including the NUL */

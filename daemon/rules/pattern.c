@@ -4,7 +4,7 @@
  * matches a "/", so the components of a pattern and of a path line up one
  * for one, and a pattern can only match cgroups at its own depth.
  */
-#include "pattern.h"
+#include "rules/pattern.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
  * Ties always go to the larger process, then the newer one, then the higher
  * pid, so a decision never depends on the order of the snapshot.
  */
-#include "policy.h"
+#include "rules/policy.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "oomkit.h"
-#include "value.h"
+#include "common/value.h"
 
 static const char *const policy_names[POLICY__COUNT] = {
     [POLICY_GROW] = "grow",

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "match.h"
+#include "rules/match.h"
 
 #define POLICY_REASON_MAX 256
 #define POLICY_RULE_MAX (MATCH_TEXT_MAX + 48) /* "prefer = cmdline:... ([oomkitd], line 12)" */

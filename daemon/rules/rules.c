@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* rules.c - see rules.h. */
-#include "rules.h"
+#include "rules/rules.h"
 
 static unsigned needs_of(const struct rules_set *set)
 {

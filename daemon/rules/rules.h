@@ -22,9 +22,9 @@
 #ifndef OOMKITD_RULES_H
 #define OOMKITD_RULES_H
 
-#include "config.h"
-#include "match.h"
-#include "policy.h"
+#include "config/config.h"
+#include "rules/match.h"
+#include "rules/policy.h"
 
 /* One side's rules: a job's (its section) or the machine's ([oomkitd]). */
 struct rules_set {

@@ -9,12 +9,12 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
-#include "adopt.h"
-#include "clock.h"
-#include "log.h"
-#include "pattern.h"
-#include "tracker.h"
-#include "value.h"
+#include "scope/adopt.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "rules/pattern.h"
+#include "scope/tracker.h"
+#include "common/value.h"
 
 /* "Its limit was written over" lines in a burst; one a second after it. */
 #define LIMIT_LINES_BURST 10

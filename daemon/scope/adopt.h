@@ -17,13 +17,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config.h"
-#include "handler.h"
-#include "lend.h"
-#include "loop.h"
-#include "metrics.h"
+#include "config/config.h"
+#include "scope/handler.h"
+#include "oom/lend.h"
+#include "base/loop.h"
+#include "report/metrics.h"
 #include "oomkit.h"
-#include "scope.h"
+#include "scope/scope.h"
 
 struct tracker;
 

@@ -4,12 +4,12 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "actions.h"
-#include "clock.h"
-#include "handler.h"
-#include "log.h"
-#include "report.h"
-#include "value.h"
+#include "oom/actions.h"
+#include "base/clock.h"
+#include "scope/handler.h"
+#include "base/log.h"
+#include "report/report.h"
+#include "common/value.h"
 
 #define PRESSURE_LOG_EVERY_NS (10ull * NS_PER_SEC)
 

@@ -13,13 +13,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "chain.h"
-#include "config.h"
-#include "loop.h"
-#include "metrics.h"
+#include "oom/chain.h"
+#include "config/config.h"
+#include "base/loop.h"
+#include "report/metrics.h"
 #include "oomkit.h"
-#include "scope.h"
-#include "stats.h"
+#include "scope/scope.h"
+#include "report/stats.h"
 
 struct handler {
 	oomkit_ctx *ctx;

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jobs.h"
-#include "log.h"
-#include "value.h"
+#include "scope/jobs.h"
+#include "base/log.h"
+#include "common/value.h"
 
 /* A delegated job's owner has the first delay; we act before the second ends. */
 static uint64_t job_delay(const struct config *cfg, const struct config_job *c)

@@ -15,10 +15,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "config.h"
-#include "handler.h"
+#include "config/config.h"
+#include "scope/handler.h"
 #include "oomkit.h"
-#include "scope.h"
+#include "scope/scope.h"
 
 struct jobs {
 	oomkit_ctx *ctx;

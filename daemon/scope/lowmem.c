@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "clock.h"
-#include "log.h"
-#include "lowmem.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "scope/lowmem.h"
 
 static void on_recheck(void *data, uint64_t now);
 

@@ -24,12 +24,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "chain.h"
-#include "config.h"
-#include "loop.h"
-#include "lowmem-rule.h"
+#include "oom/chain.h"
+#include "config/config.h"
+#include "base/loop.h"
+#include "rules/lowmem-rule.h"
 #include "oomkit.h"
-#include "scope.h"
+#include "scope/scope.h"
 
 struct lowmem {
 	oomkit_ctx *ctx;

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "release.h"
-#include "scope.h"
-#include "sdbus.h"
-#include "tracker.h"
+#include "base/log.h"
+#include "scope/release.h"
+#include "scope/scope.h"
+#include "scope/sdbus.h"
+#include "scope/tracker.h"
 
 struct release {
 	oomkit_ctx *ctx;

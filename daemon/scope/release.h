@@ -11,7 +11,7 @@
 #ifndef OOMKITD_RELEASE_H
 #define OOMKITD_RELEASE_H
 
-#include "config.h"
+#include "config/config.h"
 
 /* 0, or -errno after logging what failed. */
 int release_run(struct config *cfg);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "scope.h"
+#include "scope/scope.h"
 
 unsigned scopes_room(unsigned configured)
 {

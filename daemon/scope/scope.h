@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "oomkit.h"
 
 #define SCOPE_REL_MAX 512

@@ -15,9 +15,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "pattern.h"
-#include "sdbus.h"
+#include "base/log.h"
+#include "rules/pattern.h"
+#include "scope/sdbus.h"
 
 #ifndef OOMKITD_SYSTEMD_PROGRAM
 #define OOMKITD_SYSTEMD_PROGRAM "/usr/lib/oomkit/oomkitd-systemd"

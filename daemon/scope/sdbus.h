@@ -20,9 +20,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "loop.h"
-#include "scope.h"
-#include "sdbus-wire.h"
+#include "base/loop.h"
+#include "scope/scope.h"
+#include "common/sdbus-wire.h"
 
 struct sdbus {
 	int sock; /* -1: no helper (not a systemd machine, or it failed) */

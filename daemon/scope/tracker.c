@@ -18,9 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "pattern.h"
-#include "tracker.h"
+#include "base/log.h"
+#include "rules/pattern.h"
+#include "scope/tracker.h"
 
 #define WATCH_MASK                                                                                           \
 	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK)

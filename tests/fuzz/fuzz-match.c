@@ -9,7 +9,7 @@
  */
 #include "fuzz.h"
 
-#include "match.h"
+#include "rules/match.h"
 
 static bool clean(const char *s)
 {

@@ -8,7 +8,7 @@
  */
 #include "fuzz.h"
 
-#include "pattern.h"
+#include "rules/pattern.h"
 
 /* The definition, for one component: p[0..pn) against s[0..sn), by dynamic
  * programming (ok[j]: p[0..i) matches s[0..j)), unlike the matcher's

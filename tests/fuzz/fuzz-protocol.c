@@ -15,7 +15,7 @@
 #include "fuzz.h"
 
 #include "json.h"
-#include "protocol.h"
+#include "common/protocol.h"
 
 #define STR_MAX 16 /* no string is cut: every field keeps at least this much */
 

@@ -9,7 +9,7 @@
  */
 #include "fuzz.h"
 
-#include "reports.h"
+#include "report/reports.h"
 
 static void check_readers(const struct report_readers *r)
 {

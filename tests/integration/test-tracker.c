@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "testlib.h"
-#include "tracker.h"
+#include "scope/tracker.h"
 
 struct seen {
 	char last[512];

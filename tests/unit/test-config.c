@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "oomkit.h"
 
 #define MiB (1024ull * 1024ull)

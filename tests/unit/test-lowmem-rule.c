@@ -6,8 +6,8 @@
  */
 #include "unit.h"
 
-#include "clock.h"
-#include "lowmem-rule.h"
+#include "base/clock.h"
+#include "rules/lowmem-rule.h"
 
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "match.h"
+#include "rules/match.h"
 
 static void test_parse(void **state)
 {

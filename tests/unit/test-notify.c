@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "notify.h"
+#include "base/notify.h"
 
 /* Binds a datagram socket at address (a path, or '@' and an abstract name)
  * that asks for its senders' credentials, as the service manager's does. */

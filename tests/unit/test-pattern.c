@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "pattern.h"
+#include "rules/pattern.h"
 
 static void test_check(void **state)
 {

@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "oomkit.h"
-#include "policy.h"
+#include "rules/policy.h"
 
 #define MiB (1024ull * 1024ull)
 

@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "privs.h"
+#include "base/privs.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434

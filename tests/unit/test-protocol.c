@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "json.h"
-#include "protocol.h"
+#include "common/protocol.h"
 
 /* Fields are escaped by lib/json.h's text escaper; the wire's reader takes
  * exactly what it writes, the deceptive code points included. */

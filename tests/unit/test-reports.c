@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "reports.h"
+#include "report/reports.h"
 
 static struct report_entry scan(const char *text, size_t len)
 {

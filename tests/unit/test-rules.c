@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "rules.h"
+#include "config/config.h"
+#include "rules/rules.h"
 
 static const char text[] = "[oomkitd]\n"			      /* 1 */
 			   "protect = comm:sshd\n"		      /* 2 */

@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "runlock.h"
+#include "base/runlock.h"
 
 static char dir[64];
 

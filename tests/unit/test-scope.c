@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "scope.h"
+#include "scope/scope.h"
 
 static struct config_job job(const char *name)
 {

@@ -19,7 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "sdbus.h"
+#include "scope/sdbus.h"
 
 static void test_unit_of(void **state)
 {

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tracker.h"
+#include "scope/tracker.h"
 
 #define MAX_SEEN 64
 

@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "users.h"
+#include "base/users.h"
 
 static void test_parse_line(void **state)
 {
