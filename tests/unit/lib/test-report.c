@@ -7,7 +7,7 @@
  * larger than the context's buffer (so flushed part by part), and write errors.
  */
 #include "unit.h"
-#include "../helpers/jsoncheck.h"
+#include "../../helpers/jsoncheck.h"
 
 #include <errno.h>
 #include <fcntl.h>

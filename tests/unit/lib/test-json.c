@@ -8,7 +8,7 @@
  * makes no progress (never a spin).
  */
 #include "unit.h"
-#include "../helpers/jsoncheck.h"
+#include "../../helpers/jsoncheck.h"
 
 #include <errno.h>
 #include <fcntl.h>
