@@ -487,8 +487,8 @@ static bool put_machine(struct control *ctl, struct client *c)
 					     .usage_bytes = m.usage_bytes,
 					     .limit_bytes = m.limit_bytes,
 					     .under_oom = m.under_oom,
-					     .ooms = machine->ooms,
-					     .kills = machine->kills,
+					     .ooms = machine->counters.ooms,
+					     .kills = machine->counters.kills,
 					     .last_action = machine->last_action};
 	return PUT(c, protocol_put_machine, &rec);
 }
@@ -543,8 +543,8 @@ static bool put_job(struct control *ctl, struct client *c, const struct scope *j
 					 .limit_max_bytes = j->job->limit_max_bytes,
 					 .expect_bytes = j->job->expect_bytes,
 					 .under_oom = m.under_oom,
-					 .ooms = j->ooms,
-					 .kills = j->kills,
+					 .ooms = j->counters.ooms,
+					 .kills = j->counters.kills,
 					 .processes = nprocs < 0 ? 0u : (unsigned)nprocs,
 					 .has_owner = j->job->has_owner,
 					 .owner = j->job->owner,

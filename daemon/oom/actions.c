@@ -38,13 +38,8 @@ void actions_set_last(struct scope *scope, const char *fmt, ...)
 static void count_kills(struct scope *scope, struct scope *victim, const struct policy_decision *dec,
 			uint64_t n)
 {
-	if (victim)
-		victim->kills += n;
-	if (scope->kind == SCOPE_KIND_MACHINE)
-		scope->kills += n;
-	/* Counted where the process was: a machine OOM's victim outside every
-	 * job counts for the machine. */
-	(victim ? victim : scope)->kills_by_policy[dec->policy] += n;
+	counters_killed(&scope->counters, scope->kind == SCOPE_KIND_MACHINE,
+			victim ? &victim->counters : NULL, dec->policy, n);
 }
 
 /* A grace shorter than this is no grace: SIGKILL at once. */
@@ -165,7 +160,7 @@ static int grow(struct actions *a, struct scope *scope, const struct policy_deci
 	value_format_bytes(dec->new_limit_bytes, sz, sizeof(sz));
 	snprintf(result, len, "limit raised to %s", sz);
 	actions_set_last(scope, "grew to %s", sz);
-	scope->grows++;
+	counters_grew(&scope->counters);
 	return 0;
 }
 

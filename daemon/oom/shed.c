@@ -234,7 +234,7 @@ static void resolved(struct shed *s, struct shed_run *run, uint64_t now)
 	if (scope) {
 		lend_release(s->lend, scope);
 		actions_set_last(scope, "shed %s", got);
-		scope->shed_successes++;
+		counters_shed_resolved(&scope->counters);
 	}
 	run->used = false;
 	land(s, run, result); /* and the metrics are rewritten */

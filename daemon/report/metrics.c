@@ -222,17 +222,17 @@ static void format_job_gauges(struct metrics *m, struct prom *p)
 
 static uint64_t ooms_of(const struct scope *s)
 {
-	return s->ooms;
+	return s->counters.ooms;
 }
 
 static uint64_t grows_of(const struct scope *s)
 {
-	return s->grows;
+	return s->counters.grows;
 }
 
 static uint64_t sheds_of(const struct scope *s)
 {
-	return s->shed_successes;
+	return s->counters.shed_successes;
 }
 
 /* A counter with a sample for the machine (if machine) and each job. */
@@ -270,11 +270,11 @@ static void kills_of(struct metrics *m, struct prom *p, const struct scope *s)
 
 	for (unsigned k = 0; k < POLICY__COUNT; k++) {
 		if (!kills((enum policy_kind)k) ||
-		    !(s->kills_by_policy[k] || in_chain(s->chain, (enum policy_kind)k) ||
+		    !(s->counters.kills_by_policy[k] || in_chain(s->chain, (enum policy_kind)k) ||
 		      in_chain(machine, (enum policy_kind)k)))
 			continue;
 		l[n] = (struct label){"policy", policy_kind_name((enum policy_kind)k)};
-		sample(p, "oomkit_kills_total", l, n + 1, s->kills_by_policy[k]);
+		sample(p, "oomkit_kills_total", l, n + 1, s->counters.kills_by_policy[k]);
 	}
 }
 

@@ -139,7 +139,7 @@ static enum oomkit_verdict on_oom(oomkit_ctx *ctx, const struct oomkit_event *ev
 	if (h->dry_run) {
 		if (!oom_count_moved(h, scope))
 			return OOMKIT_WAIT;
-		scope->ooms++;
+		counters_oom(&scope->counters);
 		return chain_run(h->chain, scope, ev, 0);
 	}
 	if (!ev->under_oom)
@@ -155,7 +155,7 @@ static enum oomkit_verdict on_oom(oomkit_ctx *ctx, const struct oomkit_event *ev
 	/* Counted once: an OOM that signals again while its victim exits is not a new one. */
 	if (chain_victim_exiting(h->chain, scope))
 		return chain_run(h->chain, scope, ev, 0);
-	scope->ooms++;
+	counters_oom(&scope->counters);
 	log_why(scope, ev);
 	if (scope->job && scope->job->has_owner)
 		return leave_to_owner(h, scope, ev);

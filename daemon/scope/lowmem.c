@@ -67,7 +67,7 @@ static void run_chain(struct lowmem *lm, const struct reading *r, enum lowmem_ou
 	/* The victim of the last look is still exiting: the same shortage. */
 	if (chain_victim_exiting(lm->chain, machine))
 		return;
-	machine->ooms++;
+	counters_oom(&machine->counters);
 	say_out(lm, r, out);
 	/* One action for a duration of full stall: the stall before it says
 	 * nothing of the machine after it. */

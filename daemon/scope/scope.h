@@ -22,6 +22,7 @@
 
 #include "config/config.h"
 #include "oomkit.h"
+#include "scope/counters.h"
 
 #define SCOPE_REL_MAX 512
 #define SCOPE_LAST_ACTION_MAX 160
@@ -58,13 +59,7 @@ struct scope {
 	const struct config_job *job;	  /* a job's configuration; NULL for the machine */
 	const struct policy_chain *chain; /* re-pointed on reload, like job */
 	oomkit_watch *watch;		  /* NULL: not watched (removed, or failed) */
-	uint64_t ooms;			  /* OOMs of its own limit */
-	uint64_t kills;			  /* processes killed in it (machine: by machine OOMs) */
-	/* Processes killed in it, by the policy that chose them (machine: those
-	 * of a machine OOM outside every job), for the metrics. */
-	uint64_t kills_by_policy[POLICY__COUNT];
-	uint64_t grows;
-	uint64_t shed_successes; /* OOMs resolved by shedding, without a kill (shed.c) */
+	struct counters counters;	  /* what happened to it (counters.h increments them) */
 	char last_action[SCOPE_LAST_ACTION_MAX];
 	uint64_t delegated_due_ns; /* a delegated job's OOM: when we step in; 0: none */
 	uint64_t last_oom_count;   /* dry run: tells whose limit was hit */
