@@ -16,7 +16,7 @@
  *
  * It needs no privilege: oomkitd tells a non-root peer only about its own
  * processes and jobs, and takes its answers only for those (SO_PEERCRED).
- * The wire protocol is daemon/protocol.c, linked in.  D-Bus is GDBus.
+ * The wire protocol is common/protocol.c, linked in.  D-Bus is GDBus.
  */
 #include <errno.h>
 #include <gio/gdesktopappinfo.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Fuzzes cgroup patterns (daemon/pattern.c): the input is a pattern, a
+ * Fuzzes cgroup patterns (daemon/rules/pattern.c): the input is a pattern, a
  * newline and a cgroup path.  The matcher must agree with a plain recursive
  * one written from the definition (components line up one for one; in each,
  * "*" matches any run of characters), a pattern that is refused must say

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Table tests of the control socket's wire protocol (daemon/protocol.c):
+ * Table tests of the control socket's wire protocol (common/protocol.c):
  * escaping, requests and answers both ways, who may answer, and records
  * written and read back, with hostile names (newlines, "." lines, tabs,
  * terminal escapes, cut UTF-8).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * test-notify.c - the sd_notify protocol of daemon/notify.c against real
+ * test-notify.c - the sd_notify protocol of daemon/base/notify.c against real
  * sockets that the test binds, as a service manager would: a path and an
  * abstract name, each datagram received whole and credited (SCM_CREDENTIALS)
  * to this process; addresses that cannot be a socket; and the watchdog

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * test-privs.c - oomkitd's privileges (daemon/privs.c) in forked children:
+ * test-privs.c - oomkitd's privileges (daemon/base/privs.c) in forked children:
  * under the seccomp allow-list the kill path and every call of the guardian
  * still work, calls off the list fail with EPERM and the process lives on
  * (no SIGSYS), clone3 says ENOSYS; as root, the capabilities left are the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * test-reports.c - the reports index's reader of a report's head
- * (daemon/reports.c, reports_scan_head()): the decision before the snapshot
+ * (daemon/report/reports.c, reports_scan_head()): the decision before the snapshot
  * (today's reports) and after it (older ones), escapes, a head cut short,
  * and text that is not a report.  What is not found stays as it was.
  * And the uids a report concerns (its readers), from its head and its tail,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * test-runlock.c - the lock files that keep one daemon per socket, machine
- * and report directory (daemon/runlock.c), in a directory of the test's:
+ * and report directory (daemon/base/runlock.c), in a directory of the test's:
  * a second take is refused while the first holds, a released lock is free
  * again, a removal while held leaves no second holder of "the same" lock,
  * the file is 0600 and holds the text, and directories another user could

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * test-sdbus.c - which cgroups daemon/sdbus.c takes for systemd's (a unit's
+ * test-sdbus.c - which cgroups daemon/scope/sdbus.c takes for systemd's (a unit's
  * cgroup under slices only: what oomkitd changes there goes through systemd)
  * and which it leaves to direct writes, with a table of good and hostile
  * paths; where the helper's state file goes; and what happens when the

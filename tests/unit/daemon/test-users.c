@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * test-users.c - the daemon's one reader of user names (daemon/users.c):
+ * test-users.c - the daemon's one reader of user names (daemon/base/users.c):
  * passwd(5) lines good and hostile (comments, NIS "+" lines, a uid past
  * 32 bits, a name too long, missing fields), a file with a line longer than
  * a read block and a last line without its newline, and the seal: before it
