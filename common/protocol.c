@@ -325,31 +325,6 @@ int protocol_format_request(const struct protocol_request *req, char *buf, size_
 	return n < 0 ? -EINVAL : (size_t)n >= len ? -ENOBUFS : n;
 }
 
-/* ------------------------------------------------------------ who may answer */
-
-bool protocol_may_see(uid_t peer, const struct protocol_asker *q, uid_t candidate_uid)
-{
-	(void)q;
-	return peer == 0 || candidate_uid == peer;
-}
-
-bool protocol_may_see_question(uid_t peer, const struct protocol_asker *q, bool has_own_candidate)
-{
-	return peer == 0 || has_own_candidate || (q->job && q->has_owner && q->owner == peer);
-}
-
-int protocol_may_answer(uid_t peer, const struct protocol_asker *q, const struct protocol_answer *a,
-			uid_t victim_uid)
-{
-	bool owns = q->job && q->has_owner && q->owner == peer;
-
-	if (peer == 0 || a->choice == PROTOCOL_CHOICE_CHAIN)
-		return 0;
-	if (a->choice == PROTOCOL_CHOICE_KILL)
-		return victim_uid == peer ? 0 : -EPERM;
-	return owns ? 0 : -EPERM;
-}
-
 /* ------------------------------------------------------------ writing */
 
 struct line {

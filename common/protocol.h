@@ -112,31 +112,6 @@ int protocol_format_request(const struct protocol_request *req, char *buf, size_
  * it.  Returns the length or -EINVAL / -ENOBUFS. */
 int protocol_format_answer(const struct protocol_answer *a, char *buf, size_t len);
 
-/* ------------------------------------------------------------ who may answer */
-
-/* What the daemon knows of a question when it decides who may see it and
- * who may answer it. */
-struct protocol_asker {
-	bool job;	/* an OOM of a job's own limit; false: of the machine */
-	bool has_owner; /* the job names an owner uid */
-	uid_t owner;
-};
-
-/* Root sees and answers every question.  Another uid sees a question about a
- * job it owns, or one with a candidate of its own, and among the candidates
- * only its own processes; it may answer "kill" for one of its own processes,
- * and "grow" or "kernel" only for a job it owns (the kernel's killer would
- * choose among that job's processes only).  candidate_uid is the uid of the
- * process an answer names, or of the candidate to show. */
-bool protocol_may_see(uid_t peer, const struct protocol_asker *q, uid_t candidate_uid);
-/* Whether a question goes to peer at all: has_own_candidate says whether one
- * of its candidates is peer's (protocol_may_see() for any of them). */
-bool protocol_may_see_question(uid_t peer, const struct protocol_asker *q, bool has_own_candidate);
-/* 0 or -EPERM.  victim_uid: the chosen candidate's uid (kill only).  Anyone
- * who may see a question may decline it ("chain"). */
-int protocol_may_answer(uid_t peer, const struct protocol_asker *q, const struct protocol_answer *a,
-			uid_t victim_uid);
-
 /* ------------------------------------------------------------ records */
 
 /* One record of each kind.  Formatting reads the strings; parsing points

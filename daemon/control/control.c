@@ -47,6 +47,7 @@
 #include "scope/sdbus.h"
 #include "base/users.h"
 #include "base/log.h"
+#include "rules/access.h"
 #include "rules/policy.h"
 #include "common/protocol.h"
 #include "base/runlock.h"
@@ -818,7 +819,7 @@ static const char *prompt_scope(const struct control *ctl)
 	return ctl->prompt->scope_name;
 }
 
-/* What this client may answer (protocol_may_answer()). */
+/* What this client may answer (access_may_answer()). */
 static unsigned choices_for(const struct control *ctl, const struct client *c)
 {
 	const struct protocol_answer grow = {.id = ctl->prompt->report_id, .choice = PROTOCOL_CHOICE_GROW};
@@ -826,9 +827,9 @@ static unsigned choices_for(const struct control *ctl, const struct client *c)
 					       .choice = PROTOCOL_CHOICE_KERNEL};
 	unsigned mask = PROTOCOL_CHOICE_KILL | PROTOCOL_CHOICE_CHAIN;
 
-	if (ctl->prompt->can_grow && protocol_may_answer(c->uid, &ctl->prompt->asker, &grow, 0) == 0)
+	if (ctl->prompt->can_grow && access_may_answer(c->uid, &ctl->prompt->asker, &grow, 0) == 0)
 		mask |= PROTOCOL_CHOICE_GROW;
-	if (protocol_may_answer(c->uid, &ctl->prompt->asker, &kernel, 0) == 0)
+	if (access_may_answer(c->uid, &ctl->prompt->asker, &kernel, 0) == 0)
 		mask |= PROTOCOL_CHOICE_KERNEL;
 	return mask;
 }
@@ -916,8 +917,7 @@ static int send_prompts(void *data)
 /* Whether client c is told the details of outcome o. */
 static bool outcome_concerns(const struct outcome *o, const struct client *c)
 {
-	return c->uid == 0 || (o->has_victim && o->victim_uid == c->uid) ||
-	       (o->has_owner && o->owner == c->uid);
+	return access_outcome_details(c->uid, o->has_victim, o->victim_uid, o->has_owner, o->owner);
 }
 
 /* Keeps the outcome in the client's slot (what it may see of it), to go out
@@ -1200,7 +1200,7 @@ void control_run_done(struct control *ctl, uint64_t id, int result, const char *
 
 static bool may_read(const struct control *ctl, const struct client *c)
 {
-	return c->uid == 0 || ctl->cfg->readonly_status;
+	return access_may_read_all(c->uid, ctl->cfg->readonly_status);
 }
 
 /* "report ID": root (or anyone, with readonly_status) reads every report;
@@ -1211,14 +1211,15 @@ static bool may_read_report(const struct control *ctl, const struct client *c, u
 {
 	const struct report_entry *e = reports_find(ctl->reports, id);
 
-	if (may_read(ctl, c))
+	if (access_may_read_report(c->uid, ctl->cfg->readonly_status,
+				   e && reports_readers_has(&e->readers, c->uid)))
 		return true;
 	if (!e)
 		snprintf(msg, len, "no report %u", id);
-	else if (!reports_readers_has(&e->readers, c->uid))
+	else
 		snprintf(msg, len, "permission denied: report %u does not concern uid %u", id,
 			 (unsigned)c->uid);
-	return e && reports_readers_has(&e->readers, c->uid);
+	return false;
 }
 
 /* "answer ID chain": this client lets the system decide; when no one asked
@@ -1238,7 +1239,7 @@ static void cmd_decline(struct control *ctl, struct client *c, const struct prot
 		c->out_len = b.len;
 }
 
-/* Who may answer what is handle_prompt_answer()'s to check (protocol_may_answer()). */
+/* Who may answer what is handle_prompt_answer()'s to check (access_may_answer()). */
 static void cmd_answer(struct control *ctl, struct client *c, const struct protocol_answer *a)
 {
 	char msg[256];

@@ -17,6 +17,7 @@
 #include "base/clock.h"
 #include "oom/inflight.h"
 #include "base/log.h"
+#include "rules/access.h"
 #include "rules/lowmem-rule.h"
 #include "report/report.h"
 
@@ -214,7 +215,7 @@ static void outcome_victim(struct chain *c, const struct policy_input *in, const
 
 /* Tells the prompt clients concerned what was done about OOM id of scope
  * (its owner in asker: the scope may be gone by now). */
-static void tell_outcome(struct chain *c, unsigned id, const char *scope, const struct protocol_asker *asker,
+static void tell_outcome(struct chain *c, unsigned id, const char *scope, const struct access_question *asker,
 			 const struct policy_input *in, const struct policy_decision *dec, const char *action,
 			 const char *by, const char *result)
 {
@@ -275,7 +276,7 @@ static void tell_policy_outcome(struct chain *c, struct scope *scope, unsigned i
 				const struct policy_input *in, const struct policy_decision *dec,
 				const char *result)
 {
-	struct protocol_asker owner = {.job = scope->kind != SCOPE_KIND_MACHINE};
+	struct access_question owner = {.job = scope->kind != SCOPE_KIND_MACHINE};
 	char by[64];
 
 	owner.has_owner = scope_owner(scope, &owner.owner);
@@ -448,7 +449,7 @@ static int prompt_kill(struct chain *c, const struct policy_input *in, const str
 		snprintf(msg, len, "%d is not one of the candidates", (int)a->pid);
 		return -EINVAL;
 	}
-	if (protocol_may_answer(uid, &c->prompt->asker, a, pc->proc.uid) < 0) {
+	if (access_may_answer(uid, &c->prompt->asker, a, pc->proc.uid) < 0) {
 		snprintf(msg, len, "permission denied: process %d is not yours", (int)a->pid);
 		return -EPERM;
 	}
@@ -511,7 +512,7 @@ static int may_answer(struct chain *c, const struct protocol_answer *a, uid_t ui
 			 (unsigned)uid);
 		return -EPERM;
 	}
-	if (a->choice != PROTOCOL_CHOICE_KILL && protocol_may_answer(uid, &p->asker, a, 0) < 0) {
+	if (a->choice != PROTOCOL_CHOICE_KILL && access_may_answer(uid, &p->asker, a, 0) < 0) {
 		snprintf(msg, len, "permission denied: only root or the job's owner may %s it",
 			 a->choice == PROTOCOL_CHOICE_GROW ? "grow" : "hand to the kernel");
 		return -EPERM;

@@ -64,7 +64,7 @@ void prompt_prepare(struct prompt *p, struct scope *scope, const struct policy_i
 	snprintf(p->scope_name, sizeof(p->scope_name), "%s", scope->name);
 	snprintf(p->rel, sizeof(p->rel), "%s", scope->rel);
 	p->instance = scope->kind == SCOPE_KIND_INSTANCE;
-	p->asker = (struct protocol_asker){.job = job, .has_owner = job && scope->job->has_owner};
+	p->asker = (struct access_question){.job = job, .has_owner = job && scope->job->has_owner};
 	if (p->asker.has_owner)
 		p->asker.owner = scope->job->owner;
 	p->usage_bytes = p->limit_bytes = 0;
@@ -125,7 +125,7 @@ uint64_t prompt_remaining_ms(const struct prompt *p, uint64_t now)
 
 bool prompt_shows(const struct prompt *p, const struct prompt_candidate *c, uid_t uid)
 {
-	return protocol_may_see(uid, &p->asker, c->proc.uid);
+	return access_may_see(uid, &p->asker, c->proc.uid);
 }
 
 bool prompt_concerns(const struct prompt *p, uid_t uid)
@@ -134,7 +134,7 @@ bool prompt_concerns(const struct prompt *p, uid_t uid)
 
 	for (unsigned i = 0; i < p->n_procs && !own; i++)
 		own = prompt_shows(p, &p->procs[i], uid);
-	return protocol_may_see_question(uid, &p->asker, own);
+	return access_may_see_question(uid, &p->asker, own);
 }
 
 const struct prompt_candidate *prompt_candidate(const struct prompt *p, pid_t pid, uid_t uid)

@@ -26,12 +26,13 @@
 
 #include "json.h"
 #include "base/loop.h"
+#include "rules/access.h"
 #include "rules/policy.h"
 #include "common/protocol.h"
 #include "report/reports.h"
 #include "scope/scope.h"
 
-/* A process offered to a person (its uid says to whom: protocol_may_see()). */
+/* A process offered to a person (its uid says to whom: access_may_see()). */
 #define PROMPT_RULES_MAX 16 /* distinct rules named among one question's candidates */
 
 /* A candidate offered to a person: protected processes are none, preferred
@@ -78,10 +79,10 @@ struct prompt {
 	struct scope_ref scope;
 	char scope_name[CONFIG_NAME_MAX];
 	char rel[SCOPE_REL_MAX];
-	bool instance;		     /* the scope is a job's instance */
-	struct protocol_asker asker; /* who may see and answer it */
-	bool can_grow;		     /* a job's OOM and the machine has room: "grow" is offered */
-	bool declined;		     /* everyone asked said "let the system decide" */
+	bool instance;		      /* the scope is a job's instance */
+	struct access_question asker; /* who may see and answer it */
+	bool can_grow;		      /* a job's OOM and the machine has room: "grow" is offered */
+	bool declined;		      /* everyone asked said "let the system decide" */
 	/* A job's OOM: the job's usage and limit as the snapshot read them,
 	 * sent with the question (what "give it more memory" is weighed by). */
 	uint64_t usage_bytes, limit_bytes;

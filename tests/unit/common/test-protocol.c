@@ -222,46 +222,6 @@ static void test_answers(void **state)
 	assert_int_equal(protocol_format_answer(&a, (char[32]){0}, 32), -EINVAL);
 }
 
-static void test_permissions(void **state)
-{
-	const struct protocol_asker machine = {.job = false};
-	const struct protocol_asker owned = {.job = true, .has_owner = true, .owner = 1000};
-	const struct protocol_asker unowned = {.job = true};
-	const struct protocol_answer kill = {.id = 1, .choice = PROTOCOL_CHOICE_KILL, .pid = 42};
-	const struct protocol_answer grow = {.id = 1, .choice = PROTOCOL_CHOICE_GROW};
-	const struct protocol_answer kernel = {.id = 1, .choice = PROTOCOL_CHOICE_KERNEL};
-
-	(void)state;
-	/* Root answers everything. */
-	assert_int_equal(protocol_may_answer(0, &machine, &kill, 1000), 0);
-	assert_int_equal(protocol_may_answer(0, &machine, &kernel, 0), 0);
-	assert_int_equal(protocol_may_answer(0, &unowned, &grow, 0), 0);
-	/* A job's owner: its job's grow and kernel, kills of its own processes. */
-	assert_int_equal(protocol_may_answer(1000, &owned, &grow, 0), 0);
-	assert_int_equal(protocol_may_answer(1000, &owned, &kernel, 0), 0);
-	assert_int_equal(protocol_may_answer(1000, &owned, &kill, 1000), 0);
-	assert_int_equal(protocol_may_answer(1000, &owned, &kill, 0), -EPERM);
-	assert_int_equal(protocol_may_answer(1000, &owned, &kill, 1001), -EPERM);
-	/* Another user: nothing of that job. */
-	assert_int_equal(protocol_may_answer(1001, &owned, &grow, 0), -EPERM);
-	assert_int_equal(protocol_may_answer(1001, &owned, &kernel, 0), -EPERM);
-	assert_int_equal(protocol_may_answer(1001, &owned, &kill, 1000), -EPERM);
-	/* The machine: only one's own processes, never the kernel's choice. */
-	assert_int_equal(protocol_may_answer(1000, &machine, &kill, 1000), 0);
-	assert_int_equal(protocol_may_answer(1000, &machine, &kill, 0), -EPERM);
-	assert_int_equal(protocol_may_answer(1000, &machine, &kernel, 0), -EPERM);
-	assert_int_equal(protocol_may_answer(1000, &unowned, &grow, 0), -EPERM);
-	/* Who sees what. */
-	assert_true(protocol_may_see(0, &machine, 1000));
-	assert_true(protocol_may_see(1000, &machine, 1000));
-	assert_false(protocol_may_see(1000, &owned, 0));
-	assert_true(protocol_may_see_question(0, &unowned, false));
-	assert_true(protocol_may_see_question(1000, &owned, false));
-	assert_false(protocol_may_see_question(1001, &owned, false));
-	assert_true(protocol_may_see_question(1001, &machine, true));
-	assert_false(protocol_may_see_question(1001, &machine, false));
-}
-
 /* Writes records into a buffer, then reads the frame back. */
 static void test_records_round_trip(void **state)
 {
@@ -535,10 +495,13 @@ static void test_parse_refuses(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_escape),	  cmocka_unit_test(test_unescape_refuses),
-	    cmocka_unit_test(test_requests),	  cmocka_unit_test(test_answers),
-	    cmocka_unit_test(test_permissions),	  cmocka_unit_test(test_records_round_trip),
-	    cmocka_unit_test(test_dot_stuffing),  cmocka_unit_test(test_bounds),
+	    cmocka_unit_test(test_escape),
+	    cmocka_unit_test(test_unescape_refuses),
+	    cmocka_unit_test(test_requests),
+	    cmocka_unit_test(test_answers),
+	    cmocka_unit_test(test_records_round_trip),
+	    cmocka_unit_test(test_dot_stuffing),
+	    cmocka_unit_test(test_bounds),
 	    cmocka_unit_test(test_parse_refuses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
