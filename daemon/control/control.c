@@ -44,6 +44,7 @@
 
 #include "base/clock.h"
 #include "control/control.h"
+#include "control/run-target.h"
 #include "scope/sdbus.h"
 #include "base/users.h"
 #include "base/log.h"
@@ -1002,75 +1003,6 @@ static const char *client_user(struct client *c)
 
 /* ------------------------------------------------------------ run */
 
-static bool exited(int pidfd)
-{
-	struct pollfd p = {.fd = pidfd, .events = POLLIN};
-
-	return poll(&p, 1, 0) != 0;
-}
-
-/* The real, effective and saved uids of a process (/proc/PID/status). */
-static int process_uids(pid_t pid, uid_t ret[3])
-{
-	char path[64], buf[2048];
-	unsigned u[3];
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	const char *line = strstr(buf, "\nUid:");
-	if (!line || sscanf(line, "\nUid: %u %u %u", &u[0], &u[1], &u[2]) != 3)
-		return -EIO;
-	for (int i = 0; i < 3; i++)
-		ret[i] = u[i];
-	return 0;
-}
-
-/* The process run is to move, as a pidfd: the connecting process where the
- * kernel offers its pidfd, else the sender of the request.  -ESRCH: it is
- * gone; -EBADMSG: the request was sent by more than one process. */
-static int run_target(struct client *c, pid_t *ret_pid)
-{
-	if (c->pidfd >= 0) {
-		int fd = fcntl(c->pidfd, F_DUPFD_CLOEXEC, 0);
-		if (fd < 0)
-			return -errno;
-		*ret_pid = c->pid;
-		return fd;
-	}
-	if (c->req_sender <= 0)
-		return -EBADMSG;
-	if (c->req_sender_uid != c->uid)
-		return -EPERM;
-	int fd = (int)syscall(SYS_pidfd_open, c->req_sender, 0);
-	if (fd < 0)
-		return -errno;
-	*ret_pid = c->req_sender;
-	return fd;
-}
-
-/* Whether the process behind pidfd is alive and entirely uid's (root's peer: any). */
-static int check_target(int pidfd, pid_t pid, uid_t uid)
-{
-	uid_t ids[3] = {(uid_t)-1, (uid_t)-1, (uid_t)-1};
-
-	if (exited(pidfd))
-		return -ESRCH;
-	int r = process_uids(pid, ids);
-	/* Alive after the read: the status read was this process's, not a reuser's. */
-	if (r < 0 || exited(pidfd))
-		return r < 0 ? r : -ESRCH;
-	if (uid != 0 && (ids[0] != uid || ids[1] != uid || ids[2] != uid))
-		return -EPERM;
-	return 0;
-}
-
 static void run_failed(struct client *c, const char *job, int r)
 {
 	if (r == -ESRCH)
@@ -1084,17 +1016,6 @@ static void run_failed(struct client *c, const char *job, int r)
 		put_error(c, "cannot move the process into %s: %s", job, strerror(-r));
 }
 
-/* The transient scope for pid in job j: the first of its patterns that
- * can name one (sdbus_scope_for()). */
-static bool run_scope_name(const struct config_job *j, pid_t pid, char *unit, size_t unit_len, char *slice,
-			   size_t slice_len)
-{
-	for (unsigned i = 0; i < j->n_cgroups; i++)
-		if (sdbus_scope_for(j->cgroups[i].pattern, pid, unit, unit_len, slice, slice_len))
-			return true;
-	return false;
-}
-
 /* run in a job of patterns on a systemd machine: systemd moves the process,
  * into a scope of its own (as systemd-run --scope), which the job adopts. */
 static void run_in_scope(struct control *ctl, struct client *c, const struct config_job *cj, int pidfd,
@@ -1103,7 +1024,7 @@ static void run_in_scope(struct control *ctl, struct client *c, const struct con
 	char unit[SDBUS_UNIT_MAX], slice[SDBUS_UNIT_MAX];
 	int r;
 
-	if (!run_scope_name(cj, pid, unit, sizeof(unit), slice, sizeof(slice))) {
+	if (!run_target_scope_name(cj, pid, unit, sizeof(unit), slice, sizeof(slice))) {
 		put_error(c,
 			  "job %s has no cgroup pattern that a systemd scope can match (e.g. "
 			  "system.slice/%s-*.scope)",
@@ -1143,8 +1064,8 @@ static void cmd_run(struct control *ctl, struct client *c, const char *job_name)
 			  job_name);
 		return;
 	}
-	int pidfd = run_target(c, &pid);
-	int r = pidfd < 0 ? pidfd : check_target(pidfd, pid, c->uid);
+	int pidfd = run_target_open(c->pidfd, c->pid, c->req_sender, c->req_sender_uid, c->uid, &pid);
+	int r = pidfd < 0 ? pidfd : run_target_check(pidfd, pid, c->uid);
 	if (r == 0 && cj->n_cgroups) {
 		run_in_scope(ctl, c, cj, pidfd, pid);
 		return;
@@ -1153,7 +1074,7 @@ static void cmd_run(struct control *ctl, struct client *c, const char *job_name)
 		r = oomkit_cgroup_attach(ctl->ctx, s->rel, pid);
 	/* Still alive once moved: the pid written was its own.  If it died in
 	 * between, another process may have taken the pid: say so. */
-	if (r == 0 && exited(pidfd)) {
+	if (r == 0 && run_target_exited(pidfd)) {
 		log_warning("%s: process %d exited while it was moved in", job_name, (int)pid);
 		r = -ESRCH;
 	}
@@ -1176,7 +1097,7 @@ void control_run_done(struct control *ctl, uint64_t id, int result, const char *
 		if (c->fd < 0 || !c->run_pending || (id && c->seq != id))
 			continue;
 		c->run_pending = false;
-		if (result == 0 && exited(c->run_pidfd)) {
+		if (result == 0 && run_target_exited(c->run_pidfd)) {
 			log_warning("%s: the process to run exited while systemd moved it", c->reply.job);
 			result = -ESRCH;
 		}
