@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "oom/chain.h"
+#include "config/timing.h"
 #include "oom/explain.h"
 #include "base/clock.h"
 #include "oom/inflight.h"

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "config/config.h"
+#include "config/timing.h"
 #include "oomkit.h"
 
 #define MiB (1024ull * 1024ull)
