@@ -25,6 +25,7 @@
 #
 # OOMKIT_TEST_OUTPUT (set by meson) is where the screenshots are kept.
 . "$(dirname "$0")/daemon-lib.sh"
+. "$(dirname "$0")/desktop-lib.sh"
 require_kernel
 require_user_tools
 for t in Xvfb openbox xdotool xprop xmessage dbus-daemon dbus-send import convert; do
@@ -45,68 +46,12 @@ AGENT=$(user_copy "$OOMKIT_AGENT" "$A") || exit
 user_copy "$OOMKIT_HOG" "$A" >/dev/null || exit
 user_copy "$OOMKIT_HOG" "$B" >/dev/null || exit
 SCOPES="$CG2/oomkit-test-agent-window-$$"
-T_PIDS=
+DESKTOP_LOGS="agent.log agent-b.log agent-c.log xvfb.log openbox.log bus-$A.log bus-$B.log"
+desktop_trap
 
-window_cleanup() {
-	local rc=$? p f d
-	if [ $rc != 0 ]; then
-		for f in agent.log agent-b.log agent-c.log xvfb.log openbox.log bus-$A.log bus-$B.log; do
-			[ -f "$TMP/$f" ] && { echo "--- $f" >&2; tail -n 80 "$TMP/$f" >&2; }
-		done
-	fi
-	for p in $T_PIDS; do
-		kill "$p" 2>/dev/null
-	done
-	for p in $(cat "$SCOPES"/*/cgroup.procs 2>/dev/null); do
-		kill -9 "$p" 2>/dev/null
-	done
-	for d in "$SCOPES"/*/ "$SCOPES"; do
-		[ -d "$d" ] && wait_for 5 rmdir "$d" 2>/dev/null
-	done
-	(exit $rc)
-	cleanup
-}
-trap window_cleanup EXIT
-
-# --- the desktop: X and a window manager
-Xvfb -displayfd 3 -ac -nolisten tcp -screen 0 1600x1000x24 3>"$TMP/display" >"$TMP/xvfb.log" 2>&1 &
-T_PIDS="$T_PIDS $!"
-wait_for 10 test -s "$TMP/display" || fail "Xvfb did not start"
-export DISPLAY=":$(cat "$TMP/display")"
-openbox --sm-disable >"$TMP/openbox.log" 2>&1 &
-T_PIDS="$T_PIDS $!"
-wm_up() { xprop -root _NET_SUPPORTING_WM_CHECK 2>/dev/null | grep -q "window id"; }
-wait_for 10 wm_up || fail "openbox did not start"
-
-# Each user's session: a bus of its own, without service activation.
-bus_config() { # SOCKET
-	cat <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$1</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-EOF
-}
-bus_ready() { # UID ADDRESS
-	as_user "$1" dbus-send --bus="$2" --print-reply --dest=org.freedesktop.DBus / \
-		org.freedesktop.DBus.GetId >/dev/null 2>&1
-}
-session() { # UID: its session directory, bus running
-	local s="$USER_DIR/session-$1"
-	mkdir -p "$s/share/applications" "$s/run" && chown -R "$1" "$s" && chmod 700 "$s" "$s/run"
-	bus_config "$s/bus" >"$s/bus.conf"
-	as_user_bg "$1" dbus-daemon --config-file="$s/bus.conf" --nofork --nopidfile >"$TMP/bus-$1.log" 2>&1
-	T_PIDS="$T_PIDS $!"
-	wait_for 10 test -S "$s/bus" && wait_for 10 bus_ready "$1" "unix:path=$s/bus" || fail "the session bus of uid $1 did not start"
-}
+# --- the desktop: X and a window manager; each user's session
+start_x 1600x1000
+start_wm
 session "$A"
 session "$B"
 SESS="$USER_DIR/session-$A"
