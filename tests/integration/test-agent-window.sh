@@ -20,8 +20,13 @@
 #   3. a machine OOM with both users' processes -> each user's window (the
 #      second at GDK_SCALE=2, screenshot kept) shows only that user's
 #      processes; the first user closes theirs; the second's window goes.
-#   4. a user's agent with no display -> it says so, and falls back to
-#      notifications (here: no server either, so it lets the system decide).
+#   4. a job the user owns, with room under its limit_max -> "Give it more
+#      memory" is offered; a click on it -> the job's limit grows, the hogs
+#      live on past the old limit, the report says grow, chosen by the user,
+#      and the window says so, with the new limit the report and the memcg hold.
+#   5. a user's agent with no display -> it says so, and falls back to
+#      notifications (test-agent-fallback.sh clicks them on a server that
+#      draws buttons).
 #
 # OOMKIT_TEST_OUTPUT (set by meson) is where the screenshots are kept.
 . "$(dirname "$0")/daemon-lib.sh"
@@ -214,9 +219,63 @@ wait_for 20 eval '[ "$(xdotool search --name "^Out of memory - oomkit\$" | grep 
 check "3: the second user's window is gone" eval '[ "$(xdotool search --name "^Out of memory - oomkit\$" | grep -c "^$WB\$")" = 0 ]'
 empty_job shared
 
-# --- 4. no display: the notification path
+# --- 4. a job that may grow: the person gives it more memory
+# roomy is the user's own (owner), so its OOM is first the user's for the
+# delay, then oomkitd's chain asks; a shorter delay keeps the test short.
+stop_daemon
+write_config 200M "report, prompt, kill-largest, kernel" 30s <<EOF
+[job desk]
+priority = 500
+limit = 48M
+policy = report, prompt, kill-largest, kernel
+
+[job roomy]
+priority = 500
+limit = 48M
+limit_max = 96M
+owner = $A
+policy = report, prompt, kill-largest, kernel
+
+[job shared]
+priority = 500
+EOF
+lines=$(wc -l <"$TMP/agent.log")
+since() { tail -n +$((lines + 1)) "$TMP/agent.log"; }
+start_daemon
+wait_for 10 eval 'since | grep -q "listening for OOMs"' || fail "4: the agent did not come back to the restarted daemon"
+a=$(spawn_as "$A" roomy 20)
+wait_for 10 usage_at_least roomy $((20 << 20)) || fail "4: the first hog did not grow"
+b=$(spawn_as "$A" roomy 40 512 2000)
+# The owner's turn (the delay), then the question.
+wait_for 60 eval 'since | grep -q "question [0-9]* (roomy).*in a window"' || fail "4: no question about roomy"
+q=$(since | sed -n 's/.*question \([0-9]*\) (roomy).*in a window/\1/p' | head -n 1)
+W=$(window_of "$TMP/agent.log" "$q") && [ -n "$W" ] || fail "4: no window appeared"
+check "4: Give it more memory is on the screen" test -n "$(control_at "$TMP/agent.log" "$q" "Give it more memory")"
+check "4: the window names the job and its limit" \
+	grep -q "window $q what: The job roomy has reached its memory limit (.* of 48 MiB)\.\$" "$TMP/agent.log"
+click "$W" "$(control_at "$TMP/agent.log" "$q" "Give it more memory")"
+check "4: the click answers grow" wait_for 10 grep -q "answer $q grow" "$TMP/agent.log"
+grown() { [ "$(cat "$R/roomy/memory.limit_in_bytes")" -gt $((48 << 20)) ]; }
+check "4: the job's limit grows" wait_for 20 grown
+check "4: the second hog grows past the old limit" wait_for 20 usage_at_least roomy $((60 << 20))
+check "4: nothing is killed" sh -c "kill -0 $a && kill -0 $b"
+rep=$(report_id "$q")
+check "4: the report says grow" test "$(json_get "$rep" "r['followup']['action']")" = grow
+check "4: chosen by the user nobody" \
+	test "$(json_get "$rep" "r['followup']['reason'].split('; ')[-1]")" = "chosen by the user nobody"
+new_limit=$(json_get "$rep" "r['followup']['new_limit_bytes']")
+check "4: the report's new limit is the job's (${new_limit:-?})" \
+	test "${new_limit:-0}" = "$(cat "$R/roomy/memory.limit_in_bytes")"
+check "4: the window says what was done, with that limit" \
+	wait_for 10 grep -q "window $q says: Gave roomy more memory (its limit is now $((new_limit >> 20)) MiB) because roomy reached its memory limit (chosen by nobody); details: oomkit reports show $q" "$TMP/agent.log"
+import -display "$DISPLAY" -window "$W" "$OUT/desktop-window-grow.png" || true
+xdotool key Escape
+wait_for 10 eval '! xdotool search --name "^Out of memory" >/dev/null' || fail "4: the window stayed"
+empty_job roomy
+
+# --- 5. no display: the notification path
 start_agent "$A" "$TMP/agent-c.log" DISPLAY=
-check "4: an agent without a display says it cannot show a window" \
+check "5: an agent without a display says it cannot show a window" \
 	grep -q "no display for a window" "$TMP/agent-c.log"
 
 echo "screenshots: $OUT/desktop-window.png $OUT/desktop-window-2x.png"
