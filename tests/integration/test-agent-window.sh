@@ -154,8 +154,12 @@ check "1: the chosen process dies" wait_for 20 dead "$editor"
 check "1: the other lives" alive "$other"
 check "1: the report: chosen by the user nobody" \
 	test "$(json_get "$(report_id 1)" "r['followup']['reason'].split(':')[0]")" = "chosen by the user nobody"
-check "1: the window says what was done" \
-	wait_for 10 grep -q "window 1 says: Killed Big Editor (.*) because desk reached its memory limit (chosen by nobody); details: oomkit reports show 1" "$TMP/agent.log"
+# What the window says is what was done: the process the report killed,
+# with the size the report gives it (MiB, as the agent writes a size).
+check "1: the report's victim is the editor" test "$(json_get "$(report_id 1)" "r['followup']['victim_pid']")" = "$editor"
+size=$(($(json_get "$(report_id 1)" "[c['rss_bytes'] for c in r['candidates'] if c['pid'] == $editor][0]") >> 20))
+check "1: the window says what was done: Killed Big Editor ($size MiB)" \
+	wait_for 10 grep -qF "window 1 says: Killed Big Editor ($size MiB) because desk reached its memory limit (chosen by nobody); details: oomkit reports show 1" "$TMP/agent.log"
 import -display "$DISPLAY" -window "$W" "$OUT/desktop-window-done.png" || true
 xdotool key Escape
 check "1: Escape then closes it" wait_for 10 eval '! xdotool search --name "^Out of memory" >/dev/null'

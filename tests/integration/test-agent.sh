@@ -237,6 +237,8 @@ check "2: no answer: the chain kills the largest" wait_for 30 dead "$b"
 check "2: the other lives" alive "$a"
 check "2: the report: no answer" test "$(json_get "$(report_id 2)" "r['prompt_answer']")" = none
 check "2: the user is told" wait_for 10 grep -q 'string "Killed oomkit-hog (' "$TMP/monitor.log"
+check "2: that the system chose" \
+	grep -q "because desk reached its memory limit (the system chose, by kill-largest); details: oomkit reports show [0-9]*" "$TMP/monitor.log"
 empty_job desk
 
 # --- 3. more memory
@@ -253,7 +255,11 @@ check "3: the limit grows" wait_for 20 grown
 check "3: the second hog reaches its size" wait_for 20 usage_at_least roomy $((60 << 20))
 check "3: nothing is killed" sh -c "kill -0 $a && kill -0 $b"
 check "3: the report says grow" test "$(json_get "$(report_id 4)" "r['followup']['action']")" = grow
-check "3: the user is told" wait_for 10 grep -q 'string "Gave roomy more memory"' "$TMP/monitor.log"
+limit=$(($(cat "$R/roomy/memory.limit_in_bytes") >> 20))
+check "3: the report's new limit is the job's" \
+	test "$(($(json_get "$(report_id 4)" "r['followup']['new_limit_bytes']") >> 20))" = "$limit"
+check "3: the user is told, with that limit ($limit MiB)" \
+	wait_for 10 grep -qF "string \"Gave roomy more memory (its limit is now $limit MiB)\"" "$TMP/monitor.log"
 empty_job roomy
 
 # --- 4. the notification server goes away
