@@ -3,11 +3,12 @@
 # notification server that draws the actions as buttons (xfce4-notifyd, as
 # an Xfce desktop has; test-agent.sh tests dunst, whose actions live in a
 # context menu).  Xvfb with a window manager (openbox), the user's session
-# bus, oomkitd with a job on real memcgs.  The agent runs without a display
-# of its own (as a user unit started before the session's DISPLAY was
-# imported would), so GTK cannot start and it asks in a notification; the
-# person clicks the notification's button, where xfce4-notifyd drew it
-# (found in a screenshot of the notification: notify-buttons.py).
+# bus, oomkitd with a job on real memcgs.  The agent runs with neither
+# DISPLAY nor WAYLAND_DISPLAY, so GTK cannot open a display and the agent
+# asks in a notification (the path of an agent built without GTK 4, or run
+# with --notify-only, too), while the notification server draws on the
+# screen; the person clicks the notification's button where xfce4-notifyd
+# drew it (found in a screenshot of the notification: notify-buttons.py).
 #
 #   1. an OOM in the user's job -> the notification, with a button for each
 #      action in the order the agent sent them -> a click on "Close Big
