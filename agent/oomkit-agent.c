@@ -710,12 +710,11 @@ static void on_question(struct agent *a, const struct protocol_question *pq, str
 static void tell(struct agent *a, const struct protocol_done *o, const struct protocol_victim *v,
 		 const char *result)
 {
-	char summary[3 * PLAIN_MAX + 64], name[PLAIN_MAX], sz[32];
+	char summary[3 * PLAIN_MAX + 64], name[PLAIN_MAX], sz[32], scope_esc[PLAIN_MAX],
+	    result_esc[PLAIN_MAX];
 	bool machine = strcmp(o->scope, "machine") == 0;
 	GString *body = g_string_new(NULL);
 	GVariantBuilder actions;
-
-	char scope_esc[PLAIN_MAX], result_esc[PLAIN_MAX];
 
 	if (v) {
 		human(v->bytes, sz, sizeof(sz));
@@ -823,7 +822,8 @@ static void on_done(struct agent *a, const struct protocol_done *o, struct proto
 		return; /* not ours to know: we were only asked */
 	if (has_victim) {
 		char name[NAME_MAX_LEN];
-		if (!shown_name(a, o->id, v.pid, name, sizeof(name)))
+		/* A whole job killed is named by its job (v.comm), not by a row. */
+		if (strcmp(o->action, "kill") != 0 || !shown_name(a, o->id, v.pid, name, sizeof(name)))
 			app_name(a, v.pid, v.comm, name, sizeof(name));
 		v.comm = name;
 		tell(a, o, &v, result);
