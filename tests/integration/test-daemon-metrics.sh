@@ -41,6 +41,7 @@ inode_changed() { [ "$(stat -c %i "$PROM" 2>/dev/null)" != "$1" ]; }
 
 start_daemon
 check "metrics are written at start" has_metric "oomkit_job_limit_bytes{name=\"web\"} $((32 << 20))"
+check "with each job's priority" has_metric 'oomkit_job_priority{name="web"} 900'
 check "metrics at start count no OOM" has_metric 'oomkit_oom_events_total{name="web"} 0'
 check "nor kills, for each policy of the job's and the machine's chains" \
 	test "$(count_metric 'oomkit_kills_total{name="web",policy=')" = 2
@@ -48,6 +49,11 @@ check "an instance is labelled by its cgroup, escaped" \
 	has_metric 'oomkit_oom_events_total{name="odd",cgroup="'"$M"'/ext/q\"b\\s"} 0'
 check "shed successes have a counter" has_metric 'oomkit_shed_successes_total{name="web"} 0'
 check "nothing is held" has_metric 'oomkit_holds_in_progress 0'
+# The machine's limit as the kernel has it (its file, rounded to pages), not
+# as the configuration says it.
+check "the machine's limit is the kernel's" has_metric "oomkit_machine_limit_bytes $(cat "$R/memory.limit_in_bytes")"
+check "no job is under OOM, as the kernel says" \
+	eval 'has_metric "oomkit_job_under_oom{name=\"held\"} 0" && grep -qx "under_oom 0" "$R/held/memory.oom_control"'
 check "the histograms' buckets go from 1 ms to 10 s" \
 	test "$(buckets)" = '0.001 0.002 0.005 0.01 0.02 0.05 0.1 0.2 0.5 1 2 5 10 +Inf '
 # The guardian by name: the daemon has other children (the hook runner).
@@ -88,8 +94,15 @@ wait_for 10 grep -q "waiting for OOMs" "$TMP/prompt.out" || fail "the prompt cli
 b=$(spawn held 64 512 1000)
 check "the daemon asks about the hog" wait_for 20 grep -q "kill $b" "$TMP/prompt.out"
 check "the OOM is held" wait_for 10 has_metric 'oomkit_holds_in_progress 1'
+# The hog sleeps in the kernel while the question is open: the memcg stays
+# under OOM until the chain goes on.
+check "the kernel has the held job under OOM" grep -qx "under_oom 1" "$R/held/memory.oom_control"
+check "and so do the metrics" wait_for 10 has_metric 'oomkit_job_under_oom{name="held"} 1'
+check "while other jobs are not" has_metric 'oomkit_job_under_oom{name="web"} 0'
 check "the chain goes on after the deadline" wait_for 30 dead "$b"
 check "and holds nothing then" wait_for 10 has_metric 'oomkit_holds_in_progress 0'
+check "the kernel has the job out of OOM" grep -qx "under_oom 0" "$R/held/memory.oom_control"
+check "and so do the metrics" wait_for 10 has_metric 'oomkit_job_under_oom{name="held"} 0'
 check "the kill counts for the step after the prompt" \
 	wait_for 10 has_metric 'oomkit_kills_total{name="held",policy="kill-largest"} 1'
 exec {fd}>&-
@@ -100,7 +113,9 @@ check "the file holds to Prometheus's text format and naming" $py "$(dirname "$0
 
 # A reload with metrics_interval: a new job appears in the file, and the file
 # is then rewritten by the timer alone, usage figures with it.
-sed 's|^metrics = .*|&\nmetrics_interval = 1s|' "$TMP/base.conf" > "$TMP/oomkitd.conf"
+# The machine's limit changes with it.
+sed -e 's|^metrics = .*|&\nmetrics_interval = 1s|' -e 's|^machine_limit = .*|machine_limit = 192M|' \
+	"$TMP/base.conf" > "$TMP/oomkitd.conf"
 printf '\n[job extra]\nlimit = 16M\n' >> "$TMP/oomkitd.conf"
 kill -HUP "$DPID"
 check "a reload rewrites the metrics" wait_for 10 has_metric "oomkit_job_limit_bytes{name=\"extra\"} $((16 << 20))"
@@ -111,6 +126,30 @@ c=$(spawn extra 8)
 wait_for 10 usage_at_least extra $((8 << 20)) || fail "extra did not reach 8M"
 usage_in_file() { [ "$(sed -n 's/^oomkit_job_usage_bytes{name="extra"} //p' "$PROM")" -ge $((8 << 20)) ] 2>/dev/null; }
 check "metrics_interval keeps the usage current" wait_for 10 usage_in_file
+check "the machine's new limit is the kernel's" \
+	eval 'test "$(cat "$R/memory.limit_in_bytes")" = $((192 << 20)) &&
+	      has_metric "oomkit_machine_limit_bytes $(cat "$R/memory.limit_in_bytes")"'
+# The usage figures against the kernel's, read around one rewrite: no less
+# than before it, less what the kernel's per-CPU charge caches (64 pages a
+# CPU) may give back meanwhile, and no more than the peak the kernel recorded
+# from just before it (its max_usage_in_bytes, reset to the usage then).
+for cg in "$R" "$R/extra"; do
+	echo 0 > "$cg/memory.max_usage_in_bytes" || fail "cannot reset the peak usage of $cg"
+done
+machine_before=$(cat "$R/memory.usage_in_bytes")
+job_before=$(cat "$R/extra/memory.usage_in_bytes")
+ino=$(stat -c %i "$PROM")
+wait_for 10 inode_changed "$ino" || fail "the metrics file was not rewritten"
+machine_usage=$(sed -n 's/^oomkit_machine_usage_bytes //p' "$PROM")
+job_usage=$(sed -n 's/^oomkit_job_usage_bytes{name="extra"} //p' "$PROM")
+machine_peak=$(cat "$R/memory.max_usage_in_bytes")
+job_peak=$(cat "$R/extra/memory.max_usage_in_bytes")
+slack=$((64 * $(getconf PAGESIZE) * $(getconf _NPROCESSORS_CONF)))
+check "the machine's usage holds the job's hog" test "${machine_usage:-0}" -ge $((8 << 20))
+check "the machine's usage is the kernel's ($((machine_before - slack)) <= $machine_usage <= $machine_peak)" \
+	test "$machine_usage" -ge $((machine_before - slack)) -a "$machine_usage" -le "$machine_peak"
+check "the job's usage is the kernel's ($((job_before - slack)) <= $job_usage <= $job_peak)" \
+	test "$job_usage" -ge $((job_before - slack)) -a "$job_usage" -le "$job_peak"
 kill -9 "$c"
 
 # Back to the default: events only, and the timer goes quiet.
