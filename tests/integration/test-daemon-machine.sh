@@ -26,6 +26,10 @@ check "machine memcg created with its limit" test "$(cat "$R/memory.limit_in_byt
 check "job memcg created with its limit" test "$(cat "$R/web/memory.limit_in_bytes")" = $((150 << 20))
 check "kernel killer held off for the machine" grep -q "oom_kill_disable 1" "$R/memory.oom_control"
 check "daemon runs outside the machine" grep -q ":memory:/$M-daemon\$" "/proc/$DPID/cgroup"
+PROM="$TMP/oomkit.prom"
+pressure_in_file() { sed -n 's/^oomkit_machine_pressure_events_total //p' "$PROM"; }
+check "the kernel has not hit the machine's limit yet" test "$(cat "$R/memory.failcnt")" = 0
+check "no critical pressure counted at start" test "$(pressure_in_file)" = 0
 
 web1=$(spawn web 60)
 wait_for 10 usage_at_least web $((60 << 20)) || fail "web did not reach 60M"
@@ -60,6 +64,15 @@ check "report dir is 0750" test "$(stat -c %a "$TMP/reports")" = 750
 check "metrics count the kill in the victim's job" \
 	wait_for 10 grep -q '^oomkit_kills_total{name="batch",policy="kill-lowest"} 1$' "$TMP/oomkit.prom"
 check "metrics count the machine OOM" wait_for 10 grep -q '^oomkit_oom_events_total{name="machine"} 1$' "$TMP/oomkit.prom"
+# Charges failed at the machine's limit and the kernel reclaimed in vain
+# before the OOM: it signalled critical pressure on the machine memcg's
+# memory.pressure_level, which the daemon logs and counts.
+check "the kernel hit the machine's limit" test "$(cat "$R/memory.failcnt")" -gt 0
+# The kernel sends pressure from a work queue, so its event may reach the
+# daemon after the OOM's: the file follows the log line.
+check "the daemon saw the machine's critical pressure" \
+	wait_for 10 grep -q "machine: critical memory pressure" "$TMP/log"
+check "metrics count it" wait_for 10 eval 'test "$(pressure_in_file)" -ge 1'
 st=$("$OOMKIT" --json status)
 check "status counts the kill" test "$(echo "$st" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["machine"]["kills"], [j["kills"] for j in s["jobs"]])')" = "1 [0, 1, 0]"
 
