@@ -70,6 +70,8 @@ check "grow: the report says grow" test "$(action_of grow)" = grow
 check "grow: the report has the new limit" test "$(json_get "$(report_of grow)" "r['decision']['new_limit_bytes']")" = $((64 << 20))
 check "grow: the metrics count the grow" \
 	wait_for 10 grep -qxF 'oomkit_job_grows_total{name="grow"} 1' "$TMP/oomkit.prom"
+check "grow: the metrics have the raised limit, as the kernel does" \
+	grep -qxF "oomkit_job_limit_bytes{name=\"grow\"} $(cat "$R/grow/memory.limit_in_bytes")" "$TMP/oomkit.prom"
 
 # kill-newest: the process started last goes, though it is not the largest.
 a=$(spawn newest 30)
