@@ -96,12 +96,12 @@ check "the daemon asks about the hog" wait_for 20 grep -q "kill $b" "$TMP/prompt
 check "the OOM is held" wait_for 10 has_metric 'oomkit_holds_in_progress 1'
 # The hog sleeps in the kernel while the question is open: the memcg stays
 # under OOM until the chain goes on.
-check "the kernel has the held job under OOM" grep -qx "under_oom 1" "$R/held/memory.oom_control"
+check "the kernel has the held job under OOM" wait_for 10 grep -qx "under_oom 1" "$R/held/memory.oom_control"
 check "and so do the metrics" wait_for 10 has_metric 'oomkit_job_under_oom{name="held"} 1'
 check "while other jobs are not" has_metric 'oomkit_job_under_oom{name="web"} 0'
 check "the chain goes on after the deadline" wait_for 30 dead "$b"
 check "and holds nothing then" wait_for 10 has_metric 'oomkit_holds_in_progress 0'
-check "the kernel has the job out of OOM" grep -qx "under_oom 0" "$R/held/memory.oom_control"
+check "the kernel has the job out of OOM" wait_for 10 grep -qx "under_oom 0" "$R/held/memory.oom_control"
 check "and so do the metrics" wait_for 10 has_metric 'oomkit_job_under_oom{name="held"} 0'
 check "the kill counts for the step after the prompt" \
 	wait_for 10 has_metric 'oomkit_kills_total{name="held",policy="kill-largest"} 1'
