@@ -881,6 +881,8 @@ static const struct key keys[] = {
     DAEMON("socket", parse_path, socket, 0, 0, 0, OOMKITD_DEFAULT_SOCKET),
     DAEMON("metrics", parse_path, metrics, 0, 0, KEY_EMPTY, "/var/lib/oomkit/oomkit.prom"),
     DAEMON("readonly_status", parse_bool, readonly_status, 0, 0, 0, "no"),
+    /* While a question is open, the candidates that grow are frozen (freeze.h). */
+    DAEMON("prompt_freeze", parse_bool, prompt_freeze, 0, 0, 0, "yes"),
     /* Each rewrite reads every job's memcg: more often than once a second
      * would keep a daemon with a thousand jobs busy for nothing. */
     DAEMON("metrics_interval", parse_duration, metrics_interval_ms, 1000, 86400000, KEY_ZERO, "0"),
