@@ -6,7 +6,9 @@
 # cgroup oomkit-freeze/<memcg path>), its memory does not grow while a
 # protected process beside it does, and it is thawed before anything is
 # done about it:
-#  1. the person answers "kill" the grower: thawed, it dies (a frozen task
+#  1. a job whose process is named as a display server (Xorg) grows too
+#     and is never frozen;
+#     the person answers "kill" the grower: thawed, it dies (a frozen task
 #     on v1 dies only once thawed), the rest of its job lives, thawed and
 #     back at the freezer root; the report says what was frozen, how long;
 #  2. no answer: thawed at the deadline, the chain kills the largest, the
@@ -38,6 +40,8 @@ thaw_mirror() {
 trap 'rc=$?; thaw_mirror; (exit $rc); cleanup' EXIT
 
 cp "$OOMKIT_HOG" "$TMP/keephog"
+# A job whose process is named as a display server: never frozen.
+cp "$OOMKIT_HOG" "$TMP/Xorg"
 # A question of 8 s (half the delay).
 write_config 160M "report, prompt, kill-largest, kernel" 16s <<EOF
 [job grow]
@@ -52,6 +56,10 @@ limit = 150M
 priority = 500
 limit = 150M
 protect = comm:keephog
+
+[job display]
+priority = 500
+limit = 150M
 EOF
 start_daemon
 
@@ -69,10 +77,10 @@ prompt_asked() { grep -q "^answer:" "$1"; }
 # asked; then the test frees the ballast, so that both growers could go on.
 # Sets BALLAST KEEP FILLER SLOW.
 run_out() {
-	BALLAST=$(spawn ballast 44)
-	wait_for 10 usage_at_least ballast $((44 << 20)) || fail "the ballast did not grow"
-	FILLER=$(spawn grow 40)
-	wait_for 10 usage_at_least grow $((40 << 20)) || fail "the filler did not grow"
+	BALLAST=$(spawn ballast 60)
+	wait_for 10 usage_at_least ballast $((60 << 20)) || fail "the ballast did not grow"
+	FILLER=$(spawn grow 16)
+	wait_for 10 usage_at_least grow $((16 << 20)) || fail "the filler did not grow"
 	KEEP=$(HOG_BIN="$TMP/keephog" spawn keep 100 256 20000)
 	SLOW=$(spawn grow 200 256 20000)
 }
@@ -83,7 +91,8 @@ p1=$!
 exec 3> "$TMP/answers"
 wait_for 10 grep -q "waiting for OOMs" "$TMP/p1.out" || fail "the prompt did not connect"
 
-# 1. Answered.
+# 1. Answered; beside the grower, a process named as a display server grows.
+XORG=$(HOG_BIN="$TMP/Xorg" spawn display 100 256 20000)
 run_out
 check "1: the question is asked" wait_for 60 prompt_asked "$TMP/p1.out"
 kill -9 "$BALLAST"
@@ -93,12 +102,18 @@ check "1: ... and the filler beside it" in_mirror "$FILLER" grow
 check "1: ... every one frozen" wait_for 20 frozen grow
 frozen_usage=$(usage grow)
 keep_usage=$(usage keep)
+xorg_usage=$(usage display)
 # The protected process goes on growing: the machine has room, yet the
 # frozen job takes none of it.
 check "1: the protected process grows meanwhile" wait_for 30 usage_at_least keep $((keep_usage + (8 << 20)))
 check "1: ... while the frozen job's memory did not grow" test "$(usage grow)" -le "$frozen_usage"
 check "1: the protected process's job is not frozen" test ! -e "$MIRROR/keep"
 check "1: ... nor the ballast's" test ! -e "$MIRROR/ballast"
+check "1: a job of a process named Xorg grows meanwhile" wait_for 30 usage_at_least display $((xorg_usage + (1 << 20)))
+check "1: ... and is not frozen (a display server's name)" test ! -e "$MIRROR/display"
+check "1: ... nor was it ever" sh -c "! grep -q 'display: frozen' '$TMP/log'"
+# Gone before the answer, so that its growth brings no second OOM.
+kill -9 "$XORG"
 echo "kill $SLOW" >&3
 check "1: the chosen grower dies" wait_for 20 dead "$SLOW"
 check "1: the filler lives" alive "$FILLER"
@@ -135,12 +150,13 @@ check "2: the grower's job is frozen" wait_for 20 frozen_n 2
 wait_for 20 frozen grow || fail "2: not every task of the job froze"
 check "2: no answer: thawed at the deadline" wait_for 30 grep -q "grow: thawed after .* (no answer in time)" "$TMP/log"
 check "2: ... and back at the freezer root" wait_for 10 at_freezer_root "$FILLER"
-# Thawed, the grower goes on until the machine runs out again; the chain
-# (nobody listens now) kills the largest: the grower.
+# Thawed, with the machine out of memory again (the protected process took
+# what the ballast left), the chain goes on: the largest it may kill is the
+# grower (the filler is smaller, the protected process is protected).
 check "2: the chain kills the grower" wait_for 60 dead "$SLOW"
 check "2: the filler lives" alive "$FILLER"
 check "2: the kernel's killer killed nothing" test "$(oom_kills)" = "$kills_before"
-rep=$(report 2)
+rep=$(grep -l '"prompt_answer":"none"' "$TMP/reports"/oom-*.json | tail -n 1)
 check "2: the report: no answer" test "$(json_get "$rep" "r['prompt_answer']")" = none
 check "2: ... and what was frozen" test "$(json_get "$rep" "r['frozen'][0]['job']")" = grow
 kill -9 "$KEEP" "$FILLER" 2>/dev/null
