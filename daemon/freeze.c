@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -128,13 +129,27 @@ static void record_thaw(struct freeze *f)
 	}
 }
 
-int freeze_record_path(const char *socket, char *buf, size_t len)
+int freeze_record_path(const char *report_dir, char *buf, size_t len)
 {
-	const char *slash = strrchr(socket, '/');
-	if (!slash || slash == socket)
+	size_t n = strlen(report_dir);
+
+	while (n > 1 && report_dir[n - 1] == '/')
+		n--;
+	const char *slash = memrchr(report_dir, '/', n);
+	if (!slash || slash == report_dir)
 		return -EINVAL;
-	int n = snprintf(buf, len, "%.*s/frozen", (int)(slash - socket), socket);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	int r = snprintf(buf, len, "%.*s/frozen", (int)(slash - report_dir), report_dir);
+	return r < 0 || (size_t)r >= len ? -ENAMETOOLONG : 0;
+}
+
+/* A record that someone else could have written names cgroups to thaw:
+ * only root's, written by no one else, is read. */
+static bool record_trusted(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_uid == geteuid()) &&
+	       !(st.st_mode & (S_IWGRP | S_IWOTH));
 }
 
 /* ------------------------------------------------------------ sampling */
@@ -151,7 +166,11 @@ int freeze_init(struct freeze *f, oomkit_ctx *ctx, struct loop *loop, struct pro
 	f->timer = (struct loop_timer){.fn = on_sample, .data = f};
 	if (record_path) {
 		f->record_fd = open(record_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (f->record_fd < 0)
+		if (f->record_fd >= 0 && !record_trusted(f->record_fd)) {
+			log_warning("freeze: %s is not root's alone: not used", record_path);
+			close(f->record_fd);
+			f->record_fd = -1;
+		} else if (f->record_fd < 0)
 			log_warning("freeze: cannot open %s: %s; a crash may leave a job frozen", record_path,
 				    strerror(errno));
 		else {
@@ -214,8 +233,15 @@ void freeze_watch(struct freeze *f, const struct snapshot *snap, const struct po
 {
 	const struct prompt *p = f->prompt;
 
-	/* What the question before froze was thawed when it closed. */
+	/* What the question before froze was thawed when it closed; a group whose
+	 * thaw failed is kept, and tried again, rather than forgotten. */
 	freeze_thaw(f, "a new question");
+	for (unsigned i = 0; i < f->n_groups; i++)
+		if (f->groups[i].frozen) {
+			log_warning(
+			    "freeze: a job of the last question is still frozen: freezing nothing now");
+			return;
+		}
 	f->n_groups = 0;
 	if (!f->enabled)
 		return;

@@ -16,8 +16,8 @@
  * notification server or a login shell (freeze.c's list).  A name only
  * ever keeps its own cgroup from being frozen.
  *
- * What is frozen is written, before it is, to a record file next to the
- * control socket (a directory only root writes); a daemon that starts
+ * What is frozen is written, before it is, to a record file beside the
+ * report directory (root's alone, or not used); a daemon that starts
  * thaws what the record names, so a crash leaves nothing frozen for longer
  * than the restart.  Nothing here allocates after freeze_init().
  */
@@ -63,8 +63,10 @@ struct freeze {
  * before this one left frozen; registers the sampling timer.  0 or -errno. */
 int freeze_init(struct freeze *f, oomkit_ctx *ctx, struct loop *loop, struct prompt *prompt,
 		const char *record_path);
-/* The record's path for the control socket socket ("DIR/frozen"). */
-int freeze_record_path(const char *socket, char *buf, size_t len);
+/* The record's path: "frozen" beside the report directory
+ * (/var/lib/oomkit/frozen by default: the state directory survives a
+ * restart, where systemd empties /run/oomkit). */
+int freeze_record_path(const char *report_dir, char *buf, size_t len);
 /* Thaws everything and closes the record (the daemon stops). */
 void freeze_free(struct freeze *f);
 

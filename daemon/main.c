@@ -516,12 +516,13 @@ static int start_library(struct daemon *d)
  * before this one left frozen is thawed now. */
 static int start_freeze(struct daemon *d)
 {
-	char record[CONFIG_SOCKET_MAX + 32];
+	char record[CONFIG_PATH_MAX + 32];
 
 	if (d->dry_run)
 		return freeze_init(&d->freeze, d->ctx, &d->loop, &d->prompt, NULL);
 	return freeze_init(&d->freeze, d->ctx, &d->loop, &d->prompt,
-			   freeze_record_path(d->cfg->socket, record, sizeof(record)) == 0 ? record : NULL);
+			   freeze_record_path(d->cfg->report_dir, record, sizeof(record)) == 0 ? record
+											       : NULL);
 }
 
 /* Called after oomkit_new(): the guardian forked there, and what is allocated
