@@ -427,7 +427,12 @@ static void on_prompt_deadline(void *data, uint64_t now)
 		return;
 	/* Before the chain goes on: its victim may be one of them. */
 	freeze_thaw(c->freeze, declined ? "everyone asked let the system decide" : "no answer in time");
-	chain_synth_event(c->ctx, p->rel, scope ? scope->watch : NULL, p->event_ns, &ev);
+	/* The machine at the v2 root has no OOM state of its own: the lowmem
+	 * rule says whether it is still out of memory. */
+	if (scope)
+		(void)still_out_of_memory(c, scope, p->event_ns, &ev);
+	else
+		chain_synth_event(c->ctx, p->rel, NULL, p->event_ns, &ev);
 	if (!scope) {
 		/* A reload removed the job and gave its memcg back to the kernel. */
 		end_prompt(c, declined ? "declined" : "none", 0, NULL,
