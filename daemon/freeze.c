@@ -254,10 +254,13 @@ void freeze_watch(struct freeze *f, const struct snapshot *snap, const struct po
 		*fg = (struct freeze_group){0};
 		snprintf(fg->rel, sizeof(fg->rel), "%s", scope->rel);
 		snprintf(fg->label, sizeof(fg->label), "%s", scope->label);
-		fg->usage_bytes = usage_of(f, fg->rel);
+		/* Growth counts from the OOM's snapshot: what a group took while the
+		 * question was prepared freezes it at the first sample. */
+		fg->usage_bytes =
+		    in->groups[g].usage_bytes ? in->groups[g].usage_bytes : usage_of(f, fg->rel);
 	}
 	if (f->n_groups)
-		f->timer.due_ns = now_ns() + FREEZE_SAMPLE_MS * NS_PER_MS;
+		f->timer.due_ns = now_ns();
 	log_info("freeze: watching %u group(s) for growth while the question is open", f->n_groups);
 }
 
@@ -281,7 +284,7 @@ static void freeze_one(struct freeze *f, struct freeze_group *g, uint64_t usage)
 	g->frozen_ns = now_ns();
 	g->was_frozen = true;
 	f->frozen_total++;
-	log_notice("%s: frozen while the question is open: it grew %s in %d ms", esc, grew, FREEZE_SAMPLE_MS);
+	log_notice("%s: frozen while the question is open: it grew %s since the last reading", esc, grew);
 }
 
 static void on_sample(void *data, uint64_t now)

@@ -2,8 +2,9 @@
 /*
  * freeze.h - holding the growers still while a person decides.  While a
  * question is open (prompt.h), the candidates' jobs and job instances are
- * sampled every FREEZE_SAMPLE_MS; one whose memory grew by FREEZE_GROW_MIN
- * or more since the last sample is frozen (liboomkit's
+ * sampled every FREEZE_SAMPLE_MS, the first time at once against the OOM's
+ * snapshot; one whose memory grew by FREEZE_GROW_MIN or more since the
+ * last reading is frozen (liboomkit's
  * oomkit_cgroup_freeze(): cgroup v2 cgroup.freeze, the v1 freezer), so the
  * machine stops sinking and the rest of the desktop stays usable.  All are
  * thawed when the question closes: answered, declined, or its deadline
