@@ -1565,6 +1565,8 @@ check_user_apps() {
 # answer it is thawed at the deadline and the chain, never the kernel, kills.
 # The person is root's `oomkit prompt` (the guest has no display for the
 # agent's window; the agent is asked the same question: check_agent_unit).
+# A minute to answer: with 20 s, a loaded host's emulated guest took longer
+# than the question to show its app scope frozen, and the deadline thawed it.
 check_desktop_freeze() {
 	local user=sdgfreeze uid mgr probe idle grow usage ticks k0 report
 	id $user >/dev/null 2>&1 || useradd -m $user
@@ -1576,7 +1578,7 @@ check_desktop_freeze() {
 	machine = $CG
 	machine_available = 128M
 	policy = report, prompt, kill-largest, kernel
-	delay = 40s
+	delay = 120s
 	report_dir = $REPORTS
 	socket = $SOCK
 	metrics = /var/lib/oomkit/oomkit.prom
