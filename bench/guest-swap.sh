@@ -220,16 +220,7 @@ run_fits() { # tool
 	redis0=$(prop redis-server.service MainPID) wake0=$(prop bench-wake.service MainPID)
 	client0=$(prop bench-redis.service MainPID)
 	probes_phase # the phase starts now
-	cat >/run/bench-fits.sh <<-EOF
-	$HOG $mib 1024 2000 &
-	p=\$!
-	while [ "\$(awk '/^(RssAnon|VmSwap):/ { k += \$2 } END { print int(k / 1024) }' /proc/\$p/status)" -lt $((mib - 8)) ]; do
-		kill -0 \$p || exit 1
-		sleep 1
-	done
-	sleep $FITS_HOLD_S
-	kill \$p || exit 1
-	EOF
+	fits_script /run/bench-fits.sh "$HOG" "$mib" $FITS_HOLD_S
 	systemctl reset-failed $unit 2>/dev/null
 	systemd-run --quiet --unit=$unit --property=Type=exec --setenv=OOMKIT_HOG_FILL=50 /bin/sh /run/bench-fits.sh
 	for _ in $(seq 1 60); do
@@ -237,9 +228,11 @@ run_fits() { # tool
 		[[ -n $hog ]] && break
 		sleep 1
 	done
+	full_reset
 	while [[ -n $hog ]] && alive "$hog"; do
 		a=$(awk '/^(RssAnon|VmSwap):/ { k += $2 } END { print int(k / 1024) }' /proc/"$hog"/status 2>/dev/null)
 		((${a:-0} > peak)) && peak=$a
+		full_sample 30
 		sleep 2
 		(($(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { print (b - a > 900) }'))) && break
 	done
@@ -258,6 +251,7 @@ run_fits() { # tool
 		"secs=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.0f", b - a }')" \
 		"kernel_kills=$(($(kernel_kills) - k0)) kernel_victims=$(echo "$kv" | tr ' ' ',')" \
 		"victims=$(who "$kv" "${dead[@]}") keys=$(redis_keys)" \
+		"full_avg10_peak=$(pct $full_peak) full_held30=$(pct $full_held)" \
 		"$probe_words"
 }
 
