@@ -87,13 +87,26 @@ swap_on() {
 	local size
 	swapoff -a 2>/dev/null
 	if [[ $SWAP == zram ]]; then
-		[[ -e /sys/block/zram0 ]] || { depmod -a && modprobe zram num_devices=1; } || return 1
+		[[ -e /sys/block/zram0 ]] || { depmod -a && modprobe zram num_devices=1; } || {
+			note "zram: modprobe failed: $(modprobe zram 2>&1)"
+			return 1
+		}
 		# No udev here: the kernel's devtmpfs makes the node, a moment later.
-		wait_for 30 test -b /dev/zram0 || return 1
-		zramctl --reset /dev/zram0 2>/dev/null
+		wait_for 30 test -b /dev/zram0 -a -e /sys/block/zram0/disksize || {
+			note "zram: no device: $(ls /sys/block | tr '\n' ' '); $(grep zram /proc/modules)"
+			return 1
+		}
+		# The device of an earlier tool: emptied through its own reset
+		# file.  (zramctl --reset also removes the device, through
+		# zram_control/hot_remove: the zram boot of before ran without
+		# swap, its zramctl finding no zram0.)
+		[[ $(cat /sys/block/zram0/disksize) == 0 ]] || echo 1 >/sys/block/zram0/reset
 		size=$(($(kv /proc/meminfo MemTotal:) / 2 >> 10))
 		zramctl /dev/zram0 --algorithm lzo-rle --size ${size}M && mkswap -q /dev/zram0 >/dev/null &&
-			swapon -p 100 /dev/zram0
+			swapon -p 100 /dev/zram0 || {
+			note "zram: setup failed: $(ls /sys/block | tr '\n' ' '); $(zramctl 2>&1 | tr '\n' ' ')"
+			return 1
+		}
 	else
 		[[ -f $SWAPFILE ]] || { fallocate -l 512M $SWAPFILE && chmod 600 $SWAPFILE && mkswap -q $SWAPFILE >/dev/null; } ||
 			return 1
