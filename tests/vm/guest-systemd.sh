@@ -17,7 +17,6 @@ here=$(dirname "$(realpath "$0")")
 . "$here/guest-systemd-lib.sh"
 
 HOG=${SDG_HELPER_OOMKIT_HOG:?}
-REREAD=${SDG_HELPER_OOMKIT_REREAD:-}
 UNIT=oomkitd.service
 SLICE=oomkit.slice # no dash: systemd nests a-b.slice in a.slice
 MACHINE=$SLICE/machine # the daemon's machine, relative to the cgroup root
@@ -1316,107 +1315,6 @@ check_machine_zram() {
 	unset OOMKIT_HOG_FILL
 	systemctl stop sdg-probe.service 2>/dev/null
 	swapoff /dev/zram0
-	daemon_log_if_failed 30
-}
-
-# A file-cache thrash without swap: a batch job's anonymous memory leaves
-# about 150 MiB for the page cache, and a program of higher priority
-# (oomkit-reread) reads a file a little larger than that (MemAvailable +
-# 32 MiB) page by page, over and over: each page is thrown out shortly
-# before it is needed again (the page cache's worst case), and the kernel
-# counts each wait for it as a memory stall.  Every task stalls on memory
-# while MemAvailable (page cache counts as available) stays well above
-# machine_available, and the kernel's killer never comes: nothing is out of
-# memory by its count.  The emulated disk answers faster than the emulated
-# CPU pages a page in, which no disk does: the reader's unit is held to
-# 1000 reads a second (IOReadIOPSMax=, a fast disk's random reads), so that
-# a miss costs what it costs on a disk.  The machine is out of memory by
-# the thrashing rule (full stall at least 60 % in each third of 30 s); the
-# batch job dies, the reader, redis and the probe live, and the stall ends.
-THRASH_FILE=/var/tmp/sdg-thrash
-
-thrash_config() {
-	swap_config
-	cat <<-EOF >>"$OOMKITD_CONF"
-
-	[job reader]
-	priority = 500
-	cgroup = system.slice/sdg-reader.service
-	EOF
-}
-
-check_machine_thrash() {
-	local keys k0 r0 n0 hog reader mib avail report i said full0 t0
-	local why='machine: every task stalled on memory at least .* of each third of the last 30 s'
-	expect "the reread helper is in the guest" [ -x "$REREAD" ]
-	systemctl stop systemd-oomd.service systemd-oomd.socket 2>/dev/null
-	swapoff -a 2>/dev/null
-	expect "there is no swap" [ "$(kv /proc/meminfo SwapTotal:)" = 0 ]
-	expect "redis-server runs as its own unit" wait_for 60 active_unit redis-server.service
-	redis-cli CONFIG SET save "" >/dev/null
-	[ "$(redis_keys)" = 40000 ] || redis_fill 40000
-	keys=$(redis_keys)
-	thrash_config
-	expect "oomkitd starts with the default machine rule" timeout 120 systemctl restart $UNIT
-	active || return
-	expect "the daemon says the machine is the v2 root" wait_journal 30 $UNIT 'machine: the cgroup v2 root; out of memory when'
-	sync
-	echo 3 >/proc/sys/vm/drop_caches
-	probe_start
-	k0=$(vmstat_oom_kill) r0=$(report_count) full0=$(full_stall_ms)
-	n0=$(journal_count $UNIT "$why")
-	mib=$(($(kv /proc/meminfo MemAvailable:) / 1024 - 150))
-	start_batch hog sdg-batch-hog.service $mib
-	expect "the batch job holds $mib MiB" wait_for 180 rss_at_least "$hog" $((mib - 4))
-	expect "the batch job's unit is adopted" wait_journal 60 $UNIT 'batch \[sdg-batch-hog.service\]: adopted'
-	avail=$(($(kv /proc/meminfo MemAvailable:) >> 10))
-	rm -f $THRASH_FILE
-	expect "a file of MemAvailable ($avail MiB) + 32 MiB is written" \
-		dd if=/dev/zero of=$THRASH_FILE bs=1M count=$((avail + 32)) conv=fsync status=none
-	# Out of the page cache: the reader reads it from the disk.
-	dd if=$THRASH_FILE iflag=nocache count=0 status=none
-	disk=/dev/$(lsblk -no PKNAME "$(findmnt -no SOURCE /)" 2>/dev/null | head -n 1)
-	[ -b "$disk" ] || disk=$(findmnt -no SOURCE /)
-	note "MemAvailable $avail MiB with the batch job; the reader's disk $disk, 1000 reads a second"
-	systemctl reset-failed sdg-reader.service 2>/dev/null
-	systemd-run --quiet --unit=sdg-reader.service --property=Type=exec --property="IOReadIOPSMax=$disk 1000" \
-		/bin/sh -c "cat $THRASH_FILE >/dev/null; exec $REREAD $THRASH_FILE"
-	reader=$(prop sdg-reader.service MainPID)
-	expect "the reader's unit is adopted" wait_journal 60 $UNIT 'reader \[sdg-reader.service\]: adopted'
-	# Until the batch job dies, at most 240 s by the guest's clock (a loop
-	# of forks is slow on a thrashing machine); the stall as PSI sees it,
-	# and a line every 30 s of how it goes.
-	full_reset
-	t0=$(cut -d. -f1 /proc/uptime) i=0
-	while alive "$hog" && (($(cut -d. -f1 /proc/uptime) - t0 < 240)); do
-		full_sample 30
-		if ((++i % 30 == 0)); then
-			note "$(($(cut -d. -f1 /proc/uptime) - t0)) s: full avg10 $(pct "$(full_avg10)") %," \
-				"MemAvailable $(($(kv /proc/meminfo MemAvailable:) >> 10)) MiB"
-		fi
-		sleep 1
-	done
-	avail=$(($(kv /proc/meminfo MemAvailable:) >> 10))
-	note "io.max $(cat $CG/system.slice/sdg-reader.service/io.max 2>/dev/null | tr '\n' ' ')"
-	note "full stall avg10 up to $(pct $full_peak) %, held through 30 s up to $(pct $full_held) %;" \
-		"MemAvailable $avail MiB after"
-	expect "the batch job dies" wait_for 30 dead "$hog"
-	alive "$hog" && journal $UNIT | tail -n 8 | sed 's/^/sdguest:   journal: /'
-	expect "oomkitd said the machine thrashes" wait_journal 30 $UNIT "$why" "$n0"
-	journal $UNIT | grep -E 'machine: every task stalled' | tail -n 1 | sed 's/^/sdguest:   journal: /'
-	said=$(journal $UNIT | grep -E 'machine: every task stalled' | tail -n 1 | sed -n 's/.*MemAvailable \([0-9]*\) MiB.*/\1/p')
-	expect "with MemAvailable (${said:-?} MiB) above machine_available (64 MiB)" [ "${said:-0}" -ge 64 ]
-	expect "a report was written" wait_for 30 eval '(($(report_count) > r0))'
-	report=$(newest_report)
-	expect "the report names the batch job as the victim" grep -q "\"victim_pid\":$hog," "$report"
-	expect "the reader lives" alive "$reader"
-	expect "and the machine stops stalling (full avg10 below 10 %)" wait_for 90 eval '(($(full_avg10) < 1000))'
-	swap_outcome "file-cache thrash" "$k0" "$keys" "$full0"
-	data "thrash: victim=$(dead "$hog" && echo batch || echo none) reader=$(alive "$reader" && echo alive || echo dead)" \
-		"oom_kill_delta=$(($(vmstat_oom_kill) - k0)) worst_wakeup_ms=$(probe_worst)" \
-		"full_avg10_peak=$(pct $full_peak) full_held30=$(pct $full_held) available_mib=$avail"
-	systemctl stop sdg-reader.service sdg-batch-hog.service sdg-probe.service 2>/dev/null
-	rm -f $THRASH_FILE
 	daemon_log_if_failed 30
 }
 
