@@ -40,7 +40,7 @@ owner = $OWNER
 policy = kill-largest, kernel
 EOF
 
-in_job() { grep -q ":memory:/$M/own\$" "/proc/$1/cgroup"; }
+in_job() { grep -q "$CG_LINE/$M/own\$" "/proc/$1/cgroup"; }
 not_in_job() { alive "$1" && ! in_job "$1"; }
 
 # at_pid PID: a root process (a sleep) at exactly PID, or fails.  It ends
@@ -111,6 +111,6 @@ check "credentials: the kernel refuses credentials naming another process" \
 big=$(spawn_as $OWNER own 64 512 1000)
 check "credentials: the job's OOM kills the owner's hog" wait_for 30 dead "$big"
 check "credentials: the root process lives" alive "$root"
-check "root's own run still works" "$OOMKIT" run --job own -- sh -c 'grep -q ":memory:/'"$M"'/own$" /proc/self/cgroup'
+check "root's own run still works" "$OOMKIT" run --job own -- sh -c 'grep -q "'"$CG_LINE"'/'"$M"'/own$" /proc/self/cgroup'
 stop_daemon
 finish

@@ -108,6 +108,6 @@ check "--check names the machine it would manage" grep -q "^machine: $R, a memcg
 kill -HUP "$DPID"
 reloaded_twice() { [ "$(grep -c "reloaded .*: 1 jobs" "$TMP/log")" -ge 2 ]; }
 check "SIGHUP with a percent limit reloads" wait_for 10 reloaded_twice
-check "the job's limit is $pct of MemTotal: $want bytes (got $(cat "$R/web/memory.limit_in_bytes"))" \
-	test "$(cat "$R/web/memory.limit_in_bytes")" = "$want"
+check "the job's limit is $pct of MemTotal: $want bytes (got $(cat "$R/web/$LIMIT_FILE"))" \
+	test "$(cat "$R/web/$LIMIT_FILE")" = "$want"
 finish

@@ -22,10 +22,10 @@ priority = 500
 limit = 64M
 EOF2
 start_daemon
-check "machine memcg created with its limit" test "$(cat "$R/memory.limit_in_bytes")" = $((160 << 20))
-check "job memcg created with its limit" test "$(cat "$R/web/memory.limit_in_bytes")" = $((150 << 20))
-check "kernel killer held off for the machine" grep -q "oom_kill_disable 1" "$R/memory.oom_control"
-check "daemon runs outside the machine" grep -q ":memory:/$M-daemon\$" "/proc/$DPID/cgroup"
+check "machine memcg created with its limit" test "$(cat "$R/$LIMIT_FILE")" = $((160 << 20))
+check "job memcg created with its limit" test "$(cat "$R/web/$LIMIT_FILE")" = $((150 << 20))
+check "kernel killer held off for the machine" cg_held "$R"
+check "daemon runs outside the machine" grep -q "$CG_LINE/$M-daemon\$" "/proc/$DPID/cgroup"
 
 web1=$(spawn web 60)
 wait_for 10 usage_at_least web $((60 << 20)) || fail "web did not reach 60M"
@@ -41,7 +41,7 @@ check "web grows to its full size" wait_for 20 usage_at_least web $((110 << 20))
 check "the largest process survives" alive "$web1"
 check "the growing process survives" alive "$web2"
 check "the newest job survives" alive "$player"
-check "the machine left OOM" grep -q "under_oom 0" "$R/memory.oom_control"
+check "the machine left OOM" cg_out_of_oom "$R"
 
 rep=$(latest_report)
 check "one report, for the machine" test "$(report_count)" = 1 -a "$(json_get "$rep" "r['scope']")" = machine
@@ -64,5 +64,5 @@ st=$("$OOMKIT" --json status)
 check "status counts the kill" test "$(echo "$st" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["machine"]["kills"], [j["kills"] for j in s["jobs"]])')" = "1 [0, 1, 0]"
 
 stop_daemon
-check "the kernel killer is given back on exit" grep -q "oom_kill_disable 0" "$R/memory.oom_control"
+check "the kernel killer is given back on exit" cg_released "$R"
 finish
