@@ -307,6 +307,26 @@ bool tl_under_oom(const char *rel)
 	return cur >= max - (max - high) * 5 / 4;
 }
 
+const char *tl_limit_file(void)
+{
+	return on_v2 ? "memory.max" : "memory.limit_in_bytes";
+}
+
+uint64_t tl_kernel_kills(const char *rel)
+{
+	return on_v2 ? tl_read_key(rel, "memory.events", "oom_kill")
+		     : tl_read_key(rel, "memory.oom_control", "oom_kill");
+}
+
+bool tl_held(const char *rel)
+{
+	if (!on_v2)
+		return tl_read_key(rel, "memory.oom_control", "oom_kill_disable") == 1;
+	/* "max" reads as an error: no hold, or no limit to hold below. */
+	uint64_t high = tl_read_u64(rel, "memory.high"), max = tl_read_u64(rel, "memory.max");
+	return high != UINT64_MAX && max != UINT64_MAX && high < max;
+}
+
 static bool is_under_oom(void *p)
 {
 	return tl_under_oom(p);

@@ -84,6 +84,17 @@ bool tl_wait_usage(const char *rel, uint64_t bytes, int timeout_ms);
  * v2 memory.high below memory.max with usage near memory.max. */
 bool tl_under_oom(const char *rel);
 
+/* The kernel OOM killer's kills in rel and below: v1 memory.oom_control's
+ * oom_kill, v2 memory.events'; UINT64_MAX on error. */
+uint64_t tl_kernel_kills(const char *rel);
+
+/* Whether rel's kernel OOM killer is held off: v1 oom_kill_disable 1; v2
+ * memory.high below memory.max (lib/cgroup-v2.c). */
+bool tl_held(const char *rel);
+
+/* The limit's file: memory.limit_in_bytes (v1) or memory.max (v2). */
+const char *tl_limit_file(void);
+
 /* Waits until tl_under_oom(rel). */
 bool tl_wait_under_oom(const char *rel, int timeout_ms);
 

@@ -20,6 +20,9 @@
 #                    examples/kubernetes-node.conf) to /opt/oomkit-test
 #   --libs-of FILE   the guest gets the Debian packages of FILE's shared
 #                    libraries (the daemon's libinih, libseccomp, ...)
+#   --packages LIST  the guest also gets these Debian packages (a comma
+#                    list: python3 for the integration tests' helpers); a
+#                    root file system of its own, so give it its own --cache
 #   --only NAMES     run only these checks (comma list of guest-systemd.sh's
 #                    check names; default all)
 #   --skip NAMES     run all checks but these (a comma list)
@@ -67,7 +70,7 @@ base_packages=(systemd systemd-sysv dbus dbus-user-session libpam-systemd system
 build= cache= qexit= only= skip_checks= logfile= debs=
 checks=$here/guest-systemd.sh
 mem=512M smp=2 timeout_s=1500
-withs=() libs_of=() datas=() envs=()
+withs=() libs_of=() datas=() envs=() extra_packages=()
 
 say() {
 	printf '%s: %s\n' "$prog" "$*" >&2
@@ -93,6 +96,7 @@ usage() {
 }
 
 parse_args() {
+	local p
 	while (($#)); do
 		case $1 in
 		--build) build=${2:?}; shift 2 ;;
@@ -101,6 +105,12 @@ parse_args() {
 		--with) withs+=("${2:?}"); shift 2 ;;
 		--libs-of) libs_of+=("${2:?}"); shift 2 ;;
 		--data) datas+=("${2:?}"); shift 2 ;;
+		--packages)
+			[[ ${2:?} =~ ^[a-z0-9][a-z0-9.+,-]*$ ]] || fail "--packages takes Debian package names separated by commas"
+			IFS=, read -ra p <<<"$2"
+			extra_packages+=("${p[@]}")
+			shift 2
+			;;
 		--only) only=${2:?}; shift 2 ;;
 		--skip) skip_checks=${2:?}; shift 2 ;;
 		--checks) checks=${2:?}; shift 2 ;;
@@ -179,7 +189,10 @@ apt_sources() {
 rootfs() {
 	local suite packages sources key dir t0
 	suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
-	mapfile -t packages < <({ printf '%s\n' "${base_packages[@]}"; runtime_packages; } | LC_ALL=C sort -u)
+	mapfile -t packages < <({
+		printf '%s\n' "${base_packages[@]}" "${extra_packages[@]}"
+		runtime_packages
+	} | LC_ALL=C sort -u)
 	mapfile -t sources < <(apt_sources)
 	((${#sources[@]})) || skip "no apt sources configured in /etc/apt"
 	key=$({ cat "$here/systemd-rootfs.sh"; echo "$suite ${packages[*]}"; cat "${sources[@]}"; } |
