@@ -26,8 +26,12 @@ with_machine() {
 # --check and by startup alike.  Startup runs as --dry-run, which creates and
 # takes over nothing, so a check that failed here could not make the daemon
 # take the memory root of the host.
-for m in "$MEMROOT" "$MEMROOT/" "$MEMROOT//" "$MEMROOT/." "$MEMROOT/./" / // "$MEMROOT/$M/.." \
-	"$MEMROOT/../memory/$M" "${MEMROOT#/}/$M" "/tmp/$M" "${MEMROOT}x/$M"; do
+# On cgroup v2 the mount itself may be the machine, named, with jobs that
+# adopt cgroups (config_resolve_machine()): there the spellings of the mount
+# are not a refused machine (the systemd guest's checks run such a machine).
+roots=("$MEMROOT" "$MEMROOT/" "$MEMROOT//" "$MEMROOT/." "$MEMROOT/./" "$MEMROOT/$M/..")
+[ "$CG_MODE" = v2 ] && roots=()
+for m in "${roots[@]}" / // "$MEMROOT/../memory/$M" "${MEMROOT#/}/$M" "/tmp/$M" "${MEMROOT}x/$M"; do
 	with_machine "$m"
 	out=$(timeout 10 "$OOMKITD" --check -c "$TMP/m.conf" 2>&1)
 	rc=$?

@@ -51,6 +51,8 @@ check "nothing else is the owner's" test -z "$others"
 
 # The owner's own sub-memcg and handler.
 as_owner mkdir "$R/del/sub"
+# v2: the memory controller for it is the owner's to give (cgroup.subtree_control is delegated).
+[ "$CG_MODE" = v1 ] || as_owner sh -c "echo +memory > '$R/del/cgroup.subtree_control'"
 check "the owner creates a sub-memcg" test -d "$R/del/sub"
 as_owner sh -c "echo 32M > '$R/del/sub/$LIMIT_FILE'"
 check "the owner limits its sub-memcg" test "$(cat "$R/del/sub/$LIMIT_FILE")" = $((32 << 20))
@@ -59,6 +61,13 @@ handler=$!
 sub_held() { cg_held "$R/del/sub"; }
 check "the owner's handler takes over its sub-memcg" wait_for 10 sub_held
 owner_spawn() { # SUB MIB STEP PAUSE
+	# On v2 a process moves only within a subtree whose common ancestor's
+	# cgroup.procs the mover may write: the owner's processes start in its
+	# job (root puts them there, as systemd does a delegated unit's).
+	if [ "$CG_MODE" = v2 ]; then
+		spawn_as $OWNER "$@"
+		return
+	fi
 	# The owner moves itself into its sub-memcg (as_user_bg: $! is the
 	# shell's pid, which then execs the hog).
 	as_user_bg $OWNER sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" "$3" "$4" "$5"' sh "$R/$1" "$OWNER_HOG" "$2" "$3" "$4" \
@@ -76,6 +85,13 @@ check "the daemon did not act on the owner's OOM" test "$(report_count)" = 0
 
 # The job's own limit, and the owner does nothing: the daemon steps in.
 kill -9 "$a"
+if [ "$CG_MODE" = v2 ]; then
+	# A v2 cgroup that gives a controller to children holds no process:
+	# the owner takes its sub-cgroup away first, as its own manager would.
+	wait_for 10 dead "$a" || fail "the owner's first hog did not die"
+	as_owner rmdir "$R/del/sub" && as_owner sh -c "echo -memory > '$R/del/cgroup.subtree_control'" ||
+		fail "the owner could not take its sub-cgroup away"
+fi
 c=$(owner_spawn del 80 512 2000)
 check "the daemon leaves a delegated job's OOM to its owner first" wait_for 20 grep -q "del: OOM left to its owner" "$TMP/log"
 check "then it acts after the delay" wait_for 20 dead "$c"

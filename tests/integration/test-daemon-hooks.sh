@@ -36,7 +36,8 @@ env | grep '^OOMKIT_' | sort > "$out.env"
 # Alive: neither gone nor a zombie (the test's shell reaps its children late).
 state=$(sed 's/.*) //' "/proc/$OOMKIT_PID/stat" 2>/dev/null | cut -d' ' -f1)
 case "$state" in ''|Z|X|x) echo gone ;; *) echo alive ;; esac > "$out.victim"
-grep "^[0-9]*$CG_LINE/" /proc/self/cgroup | cut -d: -f3 > "$out.memcg"
+# The memory controller's line: v1's, else v2's one hierarchy.
+{ grep ':memory:' /proc/self/cgroup || grep '^0::' /proc/self/cgroup; } | cut -d: -f3 > "$out.memcg"
 echo "hook $1 says hello"
 EOF
 chmod 755 "$TMP/hook"
