@@ -110,20 +110,30 @@ v2_base() {
 # cg_out_of_oom DIR: not in one (v1 under_oom 0; v2 the opposite of the above);
 # cg_kills DIR: the kernel OOM killer's kills in DIR and below (v1
 # oom_control's oom_kill; v2 memory.events' oom_kill).
+# cg_key FILE KEY: sets CG_VAL to KEY's value in a "key value" file, with no
+# fork (test-daemon-scale asks a thousand jobs).
+cg_key() {
+	local k v
+	CG_VAL=
+	while read -r k v; do
+		[ "$k" = "$2" ] && { CG_VAL=$v; return 0; }
+	done <"$1"
+	return 1
+}
 cg_held() {
 	if [ "$CG_MODE" = v2 ]; then
 		local high max
 		read -r high <"$1/memory.high" && read -r max <"$1/memory.max" || return 1
 		[ "$high" != max ] && { [ "$max" = max ] || [ "$high" -lt "$max" ]; }
 	else
-		grep -q "^oom_kill_disable 1" "$1/memory.oom_control"
+		cg_key "$1/memory.oom_control" oom_kill_disable && [ "$CG_VAL" = 1 ]
 	fi
 }
 cg_released() {
 	if [ "$CG_MODE" = v2 ]; then
 		[ -f "$1/memory.high" ] && ! cg_held "$1"
 	else
-		grep -q "^oom_kill_disable 0" "$1/memory.oom_control"
+		cg_key "$1/memory.oom_control" oom_kill_disable && [ "$CG_VAL" = 0 ]
 	fi
 }
 cg_under_oom() {
@@ -134,14 +144,14 @@ cg_under_oom() {
 		[ "$high" != max ] && [ "$max" != max ] && [ "$high" -lt "$max" ] &&
 			[ "$cur" -ge $((max - (max - high) * 5 / 4)) ]
 	else
-		grep -q "^under_oom 1" "$1/memory.oom_control"
+		cg_key "$1/memory.oom_control" under_oom && [ "$CG_VAL" = 1 ]
 	fi
 }
 cg_out_of_oom() {
 	if [ "$CG_MODE" = v2 ]; then
 		[ -f "$1/memory.current" ] && ! cg_under_oom "$1"
 	else
-		grep -q "^under_oom 0" "$1/memory.oom_control"
+		cg_key "$1/memory.oom_control" under_oom && [ "$CG_VAL" = 0 ]
 	fi
 }
 # cg_hold DIR / cg_unhold DIR: another handler's hold on DIR (an owner's own
