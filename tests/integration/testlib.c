@@ -118,7 +118,8 @@ static const char *v2_base(void)
 	if (f)
 		fclose(f);
 	line[strcspn(line, "\n")] = 0;
-	if (strncmp(line, "0::/", 4) != 0 || strlen(line) < 10 || strcmp(line + strlen(line) - 6, ".scope") != 0) {
+	if (strncmp(line, "0::/", 4) != 0 || strlen(line) < 10 ||
+	    strcmp(line + strlen(line) - 6, ".scope") != 0) {
 		snprintf(why, sizeof(why), "systemd-run --scope left this test in '%s', not a scope", line);
 		return why;
 	}
@@ -128,8 +129,8 @@ static const char *v2_base(void)
 	if ((mkdir(path, 0755) < 0 && errno != EEXIST) ||
 	    th_write_file(th_cg_path(path, "", "cgroup.procs"), self) < 0 ||
 	    th_write_file(th_cg_path("/sys/fs/cgroup", base, "cgroup.subtree_control"), "+memory") < 0) {
-		snprintf(why, sizeof(why), "cannot give the memory controller to the children of the scope %s",
-			 base);
+		snprintf(why, sizeof(why),
+			 "cannot give the memory controller to the children of the scope %s", base);
 		return why;
 	}
 	return NULL;
@@ -220,8 +221,8 @@ const char *tl_parent(void)
 {
 	if (!parent_made) {
 		static unsigned counter;
-		snprintf(parent, sizeof(parent), "%s%soomkit-test-%d-%u", base, base[0] ? "/" : "", (int)getpid(),
-			 counter++);
+		snprintf(parent, sizeof(parent), "%s%soomkit-test-%d-%u", base, base[0] ? "/" : "",
+			 (int)getpid(), counter++);
 		make_cgroup(parent, 1024 * TL_MIB);
 		parent_made = true;
 	}

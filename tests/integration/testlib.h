@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * testlib.h - helpers for integration tests on the real memory cgroup
- * hierarchy, v1 or v2 (whichever has the memory controller here): a private parent memcg per test process, child memcgs with
- * limits, hog processes, and cleanup that runs even when a test fails (on
- * libtesthelp, tests/helpers/testhelp.h, which test programs may use too).
+ * hierarchy, v1 or v2 (whichever has the memory controller here): a private parent memcg per test process,
+ * child memcgs with limits, hog processes, and cleanup that runs even when a test fails (on libtesthelp,
+ * tests/helpers/testhelp.h, which test programs may use too).
  */
 #ifndef OOMKIT_TESTLIB_H
 #define OOMKIT_TESTLIB_H
