@@ -108,7 +108,7 @@ check "the file has the percent limit" grep -q "^limit = $pct # of the machine$"
 out=$(timeout 10 "$OOMKITD" --check -c "$TMP/oomkitd.conf" 2>&1)
 # Its first line is the verdict; the lines after it say which machine.
 check "--check accepts limit = $pct # of the machine ($out)" test "$(echo "$out" | head -n 1)" = "$TMP/oomkitd.conf: ok, 1 job"
-check "--check names the machine it would manage" grep -q "^machine: $R, a memcg" <<< "$out"
+check "--check names the machine it would manage" grep -qF "machine: $R, $MACHINE_KIND" <<< "$out"
 kill -HUP "$DPID"
 reloaded_twice() { [ "$(grep -c "reloaded .*: 1 jobs" "$TMP/log")" -ge 2 ]; }
 check "SIGHUP with a percent limit reloads" wait_for 10 reloaded_twice
