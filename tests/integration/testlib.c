@@ -83,7 +83,13 @@ static void run_in_scope(void)
 		fclose(f);
 	if (!n || n == sizeof(cmdline) - 1)
 		return;
-	argv[argc++] = (char *)"/proc/self/exe";
+	/* This program's own path: /proc/self/exe would name systemd-run's. */
+	static char self[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len <= 0 || (size_t)len >= sizeof(self) - 1)
+		return;
+	self[len] = 0;
+	argv[argc++] = self;
 	for (size_t i = strlen(cmdline) + 1; i < n && argc < 255; i += strlen(cmdline + i) + 1)
 		argv[argc++] = cmdline + i;
 	argv[argc] = NULL;
