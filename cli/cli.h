@@ -12,6 +12,7 @@
 #define OOMKIT_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum { EXIT_REFUSED = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 3 };
 
@@ -31,6 +32,7 @@ struct cli {
 	const char *job;
 	unsigned iterations, interval_ms;
 	bool once;
+	size_t width; /* the terminal's columns (term_width()), read at start */
 };
 
 /* "oomkit: MESSAGE" on stderr.  What came from the daemon or the user is

@@ -11,6 +11,7 @@
 #include "json-reader.h"
 #include "report-view.h"
 #include "term.h"
+#include "value.h" /* the daemon's size format */
 
 static const char *jstr(const struct json *j, const char *key)
 {
@@ -24,10 +25,14 @@ static bool jtrue(const struct json *j, const char *key)
 	return v && v->type == JSON_BOOL && v->boolean;
 }
 
+/* A size as the daemon's log and reasons write it (value_format_bytes()). */
 static const char *jsize(const struct json *j, const char *key, char *buf, size_t len)
 {
 	const struct json *v = json_get(j, key);
-	return v && v->type == JSON_NUMBER ? term_size(strtoull(v->str, NULL, 10), buf, len) : "-";
+	if (!v || v->type != JSON_NUMBER)
+		return "-";
+	value_format_bytes(strtoull(v->str, NULL, 10), buf, len);
+	return buf;
 }
 
 /* A decision object in words: its action and reason, or why it did not
@@ -46,18 +51,29 @@ static void show_verdict(const char *label, const struct json *d)
 	report_view_field(label, text);
 }
 
-/* 6+4+1+7+1+12+1+7+1+5+1+15 = 61 columns; the rule that placed it, if
- * one did, on a line of its own (cut to fit 80: --json has it whole). */
+/* One process: 6+4+1+7+1+12+1+9+1+5+1+15+1 = 64 columns, and its command
+ * line in the rest of the terminal's width (16 on 80, never less than 12;
+ * --json has it whole). */
+static void proc_line(const char *rank, const struct json *p)
+{
+	char size[32], cmd[512];
+
+	printf("      %4s %7s %s %9s %5s %s %s\n", TTY(rank, 4), TTY(jstr(p, "pid"), 7),
+	       COL(jstr(p, "job"), 12), jsize(p, "rss_bytes", size, sizeof(size)),
+	       TTY(jstr(p, "oom_score_adj"), 5), COL(jstr(p, "comm"), 15),
+	       WIDE(report_view_command(jstr(p, "comm"), jstr(p, "cmdline"), cmd, sizeof(cmd)),
+		    term_rest(report_view_width(), 64, 12)));
+}
+
+/* A ranked process; the rule that placed it, if one did, on a line of its
+ * own (cut to fit the terminal: --json has it whole). */
 static void show_proc(const struct json *p)
 {
-	char size[16];
 	const char *rule = jstr(p, "rule");
 
-	printf("      %4s %7s %s %7s %5s %s\n", TTY(jstr(p, "rank"), 4), TTY(jstr(p, "pid"), 7),
-	       COL(jstr(p, "job"), 12), jsize(p, "rss_bytes", size, sizeof(size)),
-	       TTY(jstr(p, "oom_score_adj"), 5), TTY(jstr(p, "comm"), 15));
+	proc_line(jstr(p, "rank"), p);
 	if (strcmp(rule, "-") != 0)
-		printf("%18s%s\n", "by ", TTY(rule, 62));
+		printf("%18s%s\n", "by ", TTY(rule, term_rest(report_view_width(), 18, 62)));
 }
 
 static void show_step(const struct json *s)
@@ -72,7 +88,8 @@ static void show_step(const struct json *s)
 		show_verdict(jtrue(s, "decides") ? "does:" : "alone:", alone);
 	if (!ranking || ranking->n == 0)
 		return;
-	printf("      %4s %7s %-12s %7s %5s %s\n", "RANK", "PID", "JOB", "RSS", "ADJ", "COMM");
+	printf("      %4s %7s %-12s %9s %5s %-15s %s\n", "RANK", "PID", "JOB", "RSS", "ADJ", "COMM",
+	       "COMMAND");
 	for (size_t i = 0; i < ranking->n; i++)
 		show_proc(ranking->items[i]);
 	unsigned long total = strtoul(jstr(s, "candidates"), NULL, 10);
@@ -110,9 +127,7 @@ static void show_scope(const struct json *root)
 {
 	const struct json *steps = json_get(root, "steps"), *ex = json_get(root, "excluded");
 	const struct json *dec = json_get(root, "decision");
-	char size[16];
-
-	char line[256];
+	char line[768];
 	bool machine = strcmp(jstr(root, "scope"), "machine") == 0;
 
 	printf("%s%s: %s processes; if it ran out of memory now:\n", machine ? "the machine" : "job ",
@@ -126,19 +141,25 @@ static void show_scope(const struct json *root)
 	if (ex && ex->n) {
 		printf("  never chosen:\n");
 		for (size_t i = 0; i < ex->n; i++) {
-			printf("      %4s %7s %s %7s %5s %s\n", "", TTY(jstr(ex->items[i], "pid"), 7),
-			       COL(jstr(ex->items[i], "job"), 12),
-			       jsize(ex->items[i], "rss_bytes", size, sizeof(size)),
-			       TTY(jstr(ex->items[i], "oom_score_adj"), 5),
-			       TTY(jstr(ex->items[i], "comm"), 15));
-			printf("%18s%s\n", "", TTY(jstr(ex->items[i], "excluded"), 62));
+			proc_line("", ex->items[i]);
+			printf("%18s%s\n", "",
+			       TTY(jstr(ex->items[i], "excluded"), term_rest(report_view_width(), 18, 62)));
 		}
 		unsigned long total = strtoul(jstr(root, "excluded_count"), NULL, 10);
 		if (total > ex->n)
 			printf("      ... and %lu more\n", total - ex->n);
 	}
-	if (dec)
+	if (dec) {
 		show_verdict("the chain:", dec);
+		/* Its victim by its command line: a comm may be every candidate's. */
+		if (json_get(dec, "victim_cmdline")) {
+			char cmd[512];
+			snprintf(line, sizeof(line), "%s %s", jstr(dec, "victim_pid"),
+				 report_view_command(jstr(dec, "victim_comm"), jstr(dec, "victim_cmdline"),
+						     cmd, sizeof(cmd)));
+			report_view_field("victim:", line);
+		}
+	}
 	show_hooks(root);
 }
 

@@ -38,9 +38,10 @@ static void report_row(const struct cli *cli, const struct protocol_report *rep)
 		return;
 	}
 	term_time((int64_t)(rep->time_ms / 1000), when, sizeof(when));
-	/* 6+1+14+1+10+1+8+1+7+1 = 50 columns, 30 left for the reason. */
+	/* 6+1+14+1+10+1+8+1+7+1 = 50 columns; the reason takes the rest of
+	 * the terminal's width (30 on 80), cut after a word if it is longer. */
 	printf("%6u %-14s %s %s %7d %s\n", rep->id, when, COL(rep->scope, 10), COL(rep->action, 8),
-	       (int)rep->victim_pid, TTY(rep->reason, 30));
+	       (int)rep->victim_pid, WORDS(rep->reason, term_rest(cli->width, 50, 20)));
 	/* An instance's name under its job's, whole: batch [batch-17.service]. */
 	if (rep->instance)
 		printf("%22s[%s]\n", "", TTY(rep->instance, 56));

@@ -58,8 +58,9 @@ static void machine_row(const struct cli *cli, const struct protocol_machine *m)
 	term_bar(m->usage_bytes, m->limit_bytes, br, 16);
 	printf("machine %s  %s/%s %s%s\n", TTY(m->cgroup, 30), HUMAN(m->usage_bytes), HUMAN(m->limit_bytes),
 	       br, m->under_oom ? " UNDER OOM" : "");
+	/* The last action takes the rest of the line, 40 columns on 80. */
 	printf("        OOMs %" PRIu64 ", kills %" PRIu64 "%s%s\n\n", m->ooms, m->kills,
-	       m->last_action[0] ? ", last: " : "", TTY(m->last_action, 40));
+	       m->last_action[0] ? ", last: " : "", WIDE(m->last_action, term_rest(cli->width, 40, 40)));
 	printf("%-12s %4s %13s %-14s %4s %5s %5s %s\n", "JOB", "PRIO", "USAGE/LIMIT", "", "OOMS", "KILLS",
 	       "PROCS", "LAST ACTION");
 }
@@ -102,9 +103,11 @@ static void job_row(const struct cli *cli, const struct protocol_job *j)
 		printf("%s", COL(shown, 12));
 	term_bar(j->usage_bytes, j->limit_bytes, br, 12);
 	snprintf(ul, sizeof(ul), "%s/%s", HUMAN(j->usage_bytes), HUMAN(j->limit_bytes));
-	/* 12+1+4+1+13+1+14+1+4+1+5+1+5+1 = 64 columns, 16 left for the last action. */
+	/* 12+1+4+1+13+1+14+1+4+1+5+1+5+1 = 64 columns; the last action takes
+	 * the rest (16 on 80). */
 	printf(" %4u %13s %-14s %4" PRIu64 " %5" PRIu64 " %5u %s%s\n", j->priority, ul, br, j->ooms, j->kills,
-	       j->processes, j->last_action[0] ? TTY(j->last_action, 16) : "-", j->under_oom ? "!" : "");
+	       j->processes, j->last_action[0] ? WIDE(j->last_action, term_rest(cli->width, 64, 16)) : "-",
+	       j->under_oom ? "!" : "");
 }
 
 static int show_status(const struct cli *cli)
@@ -165,13 +168,18 @@ static void proc_row(const struct cli *cli, const struct protocol_proc *p)
 		oomkit__json_close(jw, '}');
 		return;
 	}
-	char name[256];
+	char name[256], kernel[32];
 	const char *job = label(p->job, p->instance, name, sizeof(name));
-	/* 7+1+10+1+6+1+6+1+5+1+6+1+15+1 = 62 columns, 18 left for the command. */
+	/* A process without a command line (a kernel thread, one whose memory
+	 * could not be read) by its name, as ps(1) shows it. */
+	const char *cmd =
+	    p->cmdline[0] ? p->cmdline : (snprintf(kernel, sizeof(kernel), "[%s]", p->comm), kernel);
+	/* 7+1+10+1+6+1+6+1+5+1+6+1+15+1 = 62 columns; the command takes the
+	 * rest of the terminal's width (18 on 80), never less than 12. */
 	printf("%7d %s %6s %6s %5d %6u %s %s\n", (int)p->pid,
 	       job != p->job && strlen(job) > 10 ? TTY(job, 40) : COL(job, 10), HUMAN(p->rss_bytes),
 	       HUMAN(p->swap_bytes), p->oom_score_adj, (unsigned)p->uid, COL(p->comm, 15),
-	       TTY(p->cmdline, 18));
+	       WIDE(cmd, term_rest(cli->width, 62, 12)));
 }
 
 static int show_ps(const struct cli *cli, const char *job)
@@ -218,6 +226,8 @@ int cmd_top(struct cli *cli, int argc, char **argv)
 	for (unsigned i = 0; cli->iterations == 0 || i < cli->iterations; i++) {
 		if (tty_out)
 			printf("\033[H\033[2J");
+		/* A terminal resized meanwhile: each screen as wide as it is now. */
+		cli->width = term_width();
 		time_t now = time(NULL);
 		char when[32];
 		strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));

@@ -44,7 +44,10 @@ static const struct verb verbs[] = {
      "adopts cgroups by pattern has a row per instance.\n",
      OPT_JSON, 0, 0, cmd_status},
     {"ps", "[JOB]", "processes with their memory",
-     "The processes of the machine, or of one job, with their memory.\n", OPT_JSON, 0, 1, cmd_ps},
+     "The processes of the machine, or of one job, with their memory and command\n"
+     "lines; the command line takes the rest of the terminal's width ($COLUMNS,\n"
+     "else the terminal's, else 80).\n",
+     OPT_JSON, 0, 1, cmd_ps},
     {"run", "--job NAME -- CMD...", "run CMD in a job (keeps this pid)",
      "Asks the daemon to move this process into the job's memcg, then executes\n"
      "CMD, which keeps this process's pid.  Allowed to root and the job's owner.\n",
@@ -238,7 +241,7 @@ static int parse_args(int argc, char **argv, struct cli *cli, char ***ret_args, 
 
 int main(int argc, char **argv)
 {
-	struct cli cli = {.socket_path = OOMKITD_DEFAULT_SOCKET, .interval_ms = 1000};
+	struct cli cli = {.socket_path = OOMKITD_DEFAULT_SOCKET, .interval_ms = 1000, .width = term_width()};
 	char **args;
 	int n;
 

@@ -11,6 +11,7 @@
 #include "json.h" /* lib/json.h: the text escaper */
 #include "protocol.h"
 #include "term.h"
+#include "value.h" /* the daemon's size format */
 
 static const char *jstr(const struct json *j, const char *key)
 {
@@ -18,19 +19,38 @@ static const char *jstr(const struct json *j, const char *key)
 	return v && v->type == JSON_STRING ? v->str : v && v->type == JSON_NUMBER ? v->str : "-";
 }
 
+/* A size as the daemon's log and reasons write it (value_format_bytes()):
+ * one format in everything a person reads of an OOM. */
 static const char *jsize(const struct json *j, const char *key, char *buf, size_t len)
 {
 	const struct json *v = json_get(j, key);
 	if (!v || v->type != JSON_NUMBER)
-		return "max";
+		return "unlimited";
 	if (strcmp(key, "expect_bytes") == 0 && strcmp(v->str, "0") == 0)
 		return "-";
-	return term_size(strtoull(v->str, NULL, 10), buf, len);
+	value_format_bytes(strtoull(v->str, NULL, 10), buf, len);
+	return buf;
+}
+
+static size_t view_width = 80;
+
+size_t report_view_width(void)
+{
+	return view_width;
+}
+
+const char *report_view_command(const char *comm, const char *cmdline, char *buf, size_t len)
+{
+	if (cmdline && cmdline[0] && strcmp(cmdline, "-") != 0)
+		snprintf(buf, len, "%s", cmdline);
+	else
+		snprintf(buf, len, "[%s]", comm);
+	return buf;
 }
 
 void report_view_field(const char *label, const char *raw)
 {
-	const int indent = 13, width = 80 - indent;
+	const int indent = 13, width = (int)view_width - indent;
 	char safe[4096];
 	const char *text = term_text(raw, 0, safe, sizeof(safe));
 	int col = 0;
@@ -105,6 +125,15 @@ static void show_report_head(const struct json *root, const struct json *dec)
 			 strcmp(jstr(dec, "policy"), "") ? " by " : "", jstr(dec, "policy"));
 		report_view_field("decision:", buf);
 		report_view_field("reason:", jstr(dec, "reason"));
+		/* The victim by its command line: its comm ("python3") may be
+		 * every candidate's. */
+		if (json_get(dec, "victim_cmdline")) {
+			char cmd[512];
+			snprintf(buf, sizeof(buf), "%s %s", jstr(dec, "victim_pid"),
+				 report_view_command(jstr(dec, "victim_comm"), jstr(dec, "victim_cmdline"),
+						     cmd, sizeof(cmd)));
+			report_view_field("victim:", buf);
+		}
 		const struct json *rule = json_get(dec, "victim_rule");
 		if (rule && rule->type == JSON_STRING)
 			report_view_field("rule:", rule->str);
@@ -122,40 +151,56 @@ static void show_report_head(const struct json *root, const struct json *dec)
 	show_hooks(root);
 	const struct json *t = json_get(root, "timings_ms");
 	if (t) {
-		const struct json *fr = json_get(t, "freed");
-		snprintf(buf, sizeof(buf), "decided after %s ms, acted after %s ms, memory freed after %s ms",
-			 jstr(t, "decision"), jstr(t, "action"),
-			 fr && fr->type == JSON_NUMBER ? fr->str : "?");
+		const struct json *fr = json_get(t, "freed"), *why = json_get(root, "not_freed");
+		char freed[256];
+		/* No time when the cgroup was not seen to leave OOM: the report
+		 * says why (a report of an older daemon does not). */
+		if (fr && fr->type == JSON_NUMBER)
+			snprintf(freed, sizeof(freed), "memory freed after %s ms", fr->str);
+		else
+			snprintf(freed, sizeof(freed), "memory not seen freed: %s",
+				 why && why->type == JSON_STRING
+				     ? why->str
+				     : "the cgroup did not leave OOM while oomkitd watched");
+		snprintf(buf, sizeof(buf), "decided after %s ms, acted after %s ms; %s", jstr(t, "decision"),
+			 jstr(t, "action"), freed);
 		report_view_field("timings:", buf);
 	}
 }
 
 void report_view_show(const struct json *root)
 {
-	char a[16], b[16], c[16], e[16];
+	char a[32], b[32], c[32], e[32];
 	const struct json *dec = json_get(root, "decision");
 
 	show_report_head(root, dec);
 	const struct json *jobs = json_get(root, "jobs"), *cands = json_get(root, "candidates");
-	printf("\n%-12s %4s %7s %7s %7s %7s %s\n", "JOB", "PRIO", "USAGE", "LIMIT", "MAX", "EXPECT", "KILL");
+	printf("\n%-12s %4s %9s %9s %9s %9s %s\n", "JOB", "PRIO", "USAGE", "LIMIT", "MAX", "EXPECT", "KILL");
 	for (size_t i = 0; jobs && i < jobs->n; i++) {
 		const struct json *j = jobs->items[i];
-		printf("%s %4s %7s %7s %7s %7s %s\n", COL(jstr(j, "name"), 12), TTY(jstr(j, "priority"), 4),
+		printf("%s %4s %9s %9s %9s %9s %s\n", COL(jstr(j, "name"), 12), TTY(jstr(j, "priority"), 4),
 		       jsize(j, "usage_bytes", a, sizeof(a)), jsize(j, "limit_bytes", b, sizeof(b)),
 		       jsize(j, "limit_max_bytes", c, sizeof(c)), jsize(j, "expect_bytes", e, sizeof(e)),
 		       TTY(jstr(j, "kill"), 8));
 	}
-	printf("\n%7s %-12s %4s %7s %5s %-15s %s\n", "PID", "JOB", "PRIO", "RSS", "ADJ", "COMM", "");
+	/* 7+1+12+1+4+1+9+1+5+1+15+1+9+1 = 68 columns; the command line takes
+	 * the rest of the terminal's width (12 on 80), never less than 12. */
+	size_t cmd_width = term_rest(view_width, 68, 12);
+	printf("\n%7s %-12s %4s %9s %5s %-15s %-9s %s\n", "PID", "JOB", "PRIO", "RSS", "ADJ", "COMM", "",
+	       "COMMAND");
 	for (size_t i = 0; cands && i < cands->n; i++) {
 		const struct json *p = cands->items[i];
 		const struct json *prot = json_get(p, "protected");
 		bool victim = dec && strcmp(jstr(p, "pid"), jstr(dec, "victim_pid")) == 0;
-		printf("%7s %s %4s %7s %5s %s %s\n", TTY(jstr(p, "pid"), 7), COL(jstr(p, "job"), 12),
+		char cmd[512];
+		printf("%7s %s %4s %9s %5s %s %-9s %s\n", TTY(jstr(p, "pid"), 7), COL(jstr(p, "job"), 12),
 		       TTY(jstr(p, "priority"), 4), jsize(p, "rss_bytes", a, sizeof(a)),
 		       TTY(jstr(p, "oom_score_adj"), 5), COL(jstr(p, "comm"), 15),
 		       victim		       ? "<- victim"
 		       : prot && prot->boolean ? "protected"
-					       : "");
+					       : "",
+		       WIDE(report_view_command(jstr(p, "comm"), jstr(p, "cmdline"), cmd, sizeof(cmd)),
+			    cmd_width));
 	}
 }
 
@@ -207,6 +252,7 @@ int report_view_fetch(const struct cli *cli, const struct protocol_request *req,
 
 	if (e)
 		return e;
+	view_width = cli->width;
 	int rr = reply_data_text(&r, &text, &len);
 	conn_close(&c);
 	if (rr < 0)

@@ -4,8 +4,11 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "json.h" /* lib/json.h: the text escaper */
 
@@ -31,6 +34,64 @@ const char *term_text(const char *s, size_t width, char *buf, size_t cap)
 		cols += w;
 	}
 	buf[o] = '\0';
+	return buf;
+}
+
+size_t term_width(void)
+{
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+	size_t w = 80;
+	char *end;
+
+	if (env && *env >= '0' && *env <= '9') {
+		unsigned long v = strtoul(env, &end, 10);
+		if (*end == '\0' && v > 0 && v <= 4096)
+			w = v;
+	} else if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+		w = ws.ws_col;
+	}
+	return w < TERM_WIDTH_MIN ? TERM_WIDTH_MIN : w;
+}
+
+size_t term_rest(size_t width, size_t used, size_t min)
+{
+	return width > used + min ? width - used : min;
+}
+
+/* Columns of the first n bytes of a string term_text() wrote: one per
+ * escape byte or character. */
+static size_t columns(const char *s, size_t n)
+{
+	size_t cols = 0;
+
+	for (size_t i = 0; i < n && s[i]; i++)
+		cols += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return cols;
+}
+
+const char *term_words(const char *s, size_t width, char *buf, size_t cap)
+{
+	char whole[2048];
+
+	term_text(s, 0, whole, sizeof(whole));
+	if (width == 0 || columns(whole, sizeof(whole)) <= width || width < 4 || cap < 4)
+		return term_text(s, width, buf, cap);
+	/* Room for the "...": cut at a whole escape or character (a prefix of
+	 * whole), then, unless a word ends there, back to the end of the last
+	 * whole word if the words before it fill half the column. */
+	term_text(s, width - 3, buf, cap - 3);
+	size_t n = strlen(buf);
+	if (!strchr(" ,;:", whole[n])) {
+		size_t start = n;
+		while (start > 0 && buf[start - 1] != ' ')
+			start--;
+		if (start > 0 && columns(buf, start - 1) >= (width - 3) / 2)
+			n = start - 1;
+	}
+	while (n > 0 && strchr(" ,;:.", buf[n - 1]))
+		n--;
+	memcpy(buf + n, "...", 4);
 	return buf;
 }
 

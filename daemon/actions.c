@@ -138,7 +138,7 @@ static int grow(struct actions *a, struct scope *scope, const struct policy_deci
 		snprintf(result, len, "grow failed: %s", strerror(-r));
 		return r;
 	}
-	value_format_size(dec->new_limit_bytes, sz, sizeof(sz));
+	value_format_bytes(dec->new_limit_bytes, sz, sizeof(sz));
 	snprintf(result, len, "limit raised to %s", sz);
 	actions_set_last(scope, "grew to %s", sz);
 	scope->grows++;

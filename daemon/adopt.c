@@ -167,7 +167,7 @@ static void limit_written(struct adopt *a, struct scope *s)
 	if (a->lend && lend_of(a->lend, s))
 		return;
 	if (set_limit(a, s, &written)) {
-		value_format_size(written, lim, sizeof(lim));
+		value_format_bytes(written, lim, sizeof(lim));
 		snprintf(what, sizeof(what), "its limit was written over; %s again", lim);
 		written_over(a, s, what);
 	}
@@ -339,7 +339,7 @@ static void setup(struct adopt *a, struct scope *s)
 	follow_limit(a, s);
 	(void)oomkit_cgroup_memory(a->ctx, s->rel, &m);
 	int n = oomkit_cgroup_pids(a->ctx, s->rel, true, a->pids, a->max_pids);
-	value_format_size(m.limit_bytes, lim, sizeof(lim));
+	value_format_bytes(m.limit_bytes, lim, sizeof(lim));
 	log_info("%s: adopted %s, %d processes, limit %s, priority %u", s->label, shown(s->rel, buf),
 		 n < 0 ? 0 : n, lim, s->job->priority);
 	a->adopted++;

@@ -36,15 +36,6 @@ static enum oomkit_verdict after_gone(struct chain *c, struct scope *scope, uint
 static void prepare_hooks(struct chain *c, const struct policy_input *in, const struct policy_decision *dec,
 			  struct flight *fl);
 
-/* A reason, cut to what the reports index keeps. */
-static void copy_cut(char *dst, size_t len, const char *src)
-{
-	size_t n = strnlen(src, len - 1);
-
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
 int chain_init(struct chain *c, struct loop *loop)
 {
 	c->buf_len = REPORT_BUF_LEN;
@@ -255,9 +246,10 @@ static void await(struct chain *c, struct flight *fl, int r, const struct action
 	uint64_t now = now_ns();
 
 	fl->t.acted_ns = now;
-	if (r < 0)
+	if (r < 0) {
+		fl->t.not_freed = "the action failed";
 		inflight_land(c->inflight, fl);
-	else if (st->pidfd >= 0 && st->grace_ms)
+	} else if (st->pidfd >= 0 && st->grace_ms)
 		inflight_wait_grace(c->inflight, fl, st->pidfd, st->sig, now + st->grace_ms * NS_PER_MS,
 				    wait_ns);
 	else if (st->pidfd >= 0) {
@@ -301,6 +293,8 @@ static enum oomkit_verdict no_action(struct chain *c, struct scope *scope, unsig
 	snprintf(fl->result, sizeof(fl->result), "%s",
 		 kernel ? "handed to the kernel OOM killer"
 			: "nothing applied; the kernel steps in after the delay");
+	fl->t.not_freed = kernel ? "oomkitd freed none: the kernel OOM killer frees it"
+				 : "oomkitd freed none: the kernel steps in after the delay";
 	actions_set_last(scope, kernel ? "handed to the kernel" : "waited for the kernel");
 	if (kernel) {
 		c->stats->kernel_handoffs++;
@@ -323,7 +317,7 @@ static struct flight *take_flight(struct chain *c, struct scope *scope, const st
 	fl->action = policy_action_name(dec->action);
 	fl->jobs_later = scope->kind != SCOPE_KIND_MACHINE;
 	fl->victim_pid = dec->victim_pid;
-	copy_cut(fl->reason, sizeof(fl->reason), dec->reason);
+	reports_copy_reason(fl->reason, sizeof(fl->reason), dec->reason);
 	fl->t = (struct report_times){.event_ns = ev->time_ns, .decided_ns = decided};
 	return fl;
 }
@@ -373,7 +367,7 @@ static void close_prompt(struct chain *c, struct flight *fl, const char *answer,
 		victim_readers(c, in, dec, &fl->readers);
 	fl->action = policy_action_name(ACTION_PROMPT);
 	fl->jobs_later = p->asker.job;
-	copy_cut(fl->reason, sizeof(fl->reason), p->report_reason);
+	reports_copy_reason(fl->reason, sizeof(fl->reason), p->report_reason);
 	/* The answer (or its deadline) is the decision: a person's time counts. */
 	fl->t = (struct report_times){.event_ns = p->event_ns, .decided_ns = now_ns()};
 	if (fl->report_fd >= 0) {
@@ -1023,6 +1017,7 @@ static enum oomkit_verdict run(struct chain *c, struct scope *scope, const struc
 	fl->readers = readers;
 	if (c->dry_run) {
 		snprintf(fl->result, sizeof(fl->result), "dry run: nothing done");
+		fl->t.not_freed = "a dry run frees nothing";
 		inflight_land(c->inflight, fl);
 		return OOMKIT_WAIT;
 	}

@@ -15,6 +15,10 @@
 /* CLOCK_MONOTONIC, in nanoseconds. */
 uint64_t now_ns(void);
 
+/* CLOCK_BOOTTIME, in milliseconds: the clock a process's start time
+ * (/proc/PID/stat) counts on. */
+uint64_t boot_ms(void);
+
 /* CLOCK_REALTIME, in milliseconds since the epoch. */
 uint64_t realtime_ms(void);
 

@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "handler.h"
 #include "log.h"
+#include "value.h"
 
 #define PRESSURE_LOG_EVERY_NS (10ull * NS_PER_SEC)
 
@@ -194,9 +195,10 @@ static enum oomkit_verdict on_pressure(oomkit_ctx *ctx, const struct oomkit_even
 		/* Rewritten with the log line, not on every event: pressure comes in
 		 * bursts just before an OOM, when the daemon's time matters most. */
 		metrics_changed(h->metrics);
-		log_warning(
-		    "machine: critical memory pressure (%" PRIu64 " of %" PRIu64 " MiB); an OOM may follow",
-		    ev->usage_bytes >> 20, ev->limit_bytes == OOMKIT_UNLIMITED ? 0 : ev->limit_bytes >> 20);
+		char usage[32], limit[32];
+		value_format_bytes(ev->usage_bytes, usage, sizeof(usage));
+		value_format_bytes(ev->limit_bytes, limit, sizeof(limit));
+		log_warning("machine: critical memory pressure (%s of %s); an OOM may follow", usage, limit);
 	}
 	return OOMKIT_WAIT;
 }

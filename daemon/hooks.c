@@ -186,8 +186,9 @@ int hooks_setup(struct hooks *h, oomkit_ctx *ctx, struct loop *loop, const char 
 		return 0;
 	}
 	h->slots_ready = true;
-	log_info("hooks: %d slots below %s, %" PRIu64 " MiB each", HOOKPROTO_SLOTS, h->rel,
-		 memory_bytes >> 20);
+	char size[32];
+	value_format_bytes(memory_bytes, size, sizeof(size));
+	log_info("hooks: %d slots below %s, %s each", HOOKPROTO_SLOTS, h->rel, size);
 	return 0;
 }
 

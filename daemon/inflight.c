@@ -15,6 +15,10 @@
 #define FREED_WAIT_NS (500ull * NS_PER_MS)
 /* How often we look meanwhile: the kernel does not tell. */
 #define FREED_POLL_NS (2ull * NS_PER_MS)
+/* What a report says when the wait above ends with the scope still out of
+ * memory (FREED_WAIT_NS in words). */
+#define NOT_FREED_EXITED "the cgroup was still out of memory 500 ms after the victim exited"
+#define NOT_FREED_ACTED "the cgroup was still out of memory 500 ms after the action"
 
 static void on_pidfd(void *data, uint32_t index, uint32_t events);
 static void on_timer(void *data, uint64_t now);
@@ -199,6 +203,7 @@ void inflight_wait_freed(struct inflight *f, struct flight *fl)
 		return;
 	}
 	if (!fl->used) {
+		fl->t.not_freed = "the cgroup was still out of memory when the report was written";
 		inflight_land(f, fl);
 		return;
 	}
@@ -253,6 +258,7 @@ static void on_timer(void *data, uint64_t now)
 			inflight_land(f, fl);
 		} else if (fl->wait == FLIGHT_FREED && now >= fl->deadline_ns) {
 			struct scope *scope = fl->exited ? scope_get(fl->scope) : NULL;
+			fl->t.not_freed = fl->exited ? NOT_FREED_EXITED : NOT_FREED_ACTED;
 			inflight_land(f, fl);
 			if (scope && f->oom_goes_on)
 				f->oom_goes_on(f->kill_due_data, scope);
@@ -332,7 +338,10 @@ bool inflight_exiting(const struct inflight *f, const struct scope *scope)
 void inflight_land_all(struct inflight *f)
 {
 	for (unsigned i = 0; i < INFLIGHT_MAX; i++)
-		if (f->slots[i].used)
+		if (f->slots[i].used) {
+			if (!f->slots[i].t.freed_ns && !f->slots[i].t.not_freed)
+				f->slots[i].t.not_freed = "oomkitd stopped before the cgroup left OOM";
 			land_now(f, &f->slots[i]);
+		}
 	f->timer.due_ns = 0;
 }

@@ -46,7 +46,7 @@ static void adopt(struct jobs *j, struct scope *s)
 							     : m.limit_bytes;
 	if (want != m.limit_bytes && !j->dry_run && (r = oomkit_set_limit(j->ctx, s->rel, want)) < 0)
 		log_warning("%s: cannot set the limit: %s", s->name, strerror(-r));
-	value_format_size(want, a, sizeof(a));
+	value_format_bytes(want, a, sizeof(a));
 	log_info("%s: adopted %s with %d processes, limit %s", s->name, s->rel, n < 0 ? 0 : n, a);
 }
 
@@ -67,7 +67,7 @@ static void setup_job(struct jobs *j, struct scope *s)
 		log_err("%s: cannot create %s: %s", s->name, s->rel, strerror(-r));
 		return;
 	} else {
-		value_format_size(c->limit_bytes, a, sizeof(a));
+		value_format_bytes(c->limit_bytes, a, sizeof(a));
 		log_info("%s: created %s, limit %s, priority %u", s->name, s->rel, a, c->priority);
 	}
 	if (c->has_owner && !j->dry_run)
@@ -248,8 +248,9 @@ int jobs_enter_reserve(struct jobs *j)
 		log_err("cannot enter the reserve memcg %s: %s", j->reserve, strerror(-r));
 		j->reserve[0] = '\0';
 	} else {
-		log_info("running in %s with %" PRIu64 " MiB of headroom", j->reserve,
-			 j->cfg->reserve_bytes >> 20);
+		char size[32];
+		value_format_bytes(j->cfg->reserve_bytes, size, sizeof(size));
+		log_info("running in %s with %s of headroom", j->reserve, size);
 	}
 	return r;
 }

@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "lend.h"
 #include "log.h"
+#include "value.h"
 
 /* How often a released loan is tried: often while its victim's memory is
  * on its way out, rarely once the job has settled above its limit. */
@@ -101,8 +102,10 @@ const struct oomkit_loan *lend_take(struct lend *l, struct scope *scope, uint64_
 	s->hold_until_ns = hold_until_ns;
 	s->since_ns = hold_until_ns;
 	s->told = false;
-	log_info("%s: lent %" PRIu64 " KiB of headroom above its limit of %" PRIu64 " KiB", s->label,
-		 s->loan.lent_bytes >> 10, s->loan.limit_bytes >> 10);
+	char lent[32], limit[32];
+	value_format_bytes(s->loan.lent_bytes, lent, sizeof(lent));
+	value_format_bytes(s->loan.limit_bytes, limit, sizeof(limit));
+	log_info("%s: lent %s of headroom above its limit of %s", s->label, lent, limit);
 	arm(l, now_ns());
 	return &s->loan;
 }
@@ -129,19 +132,19 @@ void lend_release(struct lend *l, const struct scope *scope)
 static int try_repay(struct lend *l, struct loan_slot *s, uint64_t now)
 {
 	int r = oomkit_repay(l->ctx, s->rel, &s->loan);
+	char limit[32];
 
+	value_format_bytes(s->loan.limit_bytes, limit, sizeof(limit));
 	if (r == -EBUSY) {
 		if (!s->told && now - s->since_ns >= REPAY_FAST_FOR_NS) {
 			s->told = true;
-			log_notice("%s: the headroom lent is still in use; taken back once usage is below "
-				   "%" PRIu64 " KiB",
-				   s->label, s->loan.limit_bytes >> 10);
+			log_notice("%s: the headroom lent is still in use; taken back once usage is below %s",
+				   s->label, limit);
 		}
 		return 0;
 	}
 	if (r == 0)
-		log_info("%s: headroom taken back, limit %" PRIu64 " KiB again", s->label,
-			 s->loan.limit_bytes >> 10);
+		log_info("%s: headroom taken back, limit %s again", s->label, limit);
 	else if (r == -ESTALE)
 		log_info("%s: its limit was changed meanwhile: the loan is void", s->label);
 	else if (r != -ENOENT)
@@ -168,10 +171,15 @@ void lend_repay_all(struct lend *l)
 		if (!s->used)
 			continue;
 		s->told = true; /* said below instead */
-		if (!try_repay(l, s, now_ns()))
-			log_warning("%s: stopping with %" PRIu64 " KiB of headroom still lent (limit %" PRIu64
-				    " KiB, not lowered below its usage)",
-				    s->label, s->loan.lent_bytes >> 10, s->loan.limit_bytes >> 10);
+		if (!try_repay(l, s, now_ns())) {
+			char lent[32], limit[32];
+			value_format_bytes(s->loan.lent_bytes, lent, sizeof(lent));
+			value_format_bytes(s->loan.limit_bytes, limit, sizeof(limit));
+			log_warning(
+			    "%s: stopping with %s of headroom still lent (limit %s, not lowered below its "
+			    "usage)",
+			    s->label, lent, limit);
+		}
 		s->used = false;
 	}
 	l->timer.due_ns = 0;

@@ -80,6 +80,13 @@ bool policy_protected(const struct policy_input *in, const struct policy_proc *p
 	return false;
 }
 
+const char *policy_cmdline(const struct policy_input *in, const struct policy_proc *proc)
+{
+	if (!in->cmdlines || proc < in->procs || proc >= in->procs + in->n_procs)
+		return "";
+	return in->cmdlines[proc - in->procs];
+}
+
 const char *policy_place_name(enum policy_place place)
 {
 	switch (place) {
@@ -132,17 +139,6 @@ static const char *group_name(const struct policy_input *in, int group)
 	if (group < 0 || (unsigned)group >= in->n_groups)
 		return "(no job)";
 	return in->groups[group].name;
-}
-
-/* Human sizes for reasons: whole MiB above 10 MiB, else KiB. */
-static void fmt_bytes(uint64_t bytes, char *buf, size_t len)
-{
-	if (bytes == OOMKIT_UNLIMITED)
-		snprintf(buf, len, "unlimited");
-	else if (bytes >= (10u << 20))
-		snprintf(buf, len, "%" PRIu64 " MiB", bytes >> 20);
-	else
-		snprintf(buf, len, "%" PRIu64 " KiB", bytes >> 10);
 }
 
 /* Larger first, then newer, then higher pid: a total order on candidates. */
@@ -483,7 +479,7 @@ static void choose(const struct policy_input *in, const struct order *o, const s
 				 "; %s is not spared: it holds more than four times the rest of its job",
 				 victim->pid == victim->sid ? "the session leader" : "the shell");
 	}
-	fmt_bytes(victim->rss_bytes, size, sizeof(size));
+	value_format_bytes(victim->rss_bytes, size, sizeof(size));
 	placed_by(in, o, victim, placed, sizeof(placed));
 	d->victim_pid = victim->pid;
 	d->victim_start_time = victim->start_time;
@@ -524,7 +520,7 @@ static bool do_grow(const struct policy_input *in, struct policy_decision *d, ch
 	}
 	const struct policy_group *job = &in->groups[in->scope_group];
 	if (job->limit_bytes >= job->limit_max_bytes) {
-		value_format_size(job->limit_max_bytes, a, sizeof(a));
+		value_format_bytes(job->limit_max_bytes, a, sizeof(a));
 		snprintf(note, len, "job %s is at its limit_max %s", job->name, a);
 		return false;
 	}
@@ -535,17 +531,17 @@ static bool do_grow(const struct policy_input *in, struct policy_decision *d, ch
 	uint64_t room = in->capacity_bytes > others ? in->capacity_bytes - others : 0;
 	uint64_t target = job->limit_max_bytes < room ? job->limit_max_bytes : room;
 	if (target <= job->limit_bytes) {
-		fmt_bytes(room, a, sizeof(a));
+		value_format_bytes(room, a, sizeof(a));
 		snprintf(note, len, "the machine has no room for job %s (%s left for it)", job->name, a);
 		return false;
 	}
 	d->action = ACTION_GROW;
 	d->new_limit_bytes = target;
-	value_format_size(job->limit_bytes, a, sizeof(a));
-	value_format_size(target, b, sizeof(b));
-	fmt_bytes(room, c, sizeof(c));
+	value_format_bytes(job->limit_bytes, a, sizeof(a));
+	value_format_bytes(target, b, sizeof(b));
+	value_format_bytes(room, c, sizeof(c));
 	char m[32];
-	value_format_size(job->limit_max_bytes, m, sizeof(m));
+	value_format_bytes(job->limit_max_bytes, m, sizeof(m));
 	snprintf(d->reason, sizeof(d->reason),
 		 "job %s grows from %s to %s (limit_max %s, %s of the machine left for it)", job->name, a, b,
 		 m, c);
@@ -579,6 +575,25 @@ static bool do_kill_lowest(const struct policy_input *in, struct policy_decision
 	return true;
 }
 
+/* When a process started, for a person: "12 s before the OOM", from its
+ * start time and the snapshot's time on the same clock; "N s after boot"
+ * if the snapshot's time is not known. */
+static void started_when(const struct policy_input *in, const struct policy_proc *p, char *buf, size_t len)
+{
+	/* /proc counts start times in USER_HZ ticks: 100 on every Linux. */
+	uint64_t hz = in->ticks_per_sec ? in->ticks_per_sec : 100;
+	uint64_t start_ms = p->start_time / hz * 1000 + p->start_time % hz * 1000 / hz;
+	char t[32];
+
+	if (!in->taken_boot_ms) {
+		value_format_elapsed(start_ms, t, sizeof(t));
+		snprintf(buf, len, "%s after boot", t);
+		return;
+	}
+	value_format_elapsed(in->taken_boot_ms > start_ms ? in->taken_boot_ms - start_ms : 0, t, sizeof(t));
+	snprintf(buf, len, "%s before the OOM", t);
+}
+
 static bool do_kill_newest(const struct policy_input *in, struct policy_decision *d, char *note, size_t len)
 {
 	const struct policy_proc *best = best_of(in, &orders[POLICY_KILL_NEWEST]);
@@ -588,8 +603,9 @@ static bool do_kill_newest(const struct policy_input *in, struct policy_decision
 		snprintf(note, len, "no process may be killed");
 		return false;
 	}
-	snprintf(why, sizeof(why), "process %d started last%s (start time %" PRIu64 ")", best->pid,
-		 among(best), best->start_time);
+	char when[64];
+	started_when(in, best, when, sizeof(when));
+	snprintf(why, sizeof(why), "process %d started last%s, %s", best->pid, among(best), when);
 	choose(in, &orders[POLICY_KILL_NEWEST], best, d, why);
 	return true;
 }
@@ -619,7 +635,7 @@ static bool do_kill_over_expected(const struct policy_input *in, struct policy_d
 		return false;
 	}
 	const struct policy_group *g = &in->groups[best->group];
-	value_format_size(g->expect_bytes, e, sizeof(e));
+	value_format_bytes(g->expect_bytes, e, sizeof(e));
 	snprintf(why, sizeof(why),
 		 "job %s uses %" PRIu64 "%% of its expected %s, the most above expectation%s", g->name,
 		 (uint64_t)((unsigned __int128)g->usage_bytes * 100 / g->expect_bytes), e, among(best));

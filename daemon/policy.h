@@ -20,6 +20,9 @@
 #define POLICY_TRAIL_MAX 512
 #define POLICY_MAX_CHAIN 8
 #define POLICY_COMM_MAX 16 /* process names as the kernel keeps them (15 + NUL) */
+/* A process's command line as a report shows it: its arguments joined by
+ * spaces, cut to this (NUL included); a snapshot keeps one per process. */
+#define POLICY_CMDLINE_MAX 128
 
 /* The policies a chain is made of. */
 enum policy_kind {
@@ -115,6 +118,14 @@ struct policy_input {
 	unsigned n_groups;
 	const struct policy_proc *procs;
 	unsigned n_procs;
+	/* procs[i]'s command line is cmdlines[i] (never decides anything: a
+	 * report and explain show it); NULL: not read. */
+	const char (*cmdlines)[POLICY_CMDLINE_MAX];
+	/* When the snapshot was taken, in ms since boot (CLOCK_BOOTTIME, the
+	 * clock start times count on), and the ticks per second they count in:
+	 * how long before it a process started.  0: not known. */
+	uint64_t taken_boot_ms;
+	unsigned ticks_per_sec;
 	uint64_t capacity_bytes;     /* the machine limit, or RAM less the reserve */
 	const pid_t *protected_pids; /* the daemon and its guardian */
 	unsigned n_protected_pids;
@@ -179,6 +190,9 @@ unsigned policy_rank(const struct policy_input *in, enum policy_kind kind, unsig
 
 /* "prefer", "avoid", "protect" or "none". */
 const char *policy_place_name(enum policy_place place);
+
+/* proc's command line (proc is one of in->procs); "" if it was not read. */
+const char *policy_cmdline(const struct policy_input *in, const struct policy_proc *proc);
 
 /* Where systemd's ManagedOOMPreference= (omit, avoid) of a process's cgroup
  * puts it, given where the configuration's rules put it: a rule of the

@@ -33,6 +33,14 @@ void report_write_decision(struct oomkit__json *w, const char *key, const struct
 	oomkit__json_limit(w, "new_limit_bytes",
 			   dec->action == ACTION_GROW ? dec->new_limit_bytes : UINT64_MAX);
 	if (dec->action == ACTION_KILL || dec->action == ACTION_KILL_JOB) {
+		/* Its command line as the snapshot read it (the candidates have
+		 * it too): a comm alone ("python3") rarely says which one it is. */
+		for (unsigned i = 0; i < in->n_procs; i++)
+			if (in->procs[i].pid == dec->victim_pid) {
+				oomkit__json_str(w, "victim_comm", in->procs[i].comm);
+				oomkit__json_str(w, "victim_cmdline", policy_cmdline(in, &in->procs[i]));
+				break;
+			}
 		oomkit__json_str(w, "victim_place", policy_place_name(dec->victim_place));
 		if (dec->victim_rule[0])
 			oomkit__json_str(w, "victim_rule", dec->victim_rule);
@@ -74,6 +82,7 @@ void report_write_proc(struct oomkit__json *w, const struct policy_input *in, co
 	oomkit__json_i64(w, "oom_score_adj", p->oom_score_adj);
 	oomkit__json_u64(w, "start_time", p->start_time);
 	oomkit__json_str(w, "comm", p->comm);
+	oomkit__json_str(w, "cmdline", policy_cmdline(in, p));
 	oomkit__json_bool(w, "protected", policy_protected(in, p));
 	if (policy_excluded(in, p, why, sizeof(why)))
 		oomkit__json_str(w, "excluded", why);
@@ -242,6 +251,10 @@ void report_write_tail(struct oomkit__json *w, const char *outcome, const struct
 	else
 		oomkit__json_null(w, "freed");
 	oomkit__json_close(w, '}');
+	if (!t->freed_ns)
+		oomkit__json_str(w, "not_freed",
+				 t->not_freed ? t->not_freed
+					      : "the cgroup did not leave OOM while oomkitd watched");
 	/* Last: an index rebuilt at start finds them at the end of the file. */
 	write_readers(w, readers);
 	oomkit__json_close(w, '}');

@@ -38,13 +38,14 @@ void report_write_head(struct oomkit__json *w, oomkit_ctx *ctx, const struct rep
 		       const struct policy_input *in, const struct policy_decision *dec);
 
 /* The decision as a report has it, as member key: action, policy, step,
- * victim (pid, job, and the rule that placed it), reason, the steps that did
+ * victim (pid, job, comm and command line, and the rule that placed it), reason, the steps that did
  * not apply.  explain.c writes the same object. */
 void report_write_decision(struct oomkit__json *w, const char *key, const struct policy_input *in,
 			   const struct policy_decision *dec);
 
 /* The members of one process as a report's candidates list has it (inside
- * an object the caller opens): pid, job, memory, start, comm, whether it is
+ * an object the caller opens): pid, job, memory, start, comm and command
+ * line (as the snapshot read it, cut to POLICY_CMDLINE_MAX), whether it is
  * protected, why it is no candidate, where the rules put it and by which
  * rule. */
 void report_write_proc(struct oomkit__json *w, const struct policy_input *in, const struct policy_proc *p);
@@ -58,6 +59,9 @@ void report_write_answer(struct oomkit__json *w, const char *answer, uid_t uid, 
 struct report_times {
 	uint64_t event_ns, decided_ns, acted_ns;
 	uint64_t freed_ns; /* 0: the scope did not leave OOM while we watched */
+	/* freed_ns 0: why, as the report says it ("nothing was done: ...");
+	 * a static string.  NULL: it did not leave OOM while watched. */
+	const char *not_freed;
 };
 
 /* Every job as its memcg is now, for a job's OOM (whose snapshot read only
@@ -91,7 +95,8 @@ struct report_more {
 	const char *ended_by; /* a kill: the signal its victim got last ("SIGTERM"); NULL: none */
 };
 
-/* The outcome (more may be NULL), the timings and the uids the OOM
+/* The outcome (more may be NULL), the timings (with why no memory was
+ * seen freed, if none was), and the uids the OOM
  * concerned in the end (a prompt's answer may have added some); closes the
  * report's object and flushes. */
 void report_write_tail(struct oomkit__json *w, const char *outcome, const struct report_more *more,

@@ -90,6 +90,34 @@ static void set_instance(struct report_entry *e, const char *rel)
 	e->instance[n] = '\0';
 }
 
+void reports_copy_reason(char *dst, size_t len, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (len < 8) {
+		dst[0] = '\0';
+		return;
+	}
+	if (n < len) {
+		memcpy(dst, src, n + 1);
+		return;
+	}
+	/* Room for "...", then back to a space; a word longer than half the
+	 * room is cut where it is (at a whole UTF-8 sequence). */
+	n = len - 4;
+	size_t end = n;
+	while (end > 0 && !strchr(" ,;:", src[end]))
+		end--;
+	if (end >= n / 2)
+		n = end;
+	while (n > 0 && ((unsigned char)src[n] & 0xc0) == 0x80)
+		n--;
+	while (n > 0 && strchr(" ,;:.", src[n - 1]))
+		n--;
+	memcpy(dst, src, n);
+	memcpy(dst + n, "...", 4);
+}
+
 void reports_readers_add(struct report_readers *r, uid_t uid)
 {
 	if (uid == 0 || reports_readers_has(r, uid) || r->n >= REPORTS_READERS_MAX)
@@ -232,7 +260,10 @@ static bool decision(struct scan *s, struct report_entry *e)
 		if (strcmp(key, "action") == 0) {
 			ok = string(s, e->action, sizeof(e->action));
 		} else if (strcmp(key, "reason") == 0) {
-			ok = string(s, e->reason, sizeof(e->reason));
+			char whole[512]; /* a decision's reason is 256 bytes at most */
+			ok = string(s, whole, sizeof(whole));
+			if (ok)
+				reports_copy_reason(e->reason, sizeof(e->reason), whole);
 		} else if (strcmp(key, "victim_pid") == 0) {
 			ok = scalar(s, v, sizeof(v));
 			if (ok)
@@ -684,7 +715,7 @@ static void add_entry(struct reports *r, unsigned id, const char *scope, uint64_
 	e->time_ms = sum ? sum->time_ms : 0;
 	e->victim_pid = sum ? sum->victim_pid : 0;
 	snprintf(e->action, sizeof(e->action), "%s", sum && sum->action ? sum->action : "?");
-	snprintf(e->reason, sizeof(e->reason), "%s", sum && sum->reason ? sum->reason : "");
+	reports_copy_reason(e->reason, sizeof(e->reason), sum && sum->reason ? sum->reason : "");
 	set_instance(e, sum ? sum->instance : NULL);
 	if (sum && sum->readers)
 		e->readers = *sum->readers;

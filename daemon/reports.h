@@ -45,6 +45,10 @@ struct report_readers {
 	uid_t uid[REPORTS_READERS_MAX];
 };
 
+/* A decision's reason as the index keeps it (len bytes, REPORTS_REASON_MAX):
+ * whole if it fits, else cut after its last whole word with "...". */
+void reports_copy_reason(char *dst, size_t len, const char *src);
+
 /* Adds uid (root, a duplicate, or one past the bound: nothing). */
 void reports_readers_add(struct report_readers *r, uid_t uid);
 /* Whether uid is among them. */

@@ -224,10 +224,11 @@ static void resolved(struct shed *s, struct shed_run *run, uint64_t now)
 	(void)now;
 	run->seen.resolved = true;
 	run->fl->t.freed_ns = run->below_ns;
-	value_format_size(seen->before_bytes > seen->after_bytes ? seen->before_bytes - seen->after_bytes : 0,
-			  got, sizeof(got));
-	value_format_size(seen->before_bytes, a, sizeof(a));
-	value_format_size(seen->after_bytes, b, sizeof(b));
+	value_format_bytes(seen->before_bytes > seen->after_bytes ? seen->before_bytes - seen->after_bytes
+								  : 0,
+			   got, sizeof(got));
+	value_format_bytes(seen->before_bytes, a, sizeof(a));
+	value_format_bytes(seen->after_bytes, b, sizeof(b));
 	snprintf(result, sizeof(result), "resolved by shedding: %s came back (%s -> %s); nothing killed", got,
 		 a, b);
 	if (scope) {
@@ -247,9 +248,10 @@ static void timed_out(struct shed *s, struct shed_run *run)
 	uint64_t event_ns = run->event_ns;
 	unsigned next = run->next_step;
 
-	value_format_size(seen->before_bytes > seen->after_bytes ? seen->before_bytes - seen->after_bytes : 0,
-			  got, sizeof(got));
-	value_format_size(seen->target_bytes, t, sizeof(t));
+	value_format_bytes(seen->before_bytes > seen->after_bytes ? seen->before_bytes - seen->after_bytes
+								  : 0,
+			   got, sizeof(got));
+	value_format_bytes(seen->target_bytes, t, sizeof(t));
 	value_format_duration((run->deadline_ns - run->asked_ns) / NS_PER_MS, w, sizeof(w));
 	snprintf(result, sizeof(result),
 		 "shedding gave back %.20s in %.20s, not enough (below %.20s needed); the chain goes on", got,

@@ -30,9 +30,12 @@ int snapshot_init(struct snapshot *s, oomkit_ctx *ctx, struct scopes *scopes, si
 		s->group_of_slot[i] = -1;
 	s->per_group = calloc(n + 1, sizeof(*s->per_group));
 	s->cmdline = calloc(1, SNAPSHOT_CMDLINE_MAX);
+	s->cmdlines = calloc(max_pids, sizeof(*s->cmdlines));
 	s->exe = calloc(1, SNAPSHOT_EXE_MAX);
+	long hz = sysconf(_SC_CLK_TCK);
+	s->ticks_per_sec = hz > 0 ? (unsigned)hz : 0;
 	return s->pids && s->procs && s->groups && s->group_scope && s->group_of_slot && s->slots_set &&
-		       s->per_group && s->cmdline && s->exe
+		       s->per_group && s->cmdline && s->cmdlines && s->exe
 		   ? 0
 		   : -ENOMEM;
 }
@@ -52,6 +55,7 @@ void snapshot_free(struct snapshot *s)
 	free(s->slots_set);
 	free(s->per_group);
 	free(s->cmdline);
+	free(s->cmdlines);
 	free(s->exe);
 	memset(s, 0, sizeof(*s));
 }
@@ -178,9 +182,19 @@ static int evictable(const struct walk *w, const struct policy_proc *pp)
 	return best;
 }
 
-static void keep(struct walk *w, const struct policy_proc *pp)
+/* A process's command line into its slot, cut to what a report shows. */
+static void keep_cmdline(struct snapshot *s, unsigned slot, const char *cmdline)
+{
+	size_t n = strnlen(cmdline, POLICY_CMDLINE_MAX - 1);
+
+	memcpy(s->cmdlines[slot], cmdline, n);
+	s->cmdlines[slot][n] = '\0';
+}
+
+static void keep(struct walk *w, const struct policy_proc *pp, const char *cmdline)
 {
 	if (w->n_procs < w->s->max_pids) {
+		keep_cmdline(w->s, w->n_procs, cmdline);
 		w->s->procs[w->n_procs++] = *pp;
 		w->per_group[pp->group]++;
 		return;
@@ -191,6 +205,7 @@ static void keep(struct walk *w, const struct policy_proc *pp)
 		return;
 	w->per_group[w->s->procs[k].group]--;
 	w->s->procs[k] = *pp;
+	keep_cmdline(w->s, (unsigned)k, cmdline);
 	w->per_group[pp->group]++;
 }
 
@@ -265,7 +280,9 @@ static int on_pid(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userd
 	place(s, j, &p, e, &pp);
 	const struct policy_group *grp = &s->groups[pp.group];
 	pp.place = policy_systemd_place(pp.place, grp->omit, grp->avoid);
-	keep(w, &pp);
+	/* The command line its record has (already read, bounded): a report
+	 * names the process by it. */
+	keep(w, &pp, p.cmdline);
 	return 0;
 }
 
@@ -323,6 +340,9 @@ int snapshot_take(struct snapshot *s, const struct scope *scope, uint64_t capaci
 	in->n_groups = w.n_groups;
 	in->procs = s->procs;
 	in->n_procs = w.n_procs;
+	in->cmdlines = (const char(*)[POLICY_CMDLINE_MAX])s->cmdlines;
+	in->taken_boot_ms = boot_ms();
+	in->ticks_per_sec = s->ticks_per_sec;
 	in->capacity_bytes = capacity_bytes;
 	in->protected_pids = s->protected_pids;
 	in->n_protected_pids = s->protected_pids[1] > 0 ? 2 : 1;

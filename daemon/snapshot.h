@@ -45,17 +45,19 @@ struct snapshot {
 	size_t max_pids;
 	pid_t *pids;
 	struct policy_proc *procs;
-	struct policy_group *groups; /* max_jobs + 1: the jobs, then "(other)" */
-	struct scope **group_scope;  /* the scope of each group; NULL for "(other)" */
-	int *group_of_slot;	     /* max_jobs: a job slot's group, or -1 */
-	unsigned *slots_set;	     /* max_jobs: the slots group_of_slot gives a group now */
-	unsigned n_groups_set;	     /* how many */
-	unsigned *per_group;	     /* max_jobs + 1: candidates kept per group, while walking */
-	pid_t protected_pids[2];     /* the daemon and its guardian */
-	const struct lend *lend;     /* a job lent headroom is shown at its own limit */
-	const struct config *cfg;    /* the machine's rules (snapshot_configure()) */
-	char *cmdline;		     /* SNAPSHOT_CMDLINE_MAX: one process's, while it is placed */
-	char *exe;		     /* SNAPSHOT_EXE_MAX */
+	struct policy_group *groups;	      /* max_jobs + 1: the jobs, then "(other)" */
+	struct scope **group_scope;	      /* the scope of each group; NULL for "(other)" */
+	int *group_of_slot;		      /* max_jobs: a job slot's group, or -1 */
+	unsigned *slots_set;		      /* max_jobs: the slots group_of_slot gives a group now */
+	unsigned n_groups_set;		      /* how many */
+	unsigned *per_group;		      /* max_jobs + 1: candidates kept per group, while walking */
+	pid_t protected_pids[2];	      /* the daemon and its guardian */
+	const struct lend *lend;	      /* a job lent headroom is shown at its own limit */
+	const struct config *cfg;	      /* the machine's rules (snapshot_configure()) */
+	char *cmdline;			      /* SNAPSHOT_CMDLINE_MAX: one process's, while it is placed */
+	char (*cmdlines)[POLICY_CMDLINE_MAX]; /* max_pids: each kept process's, as reports show it */
+	unsigned ticks_per_sec;		      /* what start times count in */
+	char *exe;			      /* SNAPSHOT_EXE_MAX */
 };
 
 #define SNAPSHOT_CMDLINE_MAX 4096 /* a cmdline: rule sees this much of a command line */

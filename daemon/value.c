@@ -172,6 +172,33 @@ void value_format_duration(uint64_t ms, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu64 "ms", ms);
 }
 
+void value_format_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	if (bytes == UINT64_MAX)
+		snprintf(buf, len, "unlimited");
+	else if (bytes >= (10ull << 20))
+		snprintf(buf, len, "%" PRIu64 " MiB", bytes >> 20);
+	else
+		snprintf(buf, len, "%" PRIu64 " KiB", bytes >> 10);
+}
+
+void value_format_elapsed(uint64_t ms, char *buf, size_t len)
+{
+	uint64_t s = ms / 1000;
+
+	if (s < 10)
+		snprintf(buf, len, "%" PRIu64 ".%" PRIu64 " s", s, ms % 1000 / 100);
+	else if (s < 60)
+		snprintf(buf, len, "%" PRIu64 " s", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%" PRIu64 " min %" PRIu64 " s", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, len, "%" PRIu64 " h %" PRIu64 " min", s / 3600, s % 3600 / 60);
+	else
+		snprintf(buf, len, "%" PRIu64 " day%s %" PRIu64 " h", s / 86400, s < 2 * 86400 ? "" : "s",
+			 s % 86400 / 3600);
+}
+
 /* Normalises an absolute path into out: repeated slashes collapse and a
  * trailing one goes, so that a path has one spelling, the one every check and
  * every message uses.  Refuses what names another place than it seems to: a

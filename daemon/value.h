@@ -71,4 +71,14 @@ void value_format_size(uint64_t bytes, char *buf, size_t len);
 /* "2s" for whole seconds, else "250ms"; 0 is "0". */
 void value_format_duration(uint64_t ms, char *buf, size_t len);
 
+/* A size as every log line and human-readable report shows it: "512 KiB"
+ * below 10 MiB, else whole MiB ("73 MiB"), rounded down; UINT64_MAX
+ * (no limit) is "unlimited".  (Configuration values read back as they are
+ * written: value_format_size().)  At most 24 bytes. */
+void value_format_bytes(uint64_t bytes, char *buf, size_t len);
+
+/* A time elapsed, for a person: "0.4 s", "12 s", "3 min 20 s", "2 h 5 min",
+ * "3 days 4 h". */
+void value_format_elapsed(uint64_t ms, char *buf, size_t len);
+
 #endif

@@ -99,8 +99,10 @@ OOMKIT__EXPORT int oomkit_lend(oomkit_ctx *ctx, const char *cgroup, uint64_t wan
 	*ret_loan = (struct oomkit_loan){.limit_bytes = m.limit_bytes,
 					 .lent_bytes = lend,
 					 .clear_bytes = oomkit__clear_level(ctx, m.limit_bytes)};
-	oomkit__log(ctx, OOMKIT_LOG_DEBUG, "%s: lent %llu KiB above its limit", rel,
-		    (unsigned long long)(lend >> 10));
+	/* Sizes in a log line as the daemon writes them: KiB below 10 MiB, else MiB. */
+	oomkit__log(ctx, OOMKIT_LOG_DEBUG, "%s: lent %llu %s above its limit", rel,
+		    (unsigned long long)(lend >= (10ull << 20) ? lend >> 20 : lend >> 10),
+		    lend >= (10ull << 20) ? "MiB" : "KiB");
 	return 0;
 }
 

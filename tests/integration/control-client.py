@@ -9,6 +9,9 @@
 #   hold SOCK N          opens N connections that send nothing ("connected N"), waits
 #                        for each to be refused or dropped: "held K refused R MESSAGE",
 #                        "dropped first at TIME" (time.time() of the first drop)
+#   hold-seq SOCK UID:GID:N:FILE...  root, for each in turn: a child as UID
+#                        holds N connections ("hold"; N "drip": "drip"), its
+#                        output in FILE; the next starts once it connected
 #   drip SOCK            sends a request a byte at a time, never its newline
 #   listen SOCK N STOP   N listeners, as desktop agents are ("prompt", then reading
 #                        what comes): "listening K refused R MESSAGE"; then reads
@@ -105,9 +108,12 @@ def flood(path):
         print("not dropped", flush=True)
 
 
-def hold(path, n):
+def hold(path, n, ready=None):
     conns = [connect(path) for _ in range(n)]
     print("connected %d" % n, flush=True)
+    if ready:
+        ready.write("x")
+        ready.close()
     held, refused, msg, drops = 0, 0, "", []
     for s in conns:
         # A refused connection gets its error, then the end; a held one
@@ -162,9 +168,12 @@ def listen(path, n, stop):
     print("stopped", flush=True)
 
 
-def drip(path):
+def drip(path, ready=None):
     s = connect(path)
     print("connected", flush=True)
+    if ready:
+        ready.write("x")
+        ready.close()
     start = time.monotonic()
     for b in b"status" * 1000:
         try:
@@ -177,6 +186,45 @@ def drip(path):
             print("not dropped", flush=True)
             return
     print("dropped after %.1f s" % (time.monotonic() - start), flush=True)
+
+
+def hold_seq(path, specs):
+    """Root starts every holder from one interpreter: for each UID:GID:N:FILE
+    (N connections held, or "drip") it forks a child that becomes UID and
+    connects, and waits for it before the next.  The connections are made
+    in their order within a fork each, not an interpreter's start each: a
+    loaded machine took longer than the daemon's idle limit to start eight
+    interpreters, and the first holders were dropped before the last came."""
+    children = []
+    for spec in specs:
+        uid, gid, n, out = spec.split(":", 3)
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            os.setgroups([])
+            os.setresgid(int(gid), int(gid), int(gid))
+            os.setresuid(int(uid), int(uid), int(uid))
+            sys.stdout = os.fdopen(1, "w")
+            ready = os.fdopen(w, "w")
+            try:
+                if n == "drip":
+                    drip(path, ready)
+                else:
+                    hold(path, int(n), ready)
+            finally:
+                sys.stdout.flush()
+                os._exit(0)
+        os.close(w)
+        os.read(r, 1)  # the child's connections are made (or it failed)
+        os.close(r)
+        children.append(pid)
+    print("all connected", flush=True)
+    for pid in children:
+        os.waitpid(pid, 0)
 
 
 def ask(path, lines):
@@ -273,6 +321,8 @@ def main():
         hold(path, int(sys.argv[3]))
     elif cmd == "drip":
         drip(path)
+    elif cmd == "hold-seq":
+        hold_seq(path, sys.argv[3:])
     elif cmd == "listen":
         listen(path, int(sys.argv[3]), sys.argv[4])
     elif cmd == "ask":

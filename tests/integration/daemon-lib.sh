@@ -36,6 +36,9 @@ else
 	LIMIT_FILE=memory.limit_in_bytes USAGE_FILE=memory.usage_in_bytes
 fi
 BASE=
+# The CLI's tables are as wide as $COLUMNS says; without it, and writing to
+# a file, 80 columns, which the tests that check widths expect.
+unset COLUMNS
 T_PASSED=0
 T_FAILED=0
 

@@ -67,7 +67,7 @@ check "the job's limit is the instance's" test "$(cat "$R/later/user-1/app-x/$LI
 limit_is() { [ "$(cat "$R/$1/$LIMIT_FILE" 2>/dev/null)" = "$2" ]; }
 echo 20M >"$R/later/user-1/app-x/$LIMIT_FILE"
 check "a limit written over is the job's again" wait_for 10 limit_is later/user-1/app-x $((40 << 20))
-check "and the log says so" wait_for 10 logged "apps [app-x]: its limit was written over; 40M again"
+check "and the log says so" wait_for 10 logged "apps [app-x]: its limit was written over; 40 MiB again"
 # systemd writes a unit's memory.high with its memory.max: a write of the
 # limit makes the daemon look at the hold too (v1's is oom_kill_disable).
 cg_unhold "$R/later/user-1/app-x"

@@ -55,7 +55,7 @@ check "stopping leaves the processes running" alive "$a"
 check "stopping gives the kernel killer back" cg_released "$R/web"
 
 start_daemon
-check "restart adopts the jobs" grep -q "web: adopted $M/web with 1 processes, limit 64M" "$TMP/log"
+check "restart adopts the jobs" grep -q "web: adopted $M/web with 1 processes, limit 64 MiB" "$TMP/log"
 check "restart keeps the grown limit" limit_is web $((64 << 20))
 check "restart takes the OOM handling back" cg_held "$R/web"
 procs=$("$OOMKIT" --json status | python3 -c 'import json,sys; print([j["processes"] for j in json.load(sys.stdin)["jobs"]])')

@@ -1245,6 +1245,45 @@ static void test_format(void **state)
 	assert_string_equal(buf, "0");
 	value_format_size(OOMKIT_UNLIMITED, buf, sizeof(buf));
 	assert_string_equal(buf, "max");
+	/* Logs and reports: one human format, KiB below 10 MiB, whole MiB above. */
+	static const struct {
+		uint64_t bytes;
+		const char *want;
+	} human[] = {
+	    {0, "0 KiB"},
+	    {1023, "0 KiB"},
+	    {512 * 1024, "512 KiB"},
+	    {10 * MiB - 1, "10239 KiB"},
+	    {10 * MiB, "10 MiB"},
+	    {59912 * 1024, "58 MiB"},
+	    {73 * MiB + 1, "73 MiB"},
+	    {16384 * MiB, "16384 MiB"},
+	    {OOMKIT_UNLIMITED, "unlimited"},
+	};
+	for (size_t i = 0; i < sizeof(human) / sizeof(human[0]); i++) {
+		value_format_bytes(human[i].bytes, buf, sizeof(buf));
+		assert_string_equal(buf, human[i].want);
+	}
+	static const struct {
+		uint64_t ms;
+		const char *want;
+	} ago[] = {
+	    {0, "0.0 s"},
+	    {450, "0.4 s"},
+	    {9999, "9.9 s"},
+	    {10000, "10 s"},
+	    {59999, "59 s"},
+	    {60000, "1 min 0 s"},
+	    {200000, "3 min 20 s"},
+	    {3600000, "1 h 0 min"},
+	    {7500000, "2 h 5 min"},
+	    {86400000, "1 day 0 h"},
+	    {3 * 86400000ull + 4 * 3600000ull, "3 days 4 h"},
+	};
+	for (size_t i = 0; i < sizeof(ago) / sizeof(ago[0]); i++) {
+		value_format_elapsed(ago[i].ms, buf, sizeof(buf));
+		assert_string_equal(buf, ago[i].want);
+	}
 	assert_null(policy_kind_name(POLICY__COUNT));
 	assert_string_equal(policy_kind_name(POLICY_KILL_OVER_EXPECTED), "kill-over-expected");
 }

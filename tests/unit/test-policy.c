@@ -84,6 +84,8 @@ static struct policy_input input(enum policy_scope scope, unsigned group, const 
 	    .procs = procs,
 	    .n_procs = n_procs,
 	    .capacity_bytes = 256 * MiB,
+	    .taken_boot_ms = 42000,
+	    .ticks_per_sec = 100,
 	    .protected_pids = protected_pids,
 	    .n_protected_pids = 2,
 	    .chain = chain,
@@ -134,10 +136,12 @@ static void test_policies(void **state)
 	    {"machine kill-lowest", SCOPE_MACHINE, 0, "kill-lowest", ACTION_KILL, 201,
 	     "job batch has the lowest priority (100)"},
 	    {"machine kill-largest", SCOPE_MACHINE, 0, "kill-largest", ACTION_KILL, 100, "largest"},
-	    {"machine kill-newest", SCOPE_MACHINE, 0, "kill-newest", ACTION_KILL, 300, "started last"},
+	    /* Started 30 s after boot, the snapshot taken at 42 s: in words. */
+	    {"machine kill-newest", SCOPE_MACHINE, 0, "kill-newest", ACTION_KILL, 300,
+	     "process 300 started last, 12 s before the OOM; killing process 300 (player, 70 MiB)"},
 	    /* player: 70/20 = 350 %, batch 30/40 below, web 150/100 = 150 %. */
 	    {"machine kill-over-expected", SCOPE_MACHINE, 0, "kill-over-expected", ACTION_KILL, 300,
-	     "job player uses 350% of its expected 20M"},
+	     "job player uses 350% of its expected 20 MiB"},
 	    {"machine kernel", SCOPE_MACHINE, 0, "kernel", ACTION_KERNEL, 0, "kernel"},
 	    {"machine report only", SCOPE_MACHINE, 0, "report", ACTION_NONE, 0, "after the delay"},
 	    {"report then kill", SCOPE_MACHINE, 0, "report, kill-lowest, kernel", ACTION_KILL, 201, NULL},
@@ -162,7 +166,7 @@ static void test_trail(void **state)
 	assert_int_equal(d.action, ACTION_KERNEL);
 	assert_int_equal(d.policy, POLICY_KERNEL);
 	assert_int_equal(d.step, 4);
-	assert_non_null(strstr(d.trail, "grow: job batch is at its limit_max 64M"));
+	assert_non_null(strstr(d.trail, "grow: job batch is at its limit_max 64 MiB"));
 	assert_non_null(strstr(d.trail, "kill-over-expected: no job is above its expected usage"));
 	assert_non_null(strstr(d.trail, "prompt: nobody is connected"));
 }
@@ -178,6 +182,40 @@ static struct policy_decision decide_capacity(unsigned group, const char *chain_
 	return d;
 }
 
+/* kill-newest says when its victim started in words, from the snapshot's
+ * time since boot; start times are in ticks (100 a second). */
+static void test_started_when(void **state)
+{
+	(void)state;
+	static const struct {
+		uint64_t taken_boot_ms;
+		unsigned ticks_per_sec;
+		const char *want;
+	} cases[] = {
+	    {42000, 100, "process 300 started last, 12 s before the OOM;"},
+	    {30000 + (3 * 3600 + 5 * 60 + 7) * 1000ull, 100, "started last, 3 h 5 min before the OOM;"},
+	    {30000 + 2 * 86400 * 1000ull, 100, "started last, 2 days 0 h before the OOM;"},
+	    {30400, 100, "started last, 0.4 s before the OOM;"},
+	    {31000 + 150 * 1000, 0, "started last, 2 min 31 s before the OOM;"}, /* 0: USER_HZ */
+	    {29000, 100, "started last, 0.0 s before the OOM;"},		 /* never negative */
+	    {0, 100, "started last, 30 s after boot;"},				 /* time unknown */
+	    {0, 1000, "started last, 3.0 s after boot;"},
+	};
+	struct policy_chain chain;
+	struct policy_decision d;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct policy_input in = input(SCOPE_MACHINE, 0, "kill-newest", &chain);
+		in.taken_boot_ms = cases[i].taken_boot_ms;
+		in.ticks_per_sec = cases[i].ticks_per_sec;
+		assert_int_equal(policy_decide(&in, &d), 0);
+		assert_int_equal(d.victim_pid, 300);
+		if (!strstr(d.reason, cases[i].want))
+			fail_msg("case %zu: reason '%s' lacks '%s'", i, d.reason, cases[i].want);
+		assert_null(strstr(d.reason, "start time"));
+	}
+}
+
 static void test_grow(void **state)
 {
 	(void)state;
@@ -188,9 +226,9 @@ static void test_grow(void **state)
 	assert_int_equal(d.action, ACTION_GROW);
 	assert_int_equal(d.policy, POLICY_GROW);
 	assert_int_equal(d.new_limit_bytes, 250 * MiB);
-	assert_string_equal(d.reason,
-			    "job web grows from 200M to 250M (limit_max 300M, 250 MiB of the machine "
-			    "left for it)");
+	assert_string_equal(
+	    d.reason, "job web grows from 200 MiB to 250 MiB (limit_max 300 MiB, 250 MiB of the machine "
+		      "left for it)");
 
 	/* With a roomier machine it grows to limit_max and not past it. */
 	d = decide_capacity(WEB, "grow", 1024 * MiB);
@@ -212,7 +250,7 @@ static void test_grow(void **state)
 	setup(NULL);
 	d = decide_capacity(BATCH, "grow, kernel", 1024 * MiB);
 	assert_int_equal(d.action, ACTION_KERNEL);
-	assert_non_null(strstr(d.trail, "job batch is at its limit_max 64M"));
+	assert_non_null(strstr(d.trail, "job batch is at its limit_max 64 MiB"));
 
 	/* The machine itself never grows. */
 	d = decide(SCOPE_MACHINE, 0, "grow, kernel");
@@ -700,6 +738,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup(test_policies, setup),
 	    cmocka_unit_test_setup(test_trail, setup),
+	    cmocka_unit_test_setup(test_started_when, setup),
 	    cmocka_unit_test_setup(test_grow, setup),
 	    cmocka_unit_test_setup(test_protection, setup),
 	    cmocka_unit_test_setup(test_systemd_preference, setup),

@@ -94,6 +94,46 @@ static void test_cut_and_garbage(void **state)
 	assert_int_equal(strlen(e.reason), REPORTS_REASON_MAX - 1);
 }
 
+/* A reason longer than the index keeps is cut after its last whole word,
+ * with "...": never inside a word a person then misreads, nor inside a
+ * UTF-8 sequence; one that fits is kept as it is. */
+static void test_reason_cut(void **state)
+{
+	(void)state;
+	char out[REPORTS_REASON_MAX], in[4 * REPORTS_REASON_MAX];
+	size_t n = 0;
+
+	reports_copy_reason(out, sizeof(out), "process 7 is the largest; killing process 7");
+	assert_string_equal(out, "process 7 is the largest; killing process 7");
+	/* Words of 7 letters and a space: the cut falls inside one. */
+	while (n + 8 < sizeof(in))
+		n += (size_t)snprintf(in + n, sizeof(in) - n, "%s", "abcdefg ");
+	reports_copy_reason(out, sizeof(out), in);
+	size_t len = strlen(out);
+	assert_true(len < sizeof(out));
+	assert_string_equal(out + len - 3, "...");
+	assert_memory_equal(out, in, len - 3);
+	assert_int_equal(in[len - 3], ' ');
+	assert_int_equal(out[len - 4], 'g');
+	/* A cut before punctuation leaves it out: "word..." not "word;...". */
+	memset(in, 0, sizeof(in));
+	memset(in, 'x', REPORTS_REASON_MAX - 8);
+	strcat(in, "; andmore words after it");
+	reports_copy_reason(out, sizeof(out), in);
+	assert_int_equal(strlen(out), REPORTS_REASON_MAX - 8 + 3);
+	assert_string_equal(out + REPORTS_REASON_MAX - 8, "...");
+	/* One long word of two-byte characters is cut where it is, at a whole one. */
+	n = 0;
+	while (n + 2 < sizeof(in))
+		in[n++] = '\xc3', in[n++] = '\xa9';
+	in[n] = '\0';
+	reports_copy_reason(out, sizeof(out), in);
+	len = strlen(out);
+	assert_string_equal(out + len - 3, "...");
+	assert_int_equal((len - 3) % 2, 0);
+	assert_true(len - 3 >= REPORTS_REASON_MAX / 2);
+}
+
 /* An instance's OOM is listed with its cgroup's last name; a job's
  * (instance null) and a report before instances with none. */
 static void test_instance(void **state)
@@ -167,7 +207,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_today),    cmocka_unit_test(test_older),
 	    cmocka_unit_test(test_instance), cmocka_unit_test(test_cut_and_garbage),
-	    cmocka_unit_test(test_readers),
+	    cmocka_unit_test(test_readers),  cmocka_unit_test(test_reason_cut),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
