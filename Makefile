@@ -14,13 +14,14 @@ BUILD_DEPS := meson ninja-build pkg-config gcc libcmocka-dev libinih-dev libcap-
 TEST_DEPS := musl-tools clang clang-format libclang-rt-14-dev \
 	python3 qemu-system-x86 busybox-static cpio gzip mmdebstrap e2fsprogs gnuplot-nox earlyoom valgrind \
 	debhelper dpkg-dev lintian man-db git python3-yaml python3-prometheus-client nodejs \
-	libglib2.0-dev xvfb dbus-daemon dbus-bin dunst imagemagick fonts-dejavu-core redis-server redis-tools
+	libglib2.0-dev xvfb dbus-daemon dbus-bin dunst imagemagick fonts-dejavu-core redis-server redis-tools \
+	libgtk-4-dev openbox xdotool x11-utils
 DEB_DEPS := $(BUILD_DEPS) $(TEST_DEPS)
 # What the demo runs: the daemon, its hook runner, guardian and systemd
 # helper (where libsystemd is found), the command line, the hog.
 DEMO_TARGETS := daemon/oomkitd daemon/oomkit-hook-runner lib/oomkit-guardian cli/oomkit tests/helpers/oomkit-hog
 
-.PHONY: all bootstrap bootstrap-build build asan fuzz-build check demo demo-library bench install clean fuzz soak deb
+.PHONY: all bootstrap bootstrap-build build asan fuzz-build check demo demo-library bench install clean fuzz soak deb bench-swap
 
 all: build
 
@@ -64,6 +65,13 @@ demo-library: build
 
 bench: build
 	sh bench/run.sh $(BUILD)
+
+# The swap benchmark (bench/swap.sh): oomkitd, the kernel alone, earlyoom and
+# systemd-oomd in emulated guests with a swap file and with zram; it takes
+# hours, so `make bench` leaves it out.  SWAP_ARGS="--runs 1 --swap file" to
+# shorten it.
+bench-swap: build
+	bash bench/swap.sh --build $(BUILD) $(SWAP_ARGS)
 
 soak: build
 	sh tests/soak.sh $(BUILD)

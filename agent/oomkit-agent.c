@@ -2,13 +2,17 @@
 /*
  * oomkit-agent - oomkitd's prompt on the desktop.  Runs as the user in the
  * graphical session, listens on oomkitd's control socket ("prompt"), and
- * when an OOM concerns this user (oomkitd sends it nothing else) shows a
- * notification through org.freedesktop.Notifications with the largest
- * candidates and what can be done: close one of them, give the job more
- * memory, or let the system decide.  The chosen action (ActionInvoked) goes
- * back as the answer; a dismissed notification lets the system decide; no
- * answer leaves the chain to go on after the delay.  When the OOM has been
- * dealt with (by anyone), it says what happened.
+ * when an OOM concerns this user (oomkitd sends it nothing else) shows the
+ * largest candidates and what can be done: close one of them, give the job
+ * more memory, or let the system decide.  Where it was built with GTK 4 and
+ * a display is there, in a window of its own (window.c), with the time left
+ * counting down, each candidate's memory and growth (sampled here, from
+ * /proc: sampler.c) and details; else, or with --notify-only, as a
+ * notification through org.freedesktop.Notifications, whose chosen action
+ * (ActionInvoked) goes back as the answer.  Closing the window or
+ * dismissing the notification lets the system decide; no answer leaves the
+ * chain to go on after the delay.  When the OOM has been dealt with (by
+ * anyone), the window (or a notification) says what happened.
  *
  * It needs no privilege: oomkitd tells a non-root peer only about its own
  * processes and jobs, and takes its answers only for those (SO_PEERCRED).
@@ -24,11 +28,16 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "defaults.h"
 #include "json.h" /* lib/json.h: the one escaper for untrusted bytes */
 #include "protocol.h"
+#include "sampler.h"
+#ifdef OOMKIT_AGENT_GTK
+#include "window.h"
+#endif
 
 #define NOTIFY_NAME "org.freedesktop.Notifications"
 #define NOTIFY_PATH "/org/freedesktop/Notifications"
@@ -36,6 +45,12 @@
 #define MAX_SHOWN 3
 #define RECONNECT_S 2
 #define NAME_MAX_LEN 128
+#define ICON_MAX_LEN 256
+/* /proc is read each SAMPLE_IDLE_MS, and each second while a question is open. */
+#define SAMPLE_IDLE_MS 5000
+/* A row's growth: over the last this many ms. */
+#define ROW_GROWTH_MS 10000
+#define TOP_DETAILS 5
 
 /* NotificationClosed reasons (the specification's numbers). */
 #define CLOSED_EXPIRED 1
@@ -46,6 +61,8 @@ struct candidate {
 	uint64_t rss_bytes;
 	int tier;		 /* the daemon's rules: 0 preferred, 1 none, 2 avoided */
 	char name[NAME_MAX_LEN]; /* the app's name, else its comm */
+	char icon[ICON_MAX_LEN]; /* its .desktop file's icon (GIcon's string), "" none */
+	char job[PROTOCOL_NAME_MAX];
 };
 
 /* The question being asked, if any. */
@@ -59,6 +76,9 @@ struct question {
 	unsigned n_shown;
 	guint32 notification; /* 0: none shown */
 	bool answered;	      /* an answer went out: a close is not a decline */
+	uint64_t asked_ms;    /* when it came (monotonic) */
+	bool has_usage;	      /* a job's OOM: its usage and limit */
+	uint64_t usage_bytes, limit_bytes;
 };
 
 struct agent {
@@ -72,6 +92,18 @@ struct agent {
 	bool warned_unreachable;
 	struct question q;
 	guint32 result_notification; /* the last "what happened" note, replaced by the next */
+	struct sampler *sampler;
+	uint64_t sampled_ms;
+	bool use_window; /* questions in a window (GTK 4 and a display), else notifications */
+	bool log_layout;
+#ifdef OOMKIT_AGENT_GTK
+	struct window *win; /* the open window, if any, and the question it shows */
+	unsigned win_id;
+	/* A question left to the system (declined, or unanswered in time) is
+	 * handled under the next report's id, in the same scope: the window
+	 * that asked says what was done then too. */
+	char win_scope[PROTOCOL_NAME_MAX];
+#endif
 };
 
 static void logf_(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
@@ -117,7 +149,19 @@ static void unescape_unit(char *s)
 	*w = '\0';
 }
 
-/* The display name of desktop file id (without ".desktop"), if installed. */
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Where the name came from: its icon, for the window. */
+static char found_icon[ICON_MAX_LEN];
+
+/* The display name of desktop file id (without ".desktop"), if installed;
+ * its icon in found_icon. */
 static bool desktop_name(const char *id, char *buf, size_t len)
 {
 	char file[NAME_MAX_LEN + 16];
@@ -130,6 +174,10 @@ static bool desktop_name(const char *id, char *buf, size_t len)
 	if (!info)
 		return false;
 	snprintf(buf, len, "%s", g_app_info_get_display_name(G_APP_INFO(info)));
+	GIcon *icon = g_app_info_get_icon(G_APP_INFO(info));
+	gchar *icon_s = icon ? g_icon_to_string(icon) : NULL;
+	snprintf(found_icon, sizeof(found_icon), "%s", icon_s && strlen(icon_s) < ICON_MAX_LEN ? icon_s : "");
+	g_free(icon_s);
 	g_object_unref(info);
 	return true;
 }
@@ -173,6 +221,7 @@ static void app_name(const struct agent *a, pid_t pid, const char *comm, char *b
 	char path[64], line[1024];
 	FILE *f;
 
+	found_icon[0] = '\0';
 	snprintf(path, sizeof(path), "%s/%d/cgroup", a->proc_root, (int)pid);
 	f = fopen(path, "re");
 	while (f && fgets(line, sizeof(line), f)) {
@@ -334,6 +383,225 @@ static void keep_largest(struct question *q, const struct candidate *c)
 	qsort(q->shown, q->n_shown, sizeof(q->shown[0]), by_rules_then_rss);
 }
 
+/* ------------------------------------------------------------ the window */
+
+/* The time left on the question, in ms. */
+static uint64_t time_left_ms(const struct question *q)
+{
+	uint64_t gone = mono_ms() - q->asked_ms;
+	return gone >= q->timeout_ms ? 0 : q->timeout_ms - gone;
+}
+
+/* "+20 MiB in the last 5 s", "-1 MiB ...", "no change in ...". */
+static void growth_text(int64_t grew, uint64_t span_ms, char *buf, size_t len)
+{
+	char sz[32];
+	unsigned s = (unsigned)((span_ms + 500) / 1000);
+
+	human(grew < 0 ? (uint64_t)-grew : (uint64_t)grew, sz, sizeof(sz));
+	if (grew >> 20 == 0 && -grew >> 20 == 0)
+		snprintf(buf, len, "no growth in the last %u s", s);
+	else
+		snprintf(buf, len, "%s%s in the last %u s", grew < 0 ? "-" : "+", sz, s);
+}
+
+#ifdef OOMKIT_AGENT_GTK
+/* Every string from a process or a job owner goes through plain(): the
+ * window shows it as text, and the escaper turns control bytes and
+ * deceptive code points into \xNN. */
+static void details_text(struct agent *a, GString *d)
+{
+	struct sampler_top top[TOP_DETAILS];
+	unsigned n = sampler_top(a->sampler, top, TOP_DETAILS);
+	uint64_t mt, ma, st, sf;
+	char sz[32], sz2[32], grew[64], esc[PLAIN_MAX];
+
+	g_string_append(d, "Your largest processes, and their growth over the last minute:\n");
+	for (unsigned i = 0; i < n; i++) {
+		human(top[i].rss_bytes, sz, sizeof(sz));
+		if (top[i].span_ms)
+			growth_text(top[i].grew_bytes, top[i].span_ms, grew, sizeof(grew));
+		else
+			snprintf(grew, sizeof(grew), "just started");
+		g_string_append_printf(d, "  %7d  %-16s %10s  %s\n", (int)top[i].pid, plain(top[i].comm, esc),
+				       sz, grew);
+	}
+	if (sampler_meminfo(a->proc_root, &mt, &ma, &st, &sf)) {
+		human(ma, sz, sizeof(sz));
+		human(mt, sz2, sizeof(sz2));
+		g_string_append_printf(d, "Memory: %s available of %s\n", sz, sz2);
+		if (st) {
+			human(st - sf, sz, sizeof(sz));
+			human(st, sz2, sizeof(sz2));
+			g_string_append_printf(d, "Swap: %s used of %s\n", sz, sz2);
+		} else {
+			g_string_append(d, "Swap: none\n");
+		}
+	}
+	if (a->q.has_usage) {
+		human(a->q.usage_bytes, sz, sizeof(sz));
+		if (a->q.limit_bytes == UINT64_MAX)
+			snprintf(sz2, sizeof(sz2), "none");
+		else
+			human(a->q.limit_bytes, sz2, sizeof(sz2));
+		g_string_append_printf(d, "Job %s: %s used, limit %s\n", plain(a->q.scope, esc), sz, sz2);
+	}
+	g_string_append_printf(d, "The full report, later: oomkit reports show %u", a->q.id);
+}
+
+static void fill_view(struct agent *a, struct window_view *v)
+{
+	struct question *q = &a->q;
+	char esc[PLAIN_MAX], sz[32], sz2[32], grew[64];
+	uint64_t left = time_left_ms(q);
+
+	memset(v, 0, sizeof(*v));
+	v->id = q->id;
+	if (strcmp(q->scope, "machine") == 0) {
+		snprintf(v->what, sizeof(v->what), "The system is running out of memory.");
+	} else if (q->has_usage && q->limit_bytes != UINT64_MAX) {
+		human(q->usage_bytes, sz, sizeof(sz));
+		human(q->limit_bytes, sz2, sizeof(sz2));
+		snprintf(v->what, sizeof(v->what), "The job %s has reached its memory limit (%s of %s).",
+			 plain(q->scope, esc), sz, sz2);
+	} else {
+		snprintf(v->what, sizeof(v->what), "The job %s has reached its memory limit.",
+			 plain(q->scope, esc));
+	}
+	snprintf(v->left, sizeof(v->left), "If no one chooses, the system decides in %" PRIu64 " s.",
+		 (left + 999) / 1000);
+	v->fraction = q->timeout_ms ? (double)left / (double)q->timeout_ms : 0;
+	v->can_kill = q->choices & PROTOCOL_CHOICE_KILL;
+	v->can_grow = q->choices & PROTOCOL_CHOICE_GROW;
+	for (unsigned i = 0; i < q->n_shown && i < WINDOW_ROWS_MAX; i++) {
+		const struct candidate *c = &q->shown[i];
+		struct window_row *r = &v->rows[v->n_rows++];
+		uint64_t rss = c->rss_bytes, span;
+		int64_t g;
+		bool known = sampler_growth(a->sampler, c->pid, ROW_GROWTH_MS, &rss, &g, &span);
+
+		r->pid = c->pid;
+		snprintf(r->name, sizeof(r->name), "%s%s", plain(c->name, esc),
+			 c->tier == 0	? " (preferred)"
+			 : c->tier == 2 ? " (avoided)"
+					: "");
+		snprintf(r->icon, sizeof(r->icon), "%s", c->icon);
+		human(rss, sz, sizeof(sz));
+		snprintf(r->size, sizeof(r->size), "%s", sz);
+		if (known)
+			growth_text(g, span, grew, sizeof(grew));
+		else
+			snprintf(grew, sizeof(grew), "growth not measured yet");
+		snprintf(r->memory, sizeof(r->memory), "%s now, %s", sz, grew);
+		if (strcmp(c->job, "-") == 0)
+			snprintf(r->job, sizeof(r->job), "in no job");
+		else
+			snprintf(r->job, sizeof(r->job), "job %s", plain(c->job, esc));
+	}
+	GString *d = g_string_new(NULL);
+	details_text(a, d);
+	snprintf(v->details, sizeof(v->details), "%s", d->str);
+	g_string_free(d, TRUE);
+}
+
+static void win_choose(enum window_choice c, pid_t pid, void *data)
+{
+	struct agent *a = data;
+	char status[PLAIN_MAX + 64], esc[PLAIN_MAX];
+
+	if (!a->win || !a->q.active || a->q.id != a->win_id || a->q.answered)
+		return;
+	if (c == WINDOW_KILL) {
+		const char *name = "it";
+		for (unsigned i = 0; i < a->q.n_shown; i++)
+			if (a->q.shown[i].pid == pid)
+				name = plain(a->q.shown[i].name, esc);
+		snprintf(status, sizeof(status), "Closing %s...", name);
+		answer(a, PROTOCOL_CHOICE_KILL, pid);
+	} else if (c == WINDOW_GROW) {
+		snprintf(status, sizeof(status), "Asking for more memory...");
+		answer(a, PROTOCOL_CHOICE_GROW, 0);
+	} else {
+		snprintf(status, sizeof(status), "Left to the system: oomkitd's chain decides...");
+		answer(a, PROTOCOL_CHOICE_CHAIN, 0);
+	}
+	window_answered(a->win, status);
+}
+
+static void win_closed(void *data)
+{
+	struct agent *a = data;
+
+	a->win = NULL;
+}
+
+static void win_layout(const char *line, void *data)
+{
+	struct agent *a = data;
+
+	/* The names in it went through plain() on their way into the window. */
+	if (a->log_layout)
+		logf_("window %u: %s", a->win_id, line);
+}
+
+static bool ask_window(struct agent *a)
+{
+	static const struct window_callbacks cb = {
+	    .choose = win_choose, .closed = win_closed, .layout = win_layout};
+	struct window_callbacks mine = cb;
+	struct window_view *v = g_new(struct window_view, 1);
+	char esc[PLAIN_MAX];
+
+	mine.data = a;
+	if (a->win)
+		window_close(a->win);
+	fill_view(a, v);
+	a->win_id = a->q.id;
+	snprintf(a->win_scope, sizeof(a->win_scope), "%s", a->q.scope);
+	a->win = window_open(v, &mine);
+	logf_("question %u (%s): %u candidate(s) shown, %" PRIu64 " ms to answer, in a window", a->q.id,
+	      plain(a->q.scope, esc), a->q.n_shown, a->q.timeout_ms);
+	for (unsigned i = 0; i < v->n_rows; i++)
+		logf_("window %u row: pid %d %s: %s, %s", a->q.id, (int)v->rows[i].pid, v->rows[i].name,
+		      v->rows[i].memory, v->rows[i].job);
+	/* Whose processes the details list (the sampler's: this uid's only). */
+	struct sampler_top top[TOP_DETAILS];
+	GString *pids = g_string_new(NULL);
+	for (unsigned i = 0, n = sampler_top(a->sampler, top, TOP_DETAILS); i < n; i++)
+		g_string_append_printf(pids, " %d", (int)top[i].pid);
+	logf_("window %u details: pids%s", a->q.id, pids->str);
+	g_string_free(pids, TRUE);
+	g_free(v);
+	return a->win != NULL;
+}
+
+static void refresh_window(struct agent *a)
+{
+	if (!a->win || !a->q.active || a->win_id != a->q.id)
+		return;
+	struct window_view *v = g_new(struct window_view, 1);
+	fill_view(a, v);
+	window_refresh(a->win, v);
+	g_free(v);
+}
+#endif
+
+/* Each second: /proc again if it is time, and the window's countdown. */
+static gboolean on_second(gpointer data)
+{
+	struct agent *a = data;
+	uint64_t now = mono_ms();
+
+	if (a->q.active || now - a->sampled_ms >= SAMPLE_IDLE_MS) {
+		sampler_tick(a->sampler, now);
+		a->sampled_ms = now;
+	}
+#ifdef OOMKIT_AGENT_GTK
+	refresh_window(a);
+#endif
+	return G_SOURCE_CONTINUE;
+}
+
 static void ask(struct agent *a)
 {
 	struct question *q = &a->q;
@@ -342,6 +610,12 @@ static void ask(struct agent *a)
 	char sz[32], key[32], label[PLAIN_MAX + 48], esc[PLAIN_MAX];
 	bool machine = strcmp(q->scope, "machine") == 0;
 
+#ifdef OOMKIT_AGENT_GTK
+	if (a->use_window && ask_window(a)) {
+		g_string_free(body, TRUE);
+		return;
+	}
+#endif
 	if (machine) {
 		g_string_append(body, "The system is running out of memory.");
 	} else {
@@ -402,6 +676,10 @@ static void on_question(struct agent *a, const struct protocol_question *pq, str
 	q->active = true;
 	q->id = pq->id;
 	q->timeout_ms = pq->timeout_ms;
+	q->asked_ms = mono_ms();
+	q->has_usage = pq->has_usage;
+	q->usage_bytes = pq->usage_bytes;
+	q->limit_bytes = pq->limit_bytes;
 	snprintf(q->scope, sizeof(q->scope), "%s", pq->scope);
 	while ((line = protocol_next_line(r))) {
 		struct protocol_candidate pc;
@@ -413,11 +691,16 @@ static void on_question(struct agent *a, const struct protocol_question *pq, str
 			c.rss_bytes = pc.rss_bytes;
 			c.tier = strcmp(pc.place, "prefer") == 0 ? 0 : strcmp(pc.place, "avoid") == 0 ? 2 : 1;
 			app_name(a, pc.pid, pc.comm, c.name, sizeof(c.name));
+			snprintf(c.icon, sizeof(c.icon), "%s", found_icon);
+			snprintf(c.job, sizeof(c.job), "%s", pc.job);
 			keep_largest(q, &c);
 		} else {
 			(void)protocol_parse_choices(&rec, &q->choices);
 		}
 	}
+	/* The growth the window shows: a sample now, beside the older ones. */
+	sampler_tick(a->sampler, q->asked_ms);
+	a->sampled_ms = q->asked_ms;
 	ask(a);
 }
 
@@ -454,6 +737,30 @@ static void tell(struct agent *a, const struct protocol_done *o, const struct pr
 		g_string_append(body, ")");
 	}
 	g_string_append_printf(body, "; details: oomkit reports show %u", o->id);
+#ifdef OOMKIT_AGENT_GTK
+	/* The window that asked says it, as plain text (the body's entities are
+	 * for the notification's markup: the window gets the escaped text). */
+	if (a->win && (a->win_id == o->id || (o->id > a->win_id && strcmp(a->win_scope, o->scope) == 0))) {
+		char scope[PLAIN_MAX], by[PLAIN_MAX];
+		a->win_id = o->id;
+		GString *text = g_string_new(NULL);
+		if (machine)
+			g_string_append(text, "because the system ran out of memory");
+		else
+			g_string_append_printf(text, "because %s reached its memory limit",
+					       plain(o->scope, scope));
+		if (strncmp(o->by, "user ", 5) == 0)
+			g_string_append_printf(text, " (chosen by %s)", plain(o->by + 5, by));
+		else if (strncmp(o->by, "policy ", 7) == 0)
+			g_string_append_printf(text, " (the system chose, by %s)", plain(o->by + 7, by));
+		g_string_append_printf(text, "; details: oomkit reports show %u", o->id);
+		window_tell(a->win, summary, text->str);
+		logf_("window %u says: %s %s", o->id, summary, text->str);
+		g_string_free(text, TRUE);
+		g_string_free(body, TRUE);
+		return;
+	}
+#endif
 	g_variant_builder_init(&actions, G_VARIANT_TYPE("as"));
 	a->result_notification = notify(a, a->result_notification, summary, body->str, &actions, 1, -1);
 	logf_("%s %s", summary, body->str);
@@ -482,6 +789,15 @@ static void on_done(struct agent *a, const struct protocol_done *o, struct proto
 			close_notification(a, a->q.notification);
 		a->q.active = false;
 	}
+#ifdef OOMKIT_AGENT_GTK
+	/* Nothing done: the chain goes on, and the window waits to say what it
+	 * did.  Nothing to tell this user: the window that asked goes. */
+	if (a->win && a->win_id == o->id && strcmp(o->action, "none") == 0) {
+		window_answered(a->win, "Left to the system: oomkitd's chain decides...");
+	} else if (a->win && a->win_id == o->id && !result) {
+		window_close(a->win);
+	}
+#endif
 	if (!result)
 		return; /* not ours to know: we were only asked */
 	if (has_victim) {
@@ -492,6 +808,13 @@ static void on_done(struct agent *a, const struct protocol_done *o, struct proto
 	} else if (strcmp(o->action, "grow") == 0) {
 		tell(a, o, NULL, result);
 	}
+#ifdef OOMKIT_AGENT_GTK
+	else if (a->win && a->win_id == o->id) {
+		char esc[PLAIN_MAX];
+		window_tell(a->win, "Out of memory", plain(result, esc));
+		logf_("window %u says: %s", o->id, esc);
+	}
+#endif
 }
 
 static void on_frame(struct agent *a, char *frame, size_t len)
@@ -532,6 +855,10 @@ static void disconnect(struct agent *a)
 	g_string_truncate(a->in, 0);
 	if (a->q.active && a->q.notification)
 		close_notification(a, a->q.notification);
+#ifdef OOMKIT_AGENT_GTK
+	if (a->win && a->q.active && a->win_id == a->q.id)
+		window_close(a->win);
+#endif
 	a->q.active = false;
 	logf_("oomkitd closed the connection; trying again every %d s", RECONNECT_S);
 	g_timeout_add_seconds(RECONNECT_S, reconnect, a);
@@ -652,21 +979,35 @@ static gboolean on_term(gpointer data)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: oomkit-agent [--socket PATH] | --app-name PID | --version\n"
-		   "Shows oomkitd's questions about this user's processes as desktop notifications.\n"
-		   "socket: $OOMKIT_SOCKET or " OOMKITD_DEFAULT_SOCKET "\n");
+	fprintf(f,
+		"usage: oomkit-agent [--socket PATH] [--notify-only] [--log-layout] | --app-name PID | "
+		"--version\n"
+		"Shows oomkitd's questions about this user's processes in a window%s, or as desktop\n"
+		"notifications.\n"
+		"socket: $OOMKIT_SOCKET or " OOMKITD_DEFAULT_SOCKET "\n",
+#ifdef OOMKIT_AGENT_GTK
+		""
+#else
+		" (not in this build: no GTK 4)"
+#endif
+	);
 }
 
 int main(int argc, char **argv)
 {
 	struct agent a = {.socket_path = OOMKITD_DEFAULT_SOCKET, .proc_root = "/proc", .fd = -1};
 	GError *err = NULL;
+	bool notify_only = false;
 
 	if (getenv("OOMKIT_SOCKET"))
 		a.socket_path = getenv("OOMKIT_SOCKET");
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc) {
 			a.socket_path = argv[++i];
+		} else if (strcmp(argv[i], "--notify-only") == 0) {
+			notify_only = true;
+		} else if (strcmp(argv[i], "--log-layout") == 0) {
+			a.log_layout = true;
 		} else if (strcmp(argv[i], "--app-name") == 0 && i + 1 < argc) {
 			/* What a notification would call process PID. */
 			char name[NAME_MAX_LEN], comm[64] = "?", path[64];
@@ -702,7 +1043,25 @@ int main(int argc, char **argv)
 					   NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_action, &a, NULL);
 	g_dbus_connection_signal_subscribe(a.bus, NOTIFY_NAME, NOTIFY_IFACE, "NotificationClosed",
 					   NOTIFY_PATH, NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_closed, &a, NULL);
+#ifdef OOMKIT_AGENT_GTK
+	/* A window where there is a display GTK can open; notifications else. */
+	if (!notify_only) {
+		a.use_window = window_available();
+		if (!a.use_window)
+			logf_("no display for a window (GTK could not start): questions are shown as "
+			      "notifications");
+	}
+#else
+	if (!notify_only)
+		logf_("built without GTK 4: questions are shown as notifications");
+#endif
+	if (a.use_window)
+		logf_("questions are shown in a window");
 	(void)server_has_actions(&a);
+	a.sampler = sampler_new(a.proc_root, getuid());
+	a.sampled_ms = mono_ms();
+	sampler_tick(a.sampler, a.sampled_ms);
+	g_timeout_add_seconds(1, on_second, &a);
 	a.in = g_string_new(NULL);
 	a.loop = g_main_loop_new(NULL, FALSE);
 	g_unix_signal_add(SIGTERM, on_term, &a);
@@ -715,6 +1074,7 @@ int main(int argc, char **argv)
 	g_dbus_connection_flush_sync(a.bus, NULL, NULL);
 	g_main_loop_unref(a.loop);
 	g_string_free(a.in, TRUE);
+	sampler_free(a.sampler);
 	g_object_unref(a.bus);
 	if (a.fd >= 0)
 		close(a.fd);

@@ -108,8 +108,19 @@ static int kill_one(struct actions *a, struct scope *scope, const struct policy_
 	return 0;
 }
 
-static int kill_job(struct actions *a, struct scope *scope, const struct policy_decision *dec, char *result,
-		    size_t len)
+/* The processes of group the snapshot saw: what a kill of the job signalled
+ * when it cannot say itself. */
+static unsigned group_procs(const struct policy_input *in, int group)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < in->n_procs; i++)
+		n += in->procs[i].group == group;
+	return n;
+}
+
+static int kill_job(struct actions *a, struct scope *scope, const struct policy_input *in,
+		    const struct policy_decision *dec, char *result, size_t len)
 {
 	struct scope *victim = snapshot_group_scope(a->snap, dec->victim_group);
 
@@ -118,11 +129,24 @@ static int kill_job(struct actions *a, struct scope *scope, const struct policy_
 		return -ESRCH;
 	}
 	int r = oomkit_kill_cgroup(a->ctx, victim->rel, KILL_JOB_TIMEOUT_MS);
-	if (r < 0) {
+	if (r == -ETIMEDOUT) {
+		/* Every process it found was signalled, but not all had exited
+		 * in the wait: a large one takes longer than that to free its
+		 * memory on a slow or loaded machine.  The kill is done; handing
+		 * the OOM to the kernel now would have it kill another process
+		 * beside the dying ones.  Its end is watched as any kill's is,
+		 * and one still left (forked between two rounds) makes the OOM
+		 * come back, to be decided again. */
+		unsigned n = group_procs(in, dec->victim_group);
+		snprintf(result, len, "killed job %s (%u processes; some still exiting after %d ms)",
+			 victim->label, n, KILL_JOB_TIMEOUT_MS);
+		r = (int)n;
+	} else if (r < 0) {
 		snprintf(result, len, "kill of job %s failed: %s", victim->label, strerror(-r));
 		return r;
+	} else {
+		snprintf(result, len, "killed job %s (%d processes)", victim->label, r);
 	}
-	snprintf(result, len, "killed job %s (%d processes)", victim->label, r);
 	actions_set_last(scope, "%s killed job %s", policy_kind_name(dec->policy), victim->label);
 	count_kills(scope, victim, dec, (uint64_t)r);
 	return 0;
@@ -154,7 +178,7 @@ int actions_start(struct actions *a, struct scope *scope, const struct policy_in
 	case ACTION_KILL:
 		return kill_one(a, scope, in, dec, budget_ms, result, len, ret);
 	case ACTION_KILL_JOB:
-		return kill_job(a, scope, dec, result, len);
+		return kill_job(a, scope, in, dec, result, len);
 	case ACTION_GROW:
 		return grow(a, scope, dec, result, len);
 	default:

@@ -379,6 +379,11 @@ static void on_match(void *data, const char *rel, unsigned pattern, bool added)
 		/* A reload that excludes an instance lets it go. */
 		if (s && s->kind == SCOPE_KIND_INSTANCE && strcmp(s->name, job->name) == 0)
 			drop(a, s, "is excluded by cgroup_exclude");
+		/* The tracker names the first pattern that matches; the job an
+		 * exclusion leaves the cgroup to (a later one) takes it. */
+		int o = other_job(a, rel, p->job);
+		if (o >= 0)
+			on_match(data, rel, (unsigned)o, added);
 		return;
 	}
 	if (s && s->kind == SCOPE_KIND_INSTANCE && a->seen) {

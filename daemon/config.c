@@ -1020,6 +1020,7 @@ static void finish_kill(struct parse_state *st)
 	job->kill_grace_line = line_of(st, "kill_grace");
 	job->shed_wait_line = line_of(st, "shed_wait");
 	job->hook_timeout_line = line_of(st, "hook_timeout");
+	job->policy_line = line_of(st, "policy");
 	if (given(st, "kill_signal", st->bad) || given(st, "kill_grace", st->bad))
 		return;
 	value_format_signal(job->kill_signal, name, sizeof(name));
@@ -1099,6 +1100,8 @@ static void end_section(struct parse_state *st)
 	if (st->kind == SECTION_DAEMON) {
 		st->cfg->machine_line = line_of(st, "machine");
 		st->cfg->machine_limit_line = line_of(st, "machine_limit");
+		st->cfg->policy_line = line_of(st, "policy");
+		st->cfg->delay_line = line_of(st, "delay");
 	}
 	st->kind = SECTION_BAD;
 	st->job = NULL;
@@ -1836,6 +1839,52 @@ bool config_excluded(const struct config *cfg, unsigned job, const char *rel)
 		if (cfg->excludes[i].job == job && pattern_match(cfg->excludes[i].pattern, rel))
 			return true;
 	return false;
+}
+
+static bool has_prompt(const struct policy_chain *chain)
+{
+	for (unsigned i = 0; i < chain->n_steps; i++)
+		if (chain->steps[i] == POLICY_PROMPT)
+			return true;
+	return false;
+}
+
+unsigned config_prompt_warnings(const struct config *cfg, char *buf, size_t len)
+{
+	char delay[32], wait[32], min[32], where[64];
+	size_t used = 0;
+	unsigned n = 0;
+
+	if (len)
+		buf[0] = '\0';
+	if (cfg->delay_ms / 2 >= CONFIG_PROMPT_ANSWER_MIN_MS)
+		return 0;
+	value_format_duration(cfg->delay_ms, delay, sizeof(delay));
+	value_format_duration(cfg->delay_ms / 2, wait, sizeof(wait));
+	value_format_duration(2 * CONFIG_PROMPT_ANSWER_MIN_MS, min, sizeof(min));
+	if (cfg->delay_line)
+		snprintf(where, sizeof(where), "delay = %s at line %u", delay, cfg->delay_line);
+	else
+		snprintf(where, sizeof(where), "the default delay, %s", delay);
+	for (unsigned j = 0; j <= cfg->n_jobs; j++) {
+		const struct config_job *job = j ? &cfg->jobs[j - 1] : NULL; /* [oomkitd] first */
+		char section[CONFIG_NAME_MAX + 8];
+		if (!has_prompt(job ? &job->chain : &cfg->chain))
+			continue;
+		snprintf(section, sizeof(section), job ? "job %s" : "oomkitd", job ? job->name : "");
+		n++;
+		if (used + 1 >= len)
+			continue;
+		int w = snprintf(
+		    buf + used, len - used,
+		    "%s:%u: warning: [%s] policy: prompt waits half the delay for an answer, %s (%s): too "
+		    "short for a person to read the question and answer; give it a delay of at "
+		    "least %s\n",
+		    cfg->source, job ? job->policy_line : cfg->policy_line, section, wait, where, min);
+		if (w > 0)
+			used = used + (size_t)w < len ? used + (size_t)w : len - 1;
+	}
+	return n;
 }
 
 const char *config_builtin_text(const struct config_mount *mount, char *buf, size_t len)

@@ -110,7 +110,8 @@ struct config_job {
 	const char *hooks[HOOK__COUNT]; /* NULL: none (into the configuration's commands) */
 	uint64_t hook_timeout_ms;	/* each hook's; a quarter of the delay unless set */
 	unsigned kill_grace_line, shed_wait_line, hook_timeout_line;
-	unsigned line; /* where its section starts */
+	unsigned policy_line; /* 0: the default chain */
+	unsigned line;	      /* where its section starts */
 };
 
 /* The memory cgroup mount a configuration is resolved against: where it is,
@@ -135,6 +136,7 @@ struct config {
 	char machine[CONFIG_PATH_MAX]; /* absolute and normalised */
 	unsigned machine_line;	       /* where it was set; 0: the default */
 	unsigned machine_limit_line;
+	unsigned policy_line, delay_line; /* [oomkitd]'s; 0: the default */
 	/* The machine is the cgroup v2 root (config_resolve_machine()): no
 	 * memory.events, no limit; its OOM is the rule of lowmem-rule.h, looked
 	 * at when a PSI trigger fires: MemAvailable plus usable swap below
@@ -234,6 +236,16 @@ int config_check_self(const struct config *cfg, const char *self, char *errors, 
 
 /* Finds a job by name; NULL if there is none. */
 const struct config_job *config_find_job(const struct config *cfg, const char *name);
+
+/* A person needs time to notice the question, read which process would go
+ * and choose: prompt waits half the delay for an answer, and less than
+ * this is too short to answer. */
+#define CONFIG_PROMPT_ANSWER_MIN_MS 5000
+
+/* Writes one warning line per chain that has prompt while half the delay
+ * is under CONFIG_PROMPT_ANSWER_MIN_MS, "file:line: [section] policy:
+ * ...", into buf (truncated to len); returns how many. */
+unsigned config_prompt_warnings(const struct config *cfg, char *buf, size_t len);
 
 /* A chain as the file writes it, "report, kill-lowest, kernel"; 0 or
  * -EINVAL/-E2BIG with the offending item in bad ("" for an empty one). */

@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -46,6 +47,7 @@
 #include "sdbus.h"
 #include "users.h"
 #include "log.h"
+#include "policy.h"
 #include "protocol.h"
 #include "runlock.h"
 
@@ -585,19 +587,41 @@ static void sort_pids(pid_t *p, int n)
 			}
 }
 
+/* A process in no job of the machine, in a cgroup a user may write:
+ * "(escaped)", as a machine's OOM names it (policy_escaped()).  cut: its
+ * path is longer than the kernel shows whole, which only a user nests. */
+static bool ps_escaped(const struct control *ctl, const char *cg, bool cut)
+{
+	uid_t owner;
+
+	return policy_escaped(
+	    cut ? 0 : oomkit_cgroup_delegated(ctl->ctx, cg, ctl->scopes->machine.rel, &owner), cut);
+}
+
 static bool put_proc(struct control *ctl, struct client *c, pid_t pid, bool *ret_fit)
 {
-	char cg[SCOPE_REL_MAX];
+	char cg[PATH_MAX];
 	struct oomkit_process p;
+	int r;
 
 	*ret_fit = true;
-	if (oomkit_process_info(ctl->ctx, pid, &p) < 0 ||
-	    oomkit_process_cgroup(ctl->ctx, pid, cg, sizeof(cg)) < 0)
+	if (oomkit_process_info(ctl->ctx, pid, &p) < 0)
 		return false; /* gone meanwhile */
-	const struct scope *s = scope_of_cgroup(ctl->scopes, cg);
+	/* A path too long to show is a process all the same: listed, never
+	 * skipped (a user nests that deep to hide one). */
+	if ((r = oomkit_process_cgroup(ctl->ctx, pid, cg, sizeof(cg))) == -ENAMETOOLONG)
+		cg[0] = '\0';
+	else if (r < 0)
+		return false;
+	const struct scope *s = r < 0 ? NULL : scope_of_cgroup(ctl->scopes, cg);
+	bool escaped = !s && ps_escaped(ctl, cg, r < 0);
 	const struct protocol_proc rec = {.pid = p.pid,
-					  .job = s ? s->name : "-",
-					  .instance = s && s->kind == SCOPE_KIND_INSTANCE ? s->rel : "-",
+					  .job = s	   ? s->name
+						 : escaped ? "(escaped)"
+							   : "-",
+					  .instance = s && s->kind == SCOPE_KIND_INSTANCE ? s->rel
+						      : escaped && cg[0]		  ? cg
+											  : "-",
 					  .rss_bytes =
 					      (p.rss_anon_kib + p.rss_file_kib + p.rss_shmem_kib) * 1024,
 					  .swap_bytes = p.swap_kib * 1024,
@@ -840,9 +864,13 @@ static bool fill_question(struct control *ctl, struct client *c)
 			return true;
 		}
 		/* The time left, not the whole delay: a listener may come late. */
+		const struct prompt *p = ctl->prompt;
 		const struct protocol_question q = {.id = c->question.id,
 						    .scope = prompt_scope(ctl),
-						    .timeout_ms = prompt_remaining_ms(ctl->prompt, now_ns())};
+						    .timeout_ms = prompt_remaining_ms(p, now_ns()),
+						    .has_usage = p->asker.job && p->limit_bytes,
+						    .usage_bytes = p->usage_bytes,
+						    .limit_bytes = p->limit_bytes};
 		if (!PUT(c, protocol_put_question, &q))
 			return false;
 		c->question.head = true;

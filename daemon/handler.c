@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "handler.h"
 #include "log.h"
+#include "report.h"
 #include "value.h"
 
 #define PRESSURE_LOG_EVERY_NS (10ull * NS_PER_SEC)
@@ -106,6 +107,17 @@ static enum oomkit_verdict leave_to_owner(struct handler *h, struct scope *scope
 	return OOMKIT_WAIT;
 }
 
+/* Why the scope is out of memory, where the library says (cgroup v2): a job
+ * held at its limit that could still swap was not. */
+static void log_why(const struct scope *scope, const struct oomkit_event *ev)
+{
+	char why[160];
+
+	report_oom_why(ev, why, sizeof(why));
+	if (why[0])
+		log_notice("%s: out of memory: %s", scope->label, why);
+}
+
 static enum oomkit_verdict on_oom(oomkit_ctx *ctx, const struct oomkit_event *ev, void *userdata)
 {
 	/* The watch's userdata is its scope (handler_watch): no search of the
@@ -144,6 +156,7 @@ static enum oomkit_verdict on_oom(oomkit_ctx *ctx, const struct oomkit_event *ev
 	if (chain_victim_exiting(h->chain, scope))
 		return chain_run(h->chain, scope, ev, 0);
 	scope->ooms++;
+	log_why(scope, ev);
 	if (scope->job && scope->job->has_owner)
 		return leave_to_owner(h, scope, ev);
 	return chain_run(h->chain, scope, ev, 0);
@@ -218,7 +231,12 @@ int handler_watch(struct handler *h, struct scope *scope, uint64_t delay_ms)
 
 	if (!scope->watch) {
 		scope->watcher = h;
-		r = oomkit_watch_oom(h->ctx, scope->rel, 0, on_oom, scope, &scope->watch);
+		/* A machine memcg at its limit is out of memory, swap or not: held
+		 * at its memory.high, its reclaim would swap its jobs out alike,
+		 * the important ones too, where its chain ranks them.  A job at
+		 * its own limit swaps only itself. */
+		unsigned flags = scope->kind == SCOPE_KIND_MACHINE ? OOMKIT_WATCH_AT_LIMIT : 0;
+		r = oomkit_watch_oom(h->ctx, scope->rel, flags, on_oom, scope, &scope->watch);
 		if (r == -ENOENT && scope->kind == SCOPE_KIND_INSTANCE)
 			return r; /* gone already: adopt.c says so */
 		if (r < 0) {

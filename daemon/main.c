@@ -224,11 +224,33 @@ static void print_machine(const struct config *cfg, const struct config_mount *m
 	       mount->systemd ? ", systemd runs this machine" : "");
 }
 
+/* With no job the daemon handles no OOM: a daemon that runs and protects
+ * nothing looks like one that works, so start, reload and --check say so,
+ * why (on cgroup v1 there is no built-in default to fall back on) and what
+ * to do.  "" when there is a job. */
+static const char *no_job_advice(const struct config *cfg, const struct config_mount *mount, const char *path,
+				 char *buf, size_t len)
+{
+	const char *why = !mount       ? "no memory cgroup mount here"
+			  : !mount->v2 ? "the memory controller is on cgroup v1, which has no built-in jobs"
+			  : !mount->systemd
+			      ? "systemd's units are the built-in jobs, and systemd does not run this machine"
+			      : "the file names none";
+
+	if (cfg->n_jobs > 0)
+		return "";
+	snprintf(buf, len,
+		 "no job: oomkitd handles no OOM on this machine (%s); add [job NAME] sections to %s: "
+		 "see EXAMPLES in oomkitd.conf(5) (man oomkitd.conf)",
+		 why, path ? path : OOMKIT_SYSCONFDIR "/oomkit/oomkitd.conf");
+	return buf;
+}
+
 /* --check: the configuration as start would take it, the machine resolved
  * against this machine's memory mount. */
 static int check_config(const char *path)
 {
-	char errors[CONFIG_ERRORS_MAX], root[CONFIG_PATH_MAX];
+	char errors[CONFIG_ERRORS_MAX], root[CONFIG_PATH_MAX], advice[CONFIG_ERRORS_MAX];
 	struct config_mount mount = {0};
 	struct config *cfg;
 	bool found = probe_mount(&mount, root, sizeof(root));
@@ -253,6 +275,11 @@ static int check_config(const char *path)
 			hooks_runner(), strerror(errno));
 	printf("%s: ok, %u job%s\n", cfg->source, cfg->n_jobs, cfg->n_jobs == 1 ? "" : "s");
 	print_machine(cfg, found ? &mount : NULL, path != NULL);
+	if (config_prompt_warnings(cfg, advice, sizeof(advice)) > 0)
+		fputs(advice, stderr);
+	if (cfg->n_jobs == 0)
+		fprintf(stderr, "%s: warning: %s\n", cfg->source,
+			no_job_advice(cfg, found ? &mount : NULL, path, advice, sizeof(advice)));
 	drop_config(cfg);
 	return 0;
 }
@@ -380,6 +407,10 @@ static int apply_reload(struct daemon *d)
 	(void)configure(d);
 	drop_config(old);
 	log_notice("reloaded %s: %u jobs", path ? path : "(built-in)", n->n_jobs);
+	if (n->n_jobs == 0) {
+		char advice[CONFIG_PATH_MAX + 512];
+		log_warning("%s", no_job_advice(n, &mount, path, advice, sizeof(advice)));
+	}
 	metrics_write(&d->metrics);
 	return 0;
 }
@@ -829,6 +860,11 @@ int main(int argc, char **argv)
 		notify(d, "READY=1");
 		log_notice("oomkitd ready: machine %s, %u jobs%s, socket %s", d->cfg->machine, d->cfg->n_jobs,
 			   d->dry_run ? ", dry run" : "", d->cfg->socket);
+		if (d->cfg->n_jobs == 0) {
+			char advice[CONFIG_PATH_MAX + 512];
+			log_warning(
+			    "%s", no_job_advice(d->cfg, found ? &mount : NULL, path, advice, sizeof(advice)));
+		}
 		r = loop_run(&d->loop);
 		notify(d, "STOPPING=1");
 	}

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -107,6 +108,21 @@ enum policy_place policy_systemd_place(enum policy_place ruled, bool omit, bool 
 	if (ruled != PLACE_NONE)
 		return ruled;
 	return omit ? PLACE_PROTECT : avoid ? PLACE_AVOID : PLACE_NONE;
+}
+
+bool policy_escaped(int delegated, bool cgroup_truncated)
+{
+	return delegated != 0 || cgroup_truncated;
+}
+
+unsigned policy_escaped_priority(const struct policy_group *groups, unsigned n_jobs)
+{
+	unsigned lowest = n_jobs ? UINT_MAX : 0;
+
+	for (unsigned i = 0; i < n_jobs; i++)
+		if (groups[i].priority < lowest)
+			lowest = groups[i].priority;
+	return lowest;
 }
 
 void policy_format_rule(const struct policy_proc *proc, char *buf, size_t len)
@@ -457,6 +473,22 @@ static void placed_by(const struct policy_input *in, const struct order *o, cons
 		buf[0] = '\0';
 }
 
+/* "; it is in no job, in a cgroup uid 1000 may write": why a process of
+ * "(escaped)" is a candidate at all; "" for any other. */
+static void escaped_note(const struct policy_input *in, const struct policy_proc *p, char *buf, size_t len)
+{
+	if (p->group < 0 || (unsigned)p->group >= in->n_groups || !in->groups[p->group].escaped) {
+		if (len)
+			buf[0] = '\0';
+		return;
+	}
+	if (p->cgroup_owner == (uid_t)-1)
+		snprintf(buf, len, "; it is in no job, in a cgroup whose owner could not be read");
+	else
+		snprintf(buf, len, "; it is in no job, in a cgroup uid %u may write",
+			 (unsigned)p->cgroup_owner);
+}
+
 /* Turns a chosen process into a kill of it or of its whole job.  A job with
  * kill = job loses every process, unless one of them is protected: then only
  * the chosen one goes, since protected processes are never killed.  A job
@@ -481,6 +513,7 @@ static void choose(const struct policy_input *in, const struct order *o, const s
 	}
 	value_format_bytes(victim->rss_bytes, size, sizeof(size));
 	placed_by(in, o, victim, placed, sizeof(placed));
+	escaped_note(in, victim, leaf + strlen(leaf), sizeof(leaf) - strlen(leaf));
 	d->victim_pid = victim->pid;
 	d->victim_start_time = victim->start_time;
 	d->victim_group = g;
@@ -561,7 +594,14 @@ static bool do_kill_lowest(const struct policy_input *in, struct policy_decision
 				 in->groups[in->scope_group].name);
 		return false;
 	}
-	if (in->scope == SCOPE_MACHINE)
+	if (in->scope == SCOPE_MACHINE && in->groups[best->group].escaped)
+		snprintf(why, sizeof(why),
+			 "processes that left the jobs %s rank with the lowest-priority job (%u)%s",
+			 in->groups[best->group].name, in->groups[best->group].priority,
+			 best->place == PLACE_PREFER  ? " preferred"
+			 : best->place == PLACE_AVOID ? " (all avoided)"
+						      : "");
+	else if (in->scope == SCOPE_MACHINE)
 		snprintf(why, sizeof(why),
 			 "job %s has the lowest priority (%u) of the jobs with candidates%s",
 			 in->groups[best->group].name, in->groups[best->group].priority,

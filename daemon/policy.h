@@ -85,6 +85,11 @@ struct policy_group {
 	/* kill = largest-leaf: the memory of the job's candidates it does not
 	 * spare, by policy_count_leaves(). */
 	uint64_t leaf_bytes;
+	/* "(escaped)": the processes in no job of the machine that lie in a
+	 * cgroup a user may write (policy_escaped()).  At the v2 root its
+	 * priority is the lowest job's (policy_escaped_priority()), below a
+	 * machine cgroup 0 as "(other)"'s; its usage what its candidates hold. */
+	bool escaped;
 };
 
 struct policy_proc {
@@ -104,6 +109,12 @@ struct policy_proc {
 	const struct match_expr *rule; /* NULL: no rule matched */
 	unsigned rule_line;
 	bool rule_machine; /* written in [oomkitd], not in the job's section */
+	/* In the "(escaped)" group: the cgroup it is in (NULL: not recorded,
+	 * the snapshot keeps a bounded few; cut: only its start), and the user
+	 * who may write it ((uid_t)-1: unknown, it could not be read). */
+	const char *cgroup;
+	bool cgroup_cut;
+	uid_t cgroup_owner;
 };
 
 enum policy_scope {
@@ -199,6 +210,22 @@ const char *policy_cmdline(const struct policy_input *in, const struct policy_pr
  * file wins (the job's configuration says otherwise), else omit protects
  * and avoid avoids. */
 enum policy_place policy_systemd_place(enum policy_place ruled, bool omit, bool avoid);
+
+/* Whether a process in no job of a machine at the cgroup v2 root is out of
+ * the protection the rest of the machine has, from
+ * oomkit_cgroup_delegated()'s answer for its cgroup below the machine
+ * (delegated: 1, 0, or -errno) and whether its path was cut: a cgroup a
+ * user may write (made, or moved into, by a job's owner), one whose owner
+ * cannot be read, or one nested past what the kernel shows whole (only an
+ * owner nests that deep) is escaped.  Only a cgroup root alone may have put
+ * it in stays protected: leaving the jobs must never make a process safer. */
+bool policy_escaped(int delegated, bool cgroup_truncated);
+
+/* The priority the "(escaped)" group ranks at in kill-lowest: the lowest of
+ * the jobs' (groups that are neither escaped nor the rest of the machine,
+ * the first n_jobs), 0 with no job.  Escaping puts a process with the least
+ * important job, whatever job it left. */
+unsigned policy_escaped_priority(const struct policy_group *groups, unsigned n_jobs);
 
 /* "prefer = comm:hog (line 12)" or "avoid = uid:0 ([oomkitd], line 3)" for
  * the rule that placed proc; "" if none did. */

@@ -67,6 +67,11 @@ void prompt_prepare(struct prompt *p, struct scope *scope, const struct policy_i
 	p->asker = (struct protocol_asker){.job = job, .has_owner = job && scope->job->has_owner};
 	if (p->asker.has_owner)
 		p->asker.owner = scope->job->owner;
+	p->usage_bytes = p->limit_bytes = 0;
+	if (job && in->scope == SCOPE_JOB && in->scope_group < in->n_groups) {
+		p->usage_bytes = in->groups[in->scope_group].usage_bytes;
+		p->limit_bytes = in->groups[in->scope_group].limit_bytes;
+	}
 	p->n_procs = 0;
 	p->n_rules = 0;
 	/* Preferred first, then those no rule placed, avoided last; within each,

@@ -82,6 +82,9 @@ struct prompt {
 	struct protocol_asker asker; /* who may see and answer it */
 	bool can_grow;		     /* a job's OOM and the machine has room: "grow" is offered */
 	bool declined;		     /* everyone asked said "let the system decide" */
+	/* A job's OOM: the job's usage and limit as the snapshot read them,
+	 * sent with the question (what "give it more memory" is weighed by). */
+	uint64_t usage_bytes, limit_bytes;
 	unsigned report_id;
 	int report_fd; /* -1: no report */
 	struct oomkit__json report;

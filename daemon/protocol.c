@@ -579,6 +579,10 @@ int protocol_put_question(struct protocol_buf *b, const struct protocol_question
 	l_u64(&l, q->id);
 	l_str(&l, q->scope, CUT_NAME);
 	l_u64(&l, q->timeout_ms);
+	if (q->has_usage) {
+		l_u64(&l, q->usage_bytes);
+		l_u64(&l, q->limit_bytes);
+	}
 	return put(b, &l);
 }
 
@@ -710,6 +714,13 @@ static int parse_question(const struct protocol_record *r, struct protocol_quest
 	    parse_u64(r->field[3], UINT64_MAX, &q.timeout_ms) < 0)
 		return -EBADMSG;
 	q.scope = r->field[2];
+	/* The job's usage and limit, when the daemon sends them. */
+	if (r->n >= 6) {
+		if (parse_size(r->field[4], &q.usage_bytes) < 0 ||
+		    parse_size(r->field[5], &q.limit_bytes) < 0)
+			return -EBADMSG;
+		q.has_usage = true;
+	}
 	*ret = q;
 	return 0;
 }

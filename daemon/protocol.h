@@ -193,6 +193,11 @@ struct protocol_question {
 	unsigned id;
 	const char *scope; /* "machine" or the job's name */
 	uint64_t timeout_ms;
+	/* A job's OOM: its memory and its limit when it was asked (what a
+	 * person weighs "give it more memory" by).  Sent only with has_usage;
+	 * a question from an older daemon, or of the machine, has none. */
+	bool has_usage;
+	uint64_t usage_bytes, limit_bytes;
 };
 
 struct protocol_candidate {

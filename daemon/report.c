@@ -2,6 +2,7 @@
 /* report.c - see report.h. */
 #include "report.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "clock.h"
@@ -16,6 +17,46 @@ static void write_readers(struct oomkit__json *w, const struct report_readers *r
 	for (unsigned i = 0; r && i < r->n; i++)
 		oomkit__json_u64(w, NULL, r->uid[i]);
 	oomkit__json_close(w, ']');
+}
+
+/* An escaped process's cgroup and who may write it, as the members named:
+ * the cgroup as far as the snapshot kept it (null: it kept the first
+ * SNAPSHOT_ESCAPED_CGROUPS only), whether that is only its start, its owner
+ * (null: unreadable). */
+static void write_escaped(struct oomkit__json *w, const char *cgroup_key, const char *cut_key,
+			  const char *owner_key, const struct policy_proc *p)
+{
+	if (p->cgroup)
+		oomkit__json_str(w, cgroup_key, p->cgroup);
+	else
+		oomkit__json_null(w, cgroup_key);
+	if (p->cgroup_cut)
+		oomkit__json_bool(w, cut_key, true);
+	if (p->cgroup_owner != (uid_t)-1)
+		oomkit__json_u64(w, owner_key, p->cgroup_owner);
+	else
+		oomkit__json_null(w, owner_key);
+}
+
+static bool escaped(const struct policy_input *in, const struct policy_proc *p)
+{
+	return p->group >= 0 && (unsigned)p->group < in->n_groups && in->groups[p->group].escaped;
+}
+
+/* A victim that left the jobs: the cgroup it was found in, and whose. */
+static void write_victim_cgroup(struct oomkit__json *w, const struct policy_input *in,
+				const struct policy_decision *dec)
+{
+	if (dec->action != ACTION_KILL && dec->action != ACTION_KILL_JOB)
+		return;
+	for (unsigned i = 0; i < in->n_procs; i++) {
+		const struct policy_proc *p = &in->procs[i];
+		if (p->pid == dec->victim_pid && p->start_time == dec->victim_start_time && escaped(in, p)) {
+			oomkit__json_bool(w, "victim_escaped", true);
+			write_escaped(w, "victim_cgroup", "victim_cgroup_cut", "victim_cgroup_owner", p);
+			return;
+		}
+	}
 }
 
 void report_write_decision(struct oomkit__json *w, const char *key, const struct policy_input *in,
@@ -47,6 +88,7 @@ void report_write_decision(struct oomkit__json *w, const char *key, const struct
 		else
 			oomkit__json_null(w, "victim_rule");
 	}
+	write_victim_cgroup(w, in, dec);
 	oomkit__json_str(w, "reason", dec->reason);
 	oomkit__json_str(w, "not_applied", dec->trail);
 	oomkit__json_close(w, '}');
@@ -91,6 +133,10 @@ void report_write_proc(struct oomkit__json *w, const struct policy_input *in, co
 		policy_format_rule(p, why, sizeof(why));
 		oomkit__json_str(w, "rule", why);
 	}
+	if (escaped(in, p)) {
+		oomkit__json_bool(w, "escaped", true);
+		write_escaped(w, "cgroup", "cgroup_cut", "cgroup_owner", p);
+	}
 }
 
 static void write_candidates(struct oomkit__json *w, const struct policy_input *in)
@@ -102,6 +148,43 @@ static void write_candidates(struct oomkit__json *w, const struct policy_input *
 		oomkit__json_close(w, '}');
 	}
 	oomkit__json_close(w, ']');
+}
+
+static unsigned long long mib(uint64_t bytes)
+{
+	return (unsigned long long)(bytes >> 20);
+}
+
+void report_oom_why(const struct oomkit_event *ev, char *buf, size_t len)
+{
+	switch ((enum oomkit_oom_cause)ev->oom_cause) {
+	case OOMKIT_OOM_CAUSE_NO_SWAP:
+		snprintf(buf, len, "at its limit (%llu of %llu MiB), with no swap to use",
+			 mib(ev->usage_bytes), mib(ev->limit_bytes));
+		return;
+	case OOMKIT_OOM_CAUSE_SWAP_MAX:
+		snprintf(buf, len, "at its limit, memory.swap.max reached (%llu of %llu MiB swapped)",
+			 mib(ev->swap_bytes), mib(ev->swap_max_bytes));
+		return;
+	case OOMKIT_OOM_CAUSE_SWAP_FULL:
+		snprintf(buf, len, "at its limit, and the machine's swap is full (%llu MiB free)",
+			 mib(ev->swap_free_bytes));
+		return;
+	case OOMKIT_OOM_CAUSE_STALLED:
+		snprintf(buf, len,
+			 "at its limit and stalled %u.%02u%% of the last %llu s (memory.pressure full)",
+			 ev->stall_full_x100 / 100, ev->stall_full_x100 % 100,
+			 (unsigned long long)(ev->stall_span_ms / 1000));
+		return;
+	case OOMKIT_OOM_CAUSE_LIMIT:
+		snprintf(buf, len, "at its limit (%llu of %llu MiB); swap not counted for it",
+			 mib(ev->usage_bytes), mib(ev->limit_bytes));
+		return;
+	case OOMKIT_OOM_CAUSE_NONE:
+		break;
+	}
+	if (len)
+		buf[0] = 0;
 }
 
 void report_write_head(struct oomkit__json *w, oomkit_ctx *ctx, const struct report_head *h,
@@ -122,6 +205,14 @@ void report_write_head(struct oomkit__json *w, oomkit_ctx *ctx, const struct rep
 		oomkit__json_null(w, "instance");
 	oomkit__json_str(w, "cgroup", ev->cgroup);
 	oomkit__json_str(w, "origin", ev->origin ? ev->origin : ev->cgroup);
+	/* Why it was out of memory: a job held at memory.high that could still
+	 * swap was not (cgroup v2). */
+	char why[160];
+	report_oom_why(ev, why, sizeof(why));
+	if (why[0])
+		oomkit__json_str(w, "why", why);
+	else
+		oomkit__json_null(w, "why");
 	oomkit__json_bool(w, "dry_run", h->dry_run);
 	oomkit__json_u64(w, "capacity_bytes", in->capacity_bytes);
 	config_format_chain(in->chain, chain, sizeof(chain));

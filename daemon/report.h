@@ -33,6 +33,13 @@ struct report_head {
 	const struct report_readers *readers; /* the uids the decision concerns */
 };
 
+/* Why a memcg is out of memory, in words, from its OOM event (cgroup v2's
+ * swap rule: oomkitd.conf(5), JOBS AND SWAP): "at its limit, memory.swap.max
+ * reached (16 of 16 MiB swapped)", "at its limit and stalled 72.50% of the
+ * last 30 s (memory.pressure full)".  "" when the event does not say (cgroup
+ * v1, whose kernel says only that reclaim failed; the machine at the root). */
+void report_oom_why(const struct oomkit_event *ev, char *buf, size_t len);
+
 /* Writes everything up to the outcome and flushes; errors stay in w->err. */
 void report_write_head(struct oomkit__json *w, oomkit_ctx *ctx, const struct report_head *h,
 		       const struct policy_input *in, const struct policy_decision *dec);

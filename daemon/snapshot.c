@@ -11,6 +11,7 @@
 #include "snapshot.h"
 
 static const char other_name[] = "(other)";
+static const char escaped_name[] = "(escaped)";
 
 int snapshot_init(struct snapshot *s, oomkit_ctx *ctx, struct scopes *scopes, size_t max_pids)
 {
@@ -22,20 +23,22 @@ int snapshot_init(struct snapshot *s, oomkit_ctx *ctx, struct scopes *scopes, si
 	s->max_pids = max_pids;
 	s->pids = calloc(max_pids, sizeof(*s->pids));
 	s->procs = calloc(max_pids, sizeof(*s->procs));
-	s->groups = calloc(n + 1, sizeof(*s->groups));
-	s->group_scope = calloc(n + 1, sizeof(*s->group_scope));
+	s->groups = calloc(n + 2, sizeof(*s->groups));
+	s->group_scope = calloc(n + 2, sizeof(*s->group_scope));
 	s->group_of_slot = calloc(n, sizeof(*s->group_of_slot));
 	s->slots_set = calloc(n, sizeof(*s->slots_set));
 	for (unsigned i = 0; s->group_of_slot && i < n; i++)
 		s->group_of_slot[i] = -1;
-	s->per_group = calloc(n + 1, sizeof(*s->per_group));
+	s->per_group = calloc(n + 2, sizeof(*s->per_group));
+	s->escaped = calloc(SNAPSHOT_ESCAPED_CGROUPS, sizeof(*s->escaped));
+	s->other_group = s->escaped_group = -1;
 	s->cmdline = calloc(1, SNAPSHOT_CMDLINE_MAX);
 	s->cmdlines = calloc(max_pids, sizeof(*s->cmdlines));
 	s->exe = calloc(1, SNAPSHOT_EXE_MAX);
 	long hz = sysconf(_SC_CLK_TCK);
 	s->ticks_per_sec = hz > 0 ? (unsigned)hz : 0;
 	return s->pids && s->procs && s->groups && s->group_scope && s->group_of_slot && s->slots_set &&
-		       s->per_group && s->cmdline && s->cmdlines && s->exe
+		       s->per_group && s->escaped && s->cmdline && s->cmdlines && s->exe
 		   ? 0
 		   : -ENOMEM;
 }
@@ -54,6 +57,7 @@ void snapshot_free(struct snapshot *s)
 	free(s->group_of_slot);
 	free(s->slots_set);
 	free(s->per_group);
+	free(s->escaped);
 	free(s->cmdline);
 	free(s->cmdlines);
 	free(s->exe);
@@ -140,7 +144,23 @@ static unsigned build_groups(struct snapshot *s, const struct scope *scope)
 	s->group_scope[n] = NULL;
 	if (oomkit_cgroup_memory(s->ctx, s->scopes->machine.rel, &m) >= 0)
 		o->usage_bytes = m.usage_bytes > sum ? m.usage_bytes - sum : 0;
-	return n + 1;
+	s->other_group = (int)n;
+	s->escaped_group = -1;
+	s->n_escaped = 0;
+	if (!machine)
+		return n + 1;
+	/* Below a cgroup of the machine's own "(other)" is a candidate before
+	 * every job (priority 0), and what a user may have put there is too,
+	 * only named apart. */
+	struct policy_group *e = &s->groups[n + 1];
+	memset(e, 0, sizeof(*e));
+	e->name = escaped_name;
+	e->limit_bytes = e->limit_max_bytes = OOMKIT_UNLIMITED;
+	e->escaped = true;
+	e->priority = o->omit ? policy_escaped_priority(s->groups, n) : 0;
+	s->group_scope[n + 1] = NULL;
+	s->escaped_group = (int)n + 1;
+	return n + 2;
 }
 
 uint64_t snapshot_capacity(oomkit_ctx *ctx, const struct scopes *scopes, uint64_t reserve_bytes)
@@ -243,6 +263,64 @@ static void place(struct snapshot *s, const struct scope *job, const struct oomk
 	}
 }
 
+/* The escaped cgroup recorded for the path e names, if it is whole (a cut
+ * one is a different cgroup for each process that shares its start). */
+static struct snapshot_cgroup *recorded(struct snapshot *s, const struct oomkit_pid_entry *e)
+{
+	for (unsigned i = 0; i < s->n_escaped && !e->cgroup_truncated; i++) {
+		struct snapshot_cgroup *c = &s->escaped[i];
+		if (!c->cut && strcmp(c->path, e->cgroup) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+/* The cgroup of an escaped process, as the report names it: kept once for
+ * all its processes, for the first SNAPSHOT_ESCAPED_CGROUPS cgroups. */
+static void record_escaped(struct snapshot *s, const struct oomkit_pid_entry *e, struct policy_proc *pp)
+{
+	size_t len = strnlen(e->cgroup, SNAPSHOT_ESCAPED_PATH_MAX);
+	bool cut = e->cgroup_truncated || len == SNAPSHOT_ESCAPED_PATH_MAX;
+	size_t keep = len == SNAPSHOT_ESCAPED_PATH_MAX ? len - 1 : len;
+
+	if (s->n_escaped == SNAPSHOT_ESCAPED_CGROUPS)
+		return;
+	struct snapshot_cgroup *c = &s->escaped[s->n_escaped++];
+	memcpy(c->path, e->cgroup, keep);
+	c->path[keep] = '\0';
+	c->cut = cut;
+	c->owner = pp->cgroup_owner;
+	pp->cgroup = c->path;
+	pp->cgroup_cut = cut;
+}
+
+/* A process of "(other)" at a machine's OOM: in "(escaped)" instead, if a
+ * user may have put it where it is (policy_escaped()).  A cgroup already
+ * found escaped is not read again: a user's thousand processes in one
+ * cgroup cost one walk. */
+static void classify_other(struct walk *w, const struct oomkit_pid_entry *e, struct policy_proc *pp)
+{
+	struct snapshot *s = w->s;
+	struct snapshot_cgroup *c;
+	uid_t owner = (uid_t)-1;
+	int r;
+
+	if (s->escaped_group < 0 || pp->group != s->other_group)
+		return;
+	if ((c = recorded(s, e))) {
+		pp->group = s->escaped_group;
+		pp->cgroup_owner = c->owner;
+		pp->cgroup = c->path;
+		return;
+	}
+	r = oomkit_cgroup_delegated(s->ctx, e->cgroup, w->scope->rel, &owner);
+	if (!policy_escaped(r, e->cgroup_truncated))
+		return;
+	pp->group = s->escaped_group;
+	pp->cgroup_owner = r == 1 ? owner : (uid_t)-1;
+	record_escaped(s, e, pp);
+}
+
 /* One process the walk found, where it found it (a path an owner made may be
  * cut, but still names the job exactly). */
 static int on_pid(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userdata)
@@ -266,20 +344,26 @@ static int on_pid(oomkit_ctx *ctx, const struct oomkit_pid_entry *e, void *userd
 	int g = j ? s->group_of_slot[scope_index(s->scopes, j)] : -1;
 	pp = (struct policy_proc){.pid = p.pid,
 				  .start_time = p.start_time,
-				  .group = g >= 0 ? g : (int)w->n_groups - 1,
+				  .group = g >= 0 ? g : s->other_group,
 				  .rss_bytes = (p.rss_anon_kib + p.rss_file_kib + p.rss_shmem_kib) * 1024,
 				  .oom_score_adj = p.oom_score_adj,
 				  .uid = p.uid,
 				  .pgid = p.pgid,
 				  .sid = p.sid,
-				  .tty_nr = p.tty_nr};
+				  .tty_nr = p.tty_nr,
+				  .cgroup_owner = (uid_t)-1};
 	memcpy(pp.comm, p.comm, sizeof(pp.comm));
 	pp.comm[sizeof(pp.comm) - 1] = '\0';
+	classify_other(w, e, &pp);
 	/* A process of another job's instance nested here is placed by that
 	 * job's rules: they are what its configuration says of it. */
 	place(s, j, &p, e, &pp);
 	const struct policy_group *grp = &s->groups[pp.group];
 	pp.place = policy_systemd_place(pp.place, grp->omit, grp->avoid);
+	/* "(escaped)" is as large as what may be killed of it: a protected
+	 * process beside the hogs would have its small ones chosen first. */
+	if (pp.group == s->escaped_group && pp.place != PLACE_PROTECT && pp.oom_score_adj > -1000)
+		s->groups[pp.group].usage_bytes += pp.rss_bytes;
 	/* The command line its record has (already read, bounded): a report
 	 * names the process by it. */
 	keep(w, &pp, p.cmdline);
@@ -313,6 +397,9 @@ static int find_processes(struct snapshot *s, const struct scope *scope, struct 
 	w->n_procs = 0;
 	w->full = false;
 	memset(s->per_group, 0, w->n_groups * sizeof(*s->per_group));
+	s->n_escaped = 0;
+	if (s->escaped_group >= 0)
+		s->groups[s->escaped_group].usage_bytes = 0;
 	return oomkit_cgroup_walk_pids(s->ctx, scope->rel, flags | OOMKIT_WALK_PROC, on_pid, w);
 }
 
@@ -325,6 +412,14 @@ int snapshot_take(struct snapshot *s, const struct scope *scope, uint64_t capaci
 	int n = find_processes(s, scope, &w);
 	if (n < 0)
 		return n;
+	/* What "(escaped)" holds is no longer the rest of the machine's: below a
+	 * machine cgroup, where both are candidates, "(other)" would otherwise
+	 * look larger by the hog that left it. */
+	if (s->escaped_group >= 0) {
+		struct policy_group *o = &s->groups[s->other_group];
+		uint64_t e = s->groups[s->escaped_group].usage_bytes;
+		o->usage_bytes = o->usage_bytes > e ? o->usage_bytes - e : 0;
+	}
 	if (w.full)
 		log_warning(
 		    "%s: %d processes, more than the %zu a snapshot holds: each job's largest are the "
@@ -353,5 +448,5 @@ int snapshot_take(struct snapshot *s, const struct scope *scope, uint64_t capaci
 
 struct scope *snapshot_group_scope(const struct snapshot *s, int group)
 {
-	return group >= 0 && (unsigned)group <= s->scopes->max_jobs ? s->group_scope[group] : NULL;
+	return group >= 0 && (unsigned)group <= s->scopes->max_jobs + 1 ? s->group_scope[group] : NULL;
 }

@@ -17,6 +17,16 @@
  * uid and cgroup come with it, and the command line and executable are
  * read, into two buffers of the snapshot, only if a rule asks for them.
  *
+ * A process in no job of a machine at the v2 root is the rest of the
+ * machine's ("(other)", never chosen) only if root alone may have put it
+ * where it is; in a cgroup a user may write (a job's owner made it, outside
+ * the jobs' patterns) it is in "(escaped)", a candidate ranked with the
+ * lowest-priority job (policy_escaped()): nothing a job's owner does hides a
+ * process from the daemon.  Below a machine cgroup of its own, where
+ * "(other)" is a candidate before every job, "(escaped)" is too, only named
+ * apart.  Which cgroup, and whose, is kept for the first
+ * SNAPSHOT_ESCAPED_CGROUPS of them, for the report.
+ *
  * A machine OOM reads every job; a job's OOM reads only that job and the
  * machine (as "(other)": the rest of the machine), which is all its
  * policies need.
@@ -31,6 +41,7 @@
 #ifndef OOMKITD_SNAPSHOT_H
 #define OOMKITD_SNAPSHOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -39,21 +50,34 @@
 #include "policy.h"
 #include "scope.h"
 
+/* A cgroup of "(escaped)" as reports name it: its first
+ * SNAPSHOT_ESCAPED_PATH_MAX - 1 bytes, raw (the report escapes them). */
+#define SNAPSHOT_ESCAPED_CGROUPS 32
+#define SNAPSHOT_ESCAPED_PATH_MAX 256
+struct snapshot_cgroup {
+	char path[SNAPSHOT_ESCAPED_PATH_MAX];
+	bool cut;
+	uid_t owner; /* (uid_t)-1: unknown */
+};
+
 struct snapshot {
 	oomkit_ctx *ctx;
 	struct scopes *scopes;
 	size_t max_pids;
 	pid_t *pids;
 	struct policy_proc *procs;
-	struct policy_group *groups;	      /* max_jobs + 1: the jobs, then "(other)" */
-	struct scope **group_scope;	      /* the scope of each group; NULL for "(other)" */
-	int *group_of_slot;		      /* max_jobs: a job slot's group, or -1 */
-	unsigned *slots_set;		      /* max_jobs: the slots group_of_slot gives a group now */
-	unsigned n_groups_set;		      /* how many */
-	unsigned *per_group;		      /* max_jobs + 1: candidates kept per group, while walking */
-	pid_t protected_pids[2];	      /* the daemon and its guardian */
-	const struct lend *lend;	      /* a job lent headroom is shown at its own limit */
-	const struct config *cfg;	      /* the machine's rules (snapshot_configure()) */
+	struct policy_group *groups;	 /* max_jobs + 2: the jobs, "(other)", "(escaped)" */
+	struct scope **group_scope;	 /* the scope of each group; NULL for "(other)", "(escaped)" */
+	int *group_of_slot;		 /* max_jobs: a job slot's group, or -1 */
+	unsigned *slots_set;		 /* max_jobs: the slots group_of_slot gives a group now */
+	unsigned n_groups_set;		 /* how many */
+	unsigned *per_group;		 /* max_jobs + 2: candidates kept per group, while walking */
+	pid_t protected_pids[2];	 /* the daemon and its guardian */
+	const struct lend *lend;	 /* a job lent headroom is shown at its own limit */
+	const struct config *cfg;	 /* the machine's rules (snapshot_configure()) */
+	int other_group, escaped_group;	 /* "(other)" and "(escaped)" of the last snapshot; -1: none */
+	struct snapshot_cgroup *escaped; /* SNAPSHOT_ESCAPED_CGROUPS: the cgroups of "(escaped)" */
+	unsigned n_escaped;
 	char *cmdline;			      /* SNAPSHOT_CMDLINE_MAX: one process's, while it is placed */
 	char (*cmdlines)[POLICY_CMDLINE_MAX]; /* max_pids: each kept process's, as reports show it */
 	unsigned ticks_per_sec;		      /* what start times count in */
@@ -78,7 +102,8 @@ void snapshot_configure(struct snapshot *s, const struct config *cfg);
 int snapshot_take(struct snapshot *s, const struct scope *scope, uint64_t capacity_bytes,
 		  struct policy_input *in);
 
-/* The job behind a policy group of the last snapshot; NULL for "(other)". */
+/* The job behind a policy group of the last snapshot; NULL for "(other)"
+ * and "(escaped)". */
 struct scope *snapshot_group_scope(const struct snapshot *s, int group);
 
 /* The machine's room: its limit, or the machine's RAM less the daemon's reserve. */

@@ -149,6 +149,21 @@ enum oomkit_pressure_level {
 	OOMKIT_PRESSURE_CRITICAL = 2,
 };
 
+/* Why a cgroup v2 cgroup counts as out of memory (v1 has the kernel's own
+ * under_oom, which says no more).  Near its limit -- held at memory.high, or
+ * at memory.max -- a cgroup that can still swap is swapping, not out of
+ * memory: it is out of memory once it cannot swap, or once its own
+ * memory.pressure says it is stuck. */
+enum oomkit_oom_cause {
+	OOMKIT_OOM_CAUSE_NONE = 0, /* not out of memory, or not told (v1) */
+	OOMKIT_OOM_CAUSE_NO_SWAP =
+	    1, /* at its limit, with no swap on the machine or a memory.swap.max of 0 */
+	OOMKIT_OOM_CAUSE_SWAP_MAX = 2,	/* at its limit, its memory.swap.max reached */
+	OOMKIT_OOM_CAUSE_SWAP_FULL = 3, /* at its limit, the machine's swap full */
+	OOMKIT_OOM_CAUSE_STALLED = 4,	/* at its limit and stalled: memory.pressure "full" for long */
+	OOMKIT_OOM_CAUSE_LIMIT = 5,	/* at its limit, swap not counted (OOMKIT_WATCH_AT_LIMIT) */
+};
+
 struct oomkit_event {
 	enum oomkit_event_kind kind;
 	oomkit_watch *watch;
@@ -164,7 +179,16 @@ struct oomkit_event {
 	uint64_t time_ns;		  /* CLOCK_MONOTONIC when the kernel event was read */
 	/* cgroup v2: memory.events of the watched cgroup (hierarchical); 0 on v1. */
 	uint64_t events_high, events_max, events_oom, events_oom_kill;
-	uint64_t reserved[8]; /* for later fields; 0 */
+	/* OOM, cgroup v2: why under_oom (NONE when it is not), and what the
+	 * rule read: the cgroup's memory.swap.current and .max (OOMKIT_UNLIMITED
+	 * for max or without swap accounting), the machine's free swap, and the
+	 * share of the last stall_span_ms its memory.pressure was "full"
+	 * (percent times 100; stall_span_ms 0 while not known yet). */
+	uint32_t oom_cause; /* enum oomkit_oom_cause */
+	uint32_t stall_full_x100;
+	uint64_t stall_span_ms;
+	uint64_t swap_bytes, swap_max_bytes, swap_free_bytes;
+	uint64_t reserved[3]; /* for later fields; 0 */
 };
 
 /* What a handler tells the library about an OOM it was shown. */
@@ -188,6 +212,13 @@ typedef enum oomkit_verdict (*oomkit_handler_fn)(oomkit_ctx *ctx, const struct o
  * hierarchy (which reports stalls even without its memory controller).  On
  * v2, pressure watches are always PSI triggers. */
 #define OOMKIT_WATCH_PSI 0x2u
+/* OOM watches on cgroup v2: the cgroup is out of memory at its limit,
+ * whatever swap it could use (OOMKIT_OOM_CAUSE_LIMIT).  For a cgroup whose
+ * reclaim takes from cgroups below it of differing importance (a machine
+ * holding jobs), where swapping them all alike is not what a handler that
+ * ranks them wants.  The guardian keeps the swap rule: a held cgroup that
+ * swaps makes progress, and is no OOM that it must hand to the kernel. */
+#define OOMKIT_WATCH_AT_LIMIT 0x4u
 
 /* Watches cgroup for OOM events (and GONE).  -ELOOP: the cgroup contains the
  * calling process (a handler there hangs in the kernel) unless
@@ -283,7 +314,14 @@ struct oomkit_cgroup_memory {
 	bool oom_group;	       /* v2 memory.oom.group: the kernel kills the whole cgroup at once */
 	/* cgroup v2: memory.events (hierarchical); 0 on v1. */
 	uint64_t events_high, events_max, events_oom, events_oom_kill;
-	uint64_t reserved[8]; /* for later fields; 0 */
+	/* cgroup v2: why under_oom and what the rule read, as in struct
+	 * oomkit_event (no stall history here: a stall is only known to a
+	 * watch, which samples its memory.pressure over time). */
+	uint32_t oom_cause; /* enum oomkit_oom_cause */
+	uint32_t stall_full_x100;
+	uint64_t stall_span_ms;
+	uint64_t swap_bytes, swap_max_bytes, swap_free_bytes;
+	uint64_t reserved[3]; /* for later fields; 0 */
 };
 
 /* Reads a cgroup's memory counters. */
@@ -358,6 +396,17 @@ int oomkit_cgroup_exists(oomkit_ctx *ctx, const char *cgroup);
  * its owner chowns) or writable by a group or by anyone, else 0; -errno if
  * it cannot be read.  Allocates nothing. */
 int oomkit_cgroup_procs_writable(oomkit_ctx *ctx, const char *cgroup, uid_t uid);
+
+/* Whether the cgroup, or one of its ancestors strictly below the cgroup
+ * below, lies in a subtree delegated to a user: its directory, its
+ * cgroup.procs or the file threads move by (cgroup.threads, v1's tasks) is
+ * owned by a uid other than root, or writable by a group or by anyone.  1 with *ret_owner the owner of
+ * the outermost such cgroup's file, 0 if root alone may have put a process
+ * there; -errno if one of them cannot be read (removed meanwhile), -EINVAL
+ * if cgroup is not below below.  Looks from the top down and stops at the
+ * first delegated cgroup, so a user's nesting costs nothing.  Allocates
+ * nothing. */
+int oomkit_cgroup_delegated(oomkit_ctx *ctx, const char *cgroup, const char *below, uid_t *ret_owner);
 
 /* Reads the extended attribute name of the cgroup's directory into buf (at
  * most len bytes) and who owns the directory into *ret_owner (the user who
@@ -604,6 +653,8 @@ pid_t oomkit_guardian_pid(const oomkit_ctx *ctx);
 const char *oomkit_event_kind_name(enum oomkit_event_kind kind);
 const char *oomkit_verdict_name(enum oomkit_verdict verdict);
 const char *oomkit_pressure_level_name(enum oomkit_pressure_level level);
+/* "none", "no-swap", "swap-max", "swap-full", "stalled", "limit". */
+const char *oomkit_oom_cause_name(enum oomkit_oom_cause cause);
 
 #ifdef __cplusplus
 }

@@ -10,7 +10,14 @@
  * cgroup therefore sets memory.high a margin below memory.max; the handler is
  * told through memory.events.local, and handing the OOM to the kernel sets
  * memory.high back to "max", so the kernel OOM killer decides at memory.max.
- * And cgroup.kill, which kills a whole subtree at once.  Nothing here
+ * And cgroup.kill, which kills a whole subtree at once.
+ *
+ * v2 has no under_oom either: this file says when a cgroup is out of
+ * memory (oomkit__v2_oom_rule).  Near its limit it is, unless it can still
+ * swap (memory.swap.current below memory.swap.max, the machine's swap not
+ * full) and its own memory.pressure does not say it is stuck: held at
+ * memory.high with swap, a cgroup swaps as the kernel would let it at
+ * memory.max, and the kernel's killer would not have acted.  Nothing here
  * allocates.
  */
 #include "internal.h"
@@ -72,6 +79,10 @@ int oomkit__v2_register(oomkit_ctx *ctx, struct oomkit_watch *w)
 	w->usagefd = openat(w->dirfd, "memory.current", O_RDONLY | O_CLOEXEC);
 	w->limitfd = openat(w->dirfd, "memory.max", O_RDONLY | O_CLOEXEC);
 	w->oomfd = openat(w->dirfd, "memory.events", O_RDONLY | O_CLOEXEC);
+	/* The swap rule's (absent without swap accounting, or PSI). */
+	w->swapfd = openat(w->dirfd, "memory.swap.current", O_RDONLY | O_CLOEXEC);
+	w->swapmaxfd = openat(w->dirfd, "memory.swap.max", O_RDONLY | O_CLOEXEC);
+	w->pressurefd = openat(w->dirfd, "memory.pressure", O_RDONLY | O_CLOEXEC);
 	return 0;
 }
 
@@ -94,8 +105,7 @@ int oomkit__v2_consume(struct oomkit_watch *w)
 	return high && w->taken_over && w->state == 0;
 }
 
-/* memory.events (already read into buf) into m, and under_oom from usage
- * and limit. */
+/* memory.events (already read into buf) into m. */
 static int events_into(const char *buf, int n, struct oomkit_cgroup_memory *m)
 {
 	struct oomkit__memory_events ev;
@@ -111,18 +121,129 @@ static int events_into(const char *buf, int n, struct oomkit_cgroup_memory *m)
 	m->events_max = ev.max;
 	m->events_oom = ev.oom;
 	m->events_oom_kill = ev.oom_kill;
-	/* v2 has no under_oom flag.  A cgroup counts as out of memory while its
-	 * usage is within the hold margin (plus a quarter of it for reclaim's
-	 * jitter) of memory.max: held, that is where memory.high throttles it;
-	 * handed to the kernel, it stays there until the kernel has killed. */
-	if (m->limit_bytes != OOMKIT_UNLIMITED) {
-		uint64_t margin = hold_margin(m->limit_bytes);
-		m->under_oom = m->usage_bytes + margin + margin / 4 >= m->limit_bytes;
-	}
 	return 0;
 }
 
-int oomkit__v2_memory(int dirfd, struct oomkit_cgroup_memory *ret)
+uint64_t oomkit__v2_clear_level(uint64_t max)
+{
+	uint64_t margin = hold_margin(max);
+	/* Where the swap rule starts to look: the hold's margin and a quarter of
+	 * it below memory.max.  Held, that is where memory.high throttles the
+	 * cgroup (reclaim's jitter in the quarter); handed to the kernel, it
+	 * stays there until the kernel has reclaimed or killed. */
+	return max > margin + margin / 4 ? max - margin - margin / 4 : 0;
+}
+
+static bool near_limit(uint64_t usage, uint64_t limit)
+{
+	return limit != OOMKIT_UNLIMITED && usage >= oomkit__v2_clear_level(limit);
+}
+
+enum oomkit_oom_cause oomkit__v2_oom_rule(const struct oomkit__v2_oom_input *in)
+{
+	if (!near_limit(in->usage_bytes, in->limit_bytes))
+		return OOMKIT_OOM_CAUSE_NONE;
+	if (in->at_limit)
+		return OOMKIT_OOM_CAUSE_LIMIT;
+	/* Nothing to swap to: at its limit is out of memory, as it always was. */
+	if (!in->swap_total_bytes || (in->swap_known && in->swap_max_bytes == 0))
+		return OOMKIT_OOM_CAUSE_NO_SWAP;
+	/* Its own swap limit first: that one is the job's, not the machine's. */
+	if (in->swap_known && in->swap_max_bytes != OOMKIT_UNLIMITED &&
+	    (in->swap_bytes >= in->swap_max_bytes ||
+	     in->swap_max_bytes - in->swap_bytes < OOMKIT__SWAP_SLACK))
+		return OOMKIT_OOM_CAUSE_SWAP_MAX;
+	if (in->swap_free_bytes < OOMKIT__SWAP_SLACK)
+		return OOMKIT_OOM_CAUSE_SWAP_FULL;
+	/* It can swap, but gets nowhere: every task of it stalled on memory
+	 * (pages swapped out and straight back in, or memory that cannot be
+	 * swapped at all). */
+	if (in->full_x100 >= (int64_t)OOMKIT__STALL_PERCENT * 100)
+		return OOMKIT_OOM_CAUSE_STALLED;
+	return OOMKIT_OOM_CAUSE_NONE;
+}
+
+static int pread_u64(int fd, uint64_t *ret)
+{
+	char buf[64];
+	int n = oomkit__pread_all(fd, buf, sizeof(buf));
+	return n < 0 ? n : oomkit__parse_u64(buf, (size_t)n, ret);
+}
+
+/* The machine's swap into in; unreadable, it counts as none (the rule of
+ * old). */
+static void machine_swap(const oomkit_ctx *ctx, struct oomkit__v2_oom_input *in)
+{
+	if (oomkit__swap_space(ctx->meminfo_fd, &in->swap_total_bytes, &in->swap_free_bytes) < 0)
+		in->swap_total_bytes = in->swap_free_bytes = 0;
+}
+
+/* The rule's verdict and what it read, into m. */
+static void apply_rule(const struct oomkit__v2_oom_input *in, uint64_t span_ns,
+		       struct oomkit_cgroup_memory *m)
+{
+	enum oomkit_oom_cause cause = oomkit__v2_oom_rule(in);
+
+	m->under_oom = cause != OOMKIT_OOM_CAUSE_NONE;
+	m->oom_cause = cause;
+	m->swap_bytes = in->swap_known ? in->swap_bytes : 0;
+	m->swap_max_bytes = in->swap_known ? in->swap_max_bytes : OOMKIT_UNLIMITED;
+	m->swap_free_bytes = in->swap_free_bytes;
+	m->stall_full_x100 = in->full_x100 < 0 ? 0 : (uint32_t)in->full_x100;
+	m->stall_span_ms = in->full_x100 < 0 ? 0 : span_ns / 1000000u;
+}
+
+/* The rule for a cgroup known by its directory: no stall history.  Its swap
+ * is read only near its limit, where the rule needs it. */
+static void dir_rule(const oomkit_ctx *ctx, int dirfd, struct oomkit_cgroup_memory *m)
+{
+	struct oomkit__v2_oom_input in = {
+	    .usage_bytes = m->usage_bytes, .limit_bytes = m->limit_bytes, .full_x100 = -1};
+
+	if (near_limit(m->usage_bytes, m->limit_bytes)) {
+		in.swap_known = oomkit__read_u64_at(dirfd, "memory.swap.current", &in.swap_bytes) >= 0 &&
+				oomkit__read_u64_at(dirfd, "memory.swap.max", &in.swap_max_bytes) >= 0;
+		machine_swap(ctx, &in);
+	}
+	apply_rule(&in, 0, m);
+}
+
+/* One more sample of the watch's memory.pressure "full" total: the share of
+ * the last OOMKIT__STALL_SPAN_NS it stalled, -1 while not known. */
+static int64_t stall_sample(struct oomkit_watch *w, uint64_t *ret_span_ns)
+{
+	struct oomkit__psi_line full;
+	char buf[256];
+	int n = oomkit__pread_all(w->pressurefd, buf, sizeof(buf));
+
+	if (n < 0 || oomkit__parse_psi_line(buf, (size_t)n, "full", &full) < 0)
+		return -1;
+	return oomkit__stall_share(&w->stall, oomkit__now_ns(), full.total_us, OOMKIT__STALL_SPAN_NS,
+				   ret_span_ns);
+}
+
+/* The rule for a watched cgroup, through its open fds, with its stall
+ * samples (the handler's loop and the guardian each keep their own). */
+static void watch_rule(const oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_cgroup_memory *m)
+{
+	struct oomkit__v2_oom_input in = {.usage_bytes = m->usage_bytes,
+					  .limit_bytes = m->limit_bytes,
+					  .at_limit = w->at_limit,
+					  .full_x100 = -1};
+	uint64_t span_ns = 0;
+
+	if (!w->at_limit && near_limit(m->usage_bytes, m->limit_bytes)) {
+		in.swap_known = pread_u64(w->swapfd, &in.swap_bytes) >= 0 &&
+				pread_u64(w->swapmaxfd, &in.swap_max_bytes) >= 0;
+		machine_swap(ctx, &in);
+		if (in.swap_total_bytes)
+			in.full_x100 = stall_sample(w, &span_ns);
+	}
+	apply_rule(&in, span_ns, m);
+}
+
+/* Every counter but under_oom and the rule's. */
+static int read_memory(int dirfd, struct oomkit_cgroup_memory *ret)
 {
 	struct oomkit_cgroup_memory m = {0};
 	uint64_t high;
@@ -145,45 +266,59 @@ int oomkit__v2_memory(int dirfd, struct oomkit_cgroup_memory *ret)
 	return 0;
 }
 
-static int pread_u64(int fd, uint64_t *ret)
+int oomkit__v2_memory(oomkit_ctx *ctx, int dirfd, struct oomkit_cgroup_memory *ret)
 {
-	char buf[64];
-	int n = oomkit__pread_all(fd, buf, sizeof(buf));
-	return n < 0 ? n : oomkit__parse_u64(buf, (size_t)n, ret);
+	struct oomkit_cgroup_memory m;
+	int r = read_memory(dirfd, &m);
+	if (r < 0)
+		return r;
+	dir_rule(ctx, dirfd, &m);
+	*ret = m;
+	return 0;
 }
 
-int oomkit__v2_event_memory(struct oomkit_watch *w, struct oomkit_cgroup_memory *ret)
+int oomkit__v2_event_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_cgroup_memory *ret)
 {
 	struct oomkit_cgroup_memory m = {0};
 	char buf[512];
 	int r;
 
 	if (w->usagefd < 0 || w->limitfd < 0 || w->oomfd < 0)
-		return oomkit__v2_memory(w->dirfd, ret);
+		return oomkit__v2_memory(ctx, w->dirfd, ret);
 	if ((r = pread_u64(w->usagefd, &m.usage_bytes)) < 0 ||
 	    (r = pread_u64(w->limitfd, &m.limit_bytes)) < 0 ||
 	    (r = events_into(buf, oomkit__pread_all(w->oomfd, buf, sizeof(buf)), &m)) < 0)
 		return r;
+	watch_rule(ctx, w, &m);
 	*ret = m;
 	return 0;
 }
 
-uint64_t oomkit__v2_clear_level(uint64_t max)
+static void oom_state_of(const struct oomkit_cgroup_memory *m, struct oomkit__oom_control *ret)
 {
-	uint64_t margin = hold_margin(max);
-	/* The complement of oomkit__v2_memory()'s under_oom. */
-	return max > margin + margin / 4 ? max - margin - margin / 4 : 0;
+	ret->under_oom = m->under_oom;
+	ret->oom_kill_disable = m->oom_kill_disable;
+	ret->oom_kill = m->oom_kill;
 }
 
-int oomkit__v2_oom_state(int dirfd, struct oomkit__oom_control *ret)
+int oomkit__v2_oom_state(oomkit_ctx *ctx, int dirfd, struct oomkit__oom_control *ret)
 {
 	struct oomkit_cgroup_memory m;
-	int r = oomkit__v2_memory(dirfd, &m);
+	int r = oomkit__v2_memory(ctx, dirfd, &m);
 	if (r < 0)
 		return r;
-	ret->under_oom = m.under_oom;
-	ret->oom_kill_disable = m.oom_kill_disable;
-	ret->oom_kill = m.oom_kill;
+	oom_state_of(&m, ret);
+	return 0;
+}
+
+int oomkit__v2_watch_oom_state(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__oom_control *ret)
+{
+	struct oomkit_cgroup_memory m;
+	int r = read_memory(w->dirfd, &m);
+	if (r < 0)
+		return r;
+	watch_rule(ctx, w, &m);
+	oom_state_of(&m, ret);
 	return 0;
 }
 

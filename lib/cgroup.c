@@ -111,7 +111,7 @@ int oomkit__consume(oomkit_ctx *ctx, struct oomkit_watch *w)
 int oomkit__oom_state(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__oom_control *ret)
 {
 	if (ctx->backend == OOMKIT_BACKEND_V2)
-		return oomkit__v2_oom_state(w->dirfd, ret);
+		return oomkit__v2_watch_oom_state(ctx, w, ret);
 	return oomkit__v1_oom_control(ctx, w->cgroup, w->oomfd, ret);
 }
 
@@ -146,7 +146,7 @@ int oomkit__oom_state_at(oomkit_ctx *ctx, const char *rel, struct oomkit__oom_co
 	int fd = oomkit__cgroup_open(ctx, rel);
 	if (fd < 0)
 		return fd;
-	int r = oomkit__v2_oom_state(fd, ret);
+	int r = oomkit__v2_oom_state(ctx, fd, ret);
 	close(fd);
 	return r;
 }
@@ -155,7 +155,7 @@ int oomkit__event_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_
 {
 	/* On v1 only the three files an event needs, oom_control through the
 	 * watch's open fd. */
-	return ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_event_memory(w, ret)
+	return ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_event_memory(ctx, w, ret)
 						 : oomkit__v1_event_memory(w, ret);
 }
 
@@ -170,11 +170,13 @@ int oomkit__oom_origin(oomkit_ctx *ctx, const struct oomkit_watch *w, char *out,
 void oomkit__watch_init_fds(struct oomkit_watch *w)
 {
 	w->dirfd = w->efd = w->oomfd = w->usagefd = w->limitfd = w->parentfd = -1;
+	w->swapfd = w->swapmaxfd = w->pressurefd = -1;
 }
 
 void oomkit__watch_close_fds(struct oomkit_watch *w)
 {
-	int *fds[] = {&w->efd, &w->oomfd, &w->usagefd, &w->limitfd, &w->parentfd, &w->dirfd};
+	int *fds[] = {&w->efd,	  &w->oomfd,	 &w->usagefd,	 &w->limitfd, &w->parentfd,
+		      &w->swapfd, &w->swapmaxfd, &w->pressurefd, &w->dirfd};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
@@ -237,7 +239,7 @@ OOMKIT__EXPORT int oomkit_cgroup_memory(oomkit_ctx *ctx, const char *cgroup,
 	int fd = open_arg(ctx, cgroup);
 	if (fd < 0)
 		return fd;
-	int r = ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_memory(fd, ret_mem)
+	int r = ctx->backend == OOMKIT_BACKEND_V2 ? oomkit__v2_memory(ctx, fd, ret_mem)
 						  : oomkit__v1_memory(fd, ret_mem);
 	close(fd);
 	return r;
@@ -281,6 +283,64 @@ OOMKIT__EXPORT int oomkit_cgroup_procs_writable(oomkit_ctx *ctx, const char *cgr
 	/* Its owner may chmod it; a group or anyone else with the write bit
 	 * is not told apart from the uid's own groups. */
 	return st.st_uid == uid || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+}
+
+/* Whether a uid other than root may write the cgroup at rel: its directory
+ * (to make cgroups in it) or its cgroup.procs (to move processes into it),
+ * and the file threads move through (cgroup.threads, v1's tasks); the owner
+ * of the first that is in *ret_owner. */
+static int level_delegated(oomkit_ctx *ctx, const char *rel, uid_t *ret_owner)
+{
+	const char *const names[] = {"", "cgroup.procs",
+				     ctx->backend == OOMKIT_BACKEND_V2 ? "cgroup.threads" : "tasks"};
+	char path[PATH_MAX + 16];
+	struct stat st;
+
+	for (unsigned i = 0; i < 3; i++) {
+		int r = i == 0 ? snprintf(path, sizeof(path), "%s", oomkit__at(rel))
+			       : snprintf(path, sizeof(path), "%s/%s", oomkit__at(rel), names[i]);
+		if (r < 0 || (size_t)r >= sizeof(path))
+			return -ENAMETOOLONG;
+		if (fstatat(ctx->memory_root_fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (i == 2 && errno == ENOENT)
+				continue;
+			return -errno;
+		}
+		if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+			*ret_owner = st.st_uid;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+OOMKIT__EXPORT int oomkit_cgroup_delegated(oomkit_ctx *ctx, const char *cgroup, const char *below,
+					   uid_t *ret_owner)
+{
+	char rel[PATH_MAX], top[PATH_MAX];
+	int r;
+
+	if (!ctx || !cgroup || !below || !ret_owner)
+		return -EINVAL;
+	if ((r = oomkit__cgroup_relpath(cgroup, ctx->memory_root, rel, sizeof(rel))) < 0 ||
+	    (r = oomkit__cgroup_relpath(below, ctx->memory_root, top, sizeof(top))) < 0)
+		return r;
+	size_t n = strlen(top), len = strlen(rel);
+	if (n && (strncmp(rel, top, n) != 0 || (rel[n] != '/' && rel[n] != '\0')))
+		return -EINVAL;
+	/* From the top down: the first cgroup a user may write ends the walk,
+	 * so what it costs is the depth root made, not what a user nests. */
+	for (size_t i = n ? n + 1 : 0; i <= len && len > n; i++) {
+		if (rel[i] != '/' && rel[i] != '\0')
+			continue;
+		char c = rel[i];
+		rel[i] = '\0';
+		r = level_delegated(ctx, rel, ret_owner);
+		rel[i] = c;
+		if (r != 0)
+			return r;
+	}
+	return 0;
 }
 
 OOMKIT__EXPORT int oomkit_cgroup_xattr(oomkit_ctx *ctx, const char *cgroup, const char *name, char *buf,

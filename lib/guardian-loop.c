@@ -387,6 +387,11 @@ static void lock_memory(void)
 	    (void (*)(void))oomkit__append_u64,
 	    (void (*)(void))oomkit__oom_state,
 	    (void (*)(void))oomkit__v2_oom_state,
+	    (void (*)(void))oomkit__v2_watch_oom_state,
+	    (void (*)(void))oomkit__v2_oom_rule,
+	    (void (*)(void))oomkit__stall_share,
+	    (void (*)(void))oomkit__swap_space,
+	    (void (*)(void))oomkit__parse_psi_line,
 	    (void (*)(void))oomkit__v1_oom_control,
 	    (void (*)(void))oomkit__parse_oom_control,
 	};
@@ -420,6 +425,9 @@ void oomkit__guardian_run(int sock, pid_t parent, enum oomkit_backend backend, u
 	(void)prctl(PR_SET_NAME, "oomkit-guardian", 0, 0, 0);
 	ignore_signals(&mask);
 	oomkit__cgroup_setup_backend(&g.ctx, backend);
+	/* cgroup v2's swap rule reads the machine's free swap: a held cgroup
+	 * that can still swap is not out of memory to the guardian either. */
+	g.ctx.meminfo_fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
 	/* The handler may be dead already (getppid() then names a reaper):
 	 * the guardian still takes on what it was holding, and releases it. */
 	g.parent_pidfd = (int)syscall(SYS_pidfd_open, parent, 0);

@@ -206,6 +206,13 @@ void oomkit__format_cmdline(const char *buf, size_t len, char *out, size_t out_l
  * root; -ENAMETOOLONG if it does not fit. */
 int oomkit__cgroup_relpath(const char *in, const char *root, char *out, size_t out_len);
 
+/* ---------------------------------------------------------- meminfo.c */
+
+/* The machine's SwapTotal and SwapFree from /proc/meminfo, open at fd, read
+ * onto the stack (the guardian reads it too).  A kernel without swap has no
+ * such lines: 0 and 0. */
+int oomkit__swap_space(int fd, uint64_t *ret_total, uint64_t *ret_free);
+
 /* ------------------------------------------------------------- util.c */
 
 /* Reads a whole small file at dirfd/name into buf (NUL-terminated, at most
@@ -239,6 +246,18 @@ void oomkit__log(const oomkit_ctx *ctx, enum oomkit_log_level level, const char 
 
 /* ----------------------------------------------------------- context */
 
+/* A cgroup's memory.pressure "full" stall total, sampled at each look: the
+ * share of time it was stalled over a span, with no clock of its own. */
+#define OOMKIT__STALL_SAMPLES 16
+struct oomkit__stall {
+	struct {
+		uint64_t at_ns;
+		uint64_t full_us;
+	} s[OOMKIT__STALL_SAMPLES];
+	unsigned next; /* where the next sample goes */
+	unsigned n;    /* samples kept */
+};
+
 /* A watch.  Watches live in one array of max_cgroups slots allocated by
  * oomkit_new(); a slot is free when kind == 0.  The path is allocated when
  * the watch is made, so a slot costs what it holds, not the longest path. */
@@ -253,6 +272,10 @@ struct oomkit_watch {
 	 * origin); v2 memory.current, memory.max and memory.events.  -1 if
 	 * not open. */
 	int oomfd, usagefd, limitfd, parentfd;
+	/* v2 OOM watches: memory.swap.current, memory.swap.max and
+	 * memory.pressure, for the swap rule (cgroup-v2.c); -1 if not open. */
+	int swapfd, swapmaxfd, pressurefd;
+	struct oomkit__stall stall; /* v2 OOM: its memory.pressure, sampled at each look */
 	uint64_t threshold_bytes;
 	enum oomkit_pressure_level level;
 	uint32_t stall_us, window_us; /* PRESSURE: oomkit_watch_stall()'s trigger; 0: the level's */
@@ -269,6 +292,7 @@ struct oomkit_watch {
 	uint32_t gen;			     /* bumped each time the slot is reused */
 	uint32_t epoll_events;		     /* what the backend's fd reports: EPOLLIN or EPOLLPRI */
 	bool psi;			     /* PRESSURE: a PSI trigger (OOMKIT_WATCH_PSI) */
+	bool at_limit;			     /* v2 OOM: OOMKIT_WATCH_AT_LIMIT, swap not counted */
 	bool system;			     /* PRESSURE: the machine's PSI, not the cgroup's */
 	int parent_wd;			     /* v2: inotify watch on the parent, for GONE */
 	struct oomkit__memory_events events; /* v2: last memory.events.local read */
@@ -302,6 +326,7 @@ struct oomkit_ctx {
 	int memory_root_fd;	     /* O_PATH|O_DIRECTORY */
 	int proc_fd;		     /* O_PATH|O_DIRECTORY */
 	int sys_fd;		     /* O_PATH|O_DIRECTORY; -1: no sysfs there */
+	int meminfo_fd;		     /* /proc/meminfo, for the v2 swap rule; -1: not open */
 	unsigned max_cgroups;
 	unsigned max_pids;
 	bool mlock;
@@ -443,17 +468,48 @@ extern const char *const oomkit__v1_delegated[];
 
 int oomkit__v2_register(oomkit_ctx *ctx, struct oomkit_watch *w);
 int oomkit__v2_consume(struct oomkit_watch *w);
-int oomkit__v2_memory(int dirfd, struct oomkit_cgroup_memory *ret);
-/* What an event needs: usage, limit, under_oom and memory.events, through
- * the watch's open fds where it has them. */
-int oomkit__v2_event_memory(struct oomkit_watch *w, struct oomkit_cgroup_memory *ret);
-int oomkit__v2_oom_state(int dirfd, struct oomkit__oom_control *ret);
+/* Every counter; under_oom by the swap rule without a stall history (a
+ * stall is known only to a watch). */
+int oomkit__v2_memory(oomkit_ctx *ctx, int dirfd, struct oomkit_cgroup_memory *ret);
+/* What an event needs: usage, limit, memory.events, and under_oom by the
+ * swap rule with the watch's stall samples (one more taken), through the
+ * watch's open fds where it has them. */
+int oomkit__v2_event_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_cgroup_memory *ret);
+int oomkit__v2_oom_state(oomkit_ctx *ctx, int dirfd, struct oomkit__oom_control *ret);
+/* The same through a watch (the loop's and the guardian's): its fds and
+ * its stall samples. */
+int oomkit__v2_watch_oom_state(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit__oom_control *ret);
 /* Holds: memory.high a margin below memory.max; releases: memory.high = max. */
 int oomkit__v2_hold(int dirfd, bool hold);
 /* Sets memory.max, and memory.high the same margin below it if held. */
 int oomkit__v2_set_limit(int dirfd, uint64_t limit_bytes);
 /* cgroup.kill, then waits for cgroup.events "populated 0". */
 int oomkit__v2_kill(int dirfd, uint64_t end_ns);
+
+/* The swap rule.  Near its limit (held at memory.high, or at memory.max)
+ * a cgroup that can still swap is swapping, not out of memory, as long as
+ * its own memory.pressure does not say it is stuck: "full" (every task of it
+ * stalled on memory at once) for OOMKIT__STALL_PERCENT of the last
+ * OOMKIT__STALL_SPAN_NS, systemd-oomd's default for a unit's pressure.  A
+ * swap room of less than OOMKIT__SWAP_SLACK (one huge page) is none. */
+#define OOMKIT__STALL_PERCENT 60
+#define OOMKIT__STALL_SPAN_NS (30ull * 1000 * 1000 * 1000)
+#define OOMKIT__SWAP_SLACK (2ull << 20)
+
+struct oomkit__v2_oom_input {
+	uint64_t usage_bytes, limit_bytes; /* memory.current, memory.max */
+	bool at_limit;			   /* OOMKIT_WATCH_AT_LIMIT: swap not counted */
+	bool swap_known;		   /* memory.swap.current and .max were read */
+	uint64_t swap_bytes, swap_max_bytes;
+	uint64_t swap_total_bytes, swap_free_bytes; /* the machine's SwapTotal, SwapFree */
+	int64_t full_x100; /* oomkit__stall_share() over OOMKIT__STALL_SPAN_NS; -1: not known */
+};
+
+/* Whether the cgroup is out of memory and why (NONE: it is not).  Without
+ * swap (none on the machine, or a memory.swap.max of 0) this is the rule of
+ * before: out of memory within the hold's margin and a quarter of it of
+ * memory.max.  Pure. */
+enum oomkit_oom_cause oomkit__v2_oom_rule(const struct oomkit__v2_oom_input *in);
 /* The usage below which a cgroup with memory.max at max is not "under OOM"
  * (oomkit__v2_memory()'s under_oom): below the hold and its margin. */
 uint64_t oomkit__v2_clear_level(uint64_t max);
@@ -499,6 +555,15 @@ int oomkit__procs_each_at(int dirfd, const char *name, int (*fn)(pid_t pid, void
 
 /* Registers a PSI trigger for a PRESSURE watch (the machine's for the root). */
 int oomkit__psi_register(oomkit_ctx *ctx, struct oomkit_watch *w);
+
+/* Records the stall total full_us at now_ns (at most one sample each
+ * span_ns / (OOMKIT__STALL_SAMPLES / 2)) and returns the share of time, in
+ * percent times 100, that the cgroup was fully stalled since the newest
+ * sample at least span_ns old, whose age goes to *ret_span_ns; -1 while no
+ * sample is that old.  A clock or a total that went back starts again.
+ * Pure. */
+int64_t oomkit__stall_share(struct oomkit__stall *st, uint64_t now_ns, uint64_t full_us, uint64_t span_ns,
+			    uint64_t *ret_span_ns);
 
 /* ------------------------------------------------------------ proc.c */
 

@@ -117,6 +117,9 @@ static int set_roots(oomkit_ctx *ctx, const struct oomkit_options *o)
 	/* Only zram's statistics are read there: without it, zram is counted
 	 * at an assumed compression ratio. */
 	ctx->sys_fd = open(o->sys_root ? o->sys_root : "/sys", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* Read on cgroup v2 by the swap rule, on the handler path: kept open.
+	 * Without it the machine counts as having no swap (the rule of old). */
+	ctx->meminfo_fd = openat(ctx->proc_fd, "meminfo", O_RDONLY | O_CLOEXEC);
 	if ((o->memory_root &&
 	     (r = copy_str(ctx->memory_root, sizeof(ctx->memory_root), o->memory_root)) < 0) ||
 	    (o->cgroup2_root &&
@@ -142,12 +145,12 @@ static int set_roots(oomkit_ctx *ctx, const struct oomkit_options *o)
 	return 0;
 }
 
-/* Thousands of watches need thousands of fds: raise the soft limit to the
- * hard one if the default would not do. */
+/* Thousands of watches need thousands of fds (a v2 OOM watch keeps seven
+ * open): raise the soft limit to the hard one if the default would not do. */
 static void raise_nofile(unsigned max_cgroups)
 {
 	struct rlimit rl;
-	rlim_t want = (rlim_t)max_cgroups * 3 + 256;
+	rlim_t want = (rlim_t)max_cgroups * 7 + 256;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
 		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
 		(void)setrlimit(RLIMIT_NOFILE, &rl);
@@ -239,6 +242,7 @@ OOMKIT__EXPORT int oomkit_new(const struct oomkit_options *caller_opts, oomkit_c
 	if (!ctx)
 		return -ENOMEM;
 	ctx->memory_root_fd = ctx->proc_fd = ctx->sys_fd = ctx->epfd = ctx->timerfd = ctx->inotify_fd = -1;
+	ctx->meminfo_fd = -1;
 	ctx->guardian_pidfd = ctx->guardian_sock = -1;
 	ctx->max_cgroups = opts->max_cgroups ? opts->max_cgroups : 1024;
 	ctx->max_pids = opts->max_pids ? opts->max_pids : 4096;
@@ -295,6 +299,7 @@ OOMKIT__EXPORT void oomkit_free(oomkit_ctx *ctx)
 	close_fd(&ctx->memory_root_fd);
 	close_fd(&ctx->proc_fd);
 	close_fd(&ctx->sys_fd);
+	close_fd(&ctx->meminfo_fd);
 	free(ctx->watches);
 	free(ctx->iobuf);
 	free(ctx->iobuf2);
@@ -418,6 +423,7 @@ static int add_watch(oomkit_ctx *ctx, struct oomkit_watch *tmpl, const char *cgr
 		goto fail;
 	w->epoll_events = EPOLLIN;
 	w->psi = (flags & OOMKIT_WATCH_PSI) != 0;
+	w->at_limit = (flags & OOMKIT_WATCH_AT_LIMIT) != 0;
 	w->system = w->psi && !w->cgroup[0];
 	if ((r = oomkit__register(ctx, w)) < 0)
 		goto fail;
@@ -719,6 +725,12 @@ static int fill_memory(oomkit_ctx *ctx, struct oomkit_watch *w, struct oomkit_ev
 		ev->events_max = m.events_max;
 		ev->events_oom = m.events_oom;
 		ev->events_oom_kill = m.events_oom_kill;
+		ev->oom_cause = m.oom_cause;
+		ev->stall_full_x100 = m.stall_full_x100;
+		ev->stall_span_ms = m.stall_span_ms;
+		ev->swap_bytes = m.swap_bytes;
+		ev->swap_max_bytes = m.swap_max_bytes;
+		ev->swap_free_bytes = m.swap_free_bytes;
 		*ret_kills = m.oom_kill;
 	}
 	return r;

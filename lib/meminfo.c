@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * meminfo.c - /proc/meminfo: what the whole machine has, for handlers that
- * grow a limit only when the machine has room.
+ * grow a limit only when the machine has room, and the swap it has left,
+ * for cgroup v2's swap rule (cgroup-v2.c).
  */
 #include "internal.h"
 
@@ -54,5 +55,21 @@ OOMKIT__EXPORT int oomkit_system_memory(oomkit_ctx *ctx, struct oomkit_system_me
 	(void)meminfo_value(ctx->iobuf2, len, "SwapTotal", &m.swap_total_bytes);
 	(void)meminfo_value(ctx->iobuf2, len, "SwapFree", &m.swap_free_bytes);
 	*ret_mem = m;
+	return 0;
+}
+
+int oomkit__swap_space(int fd, uint64_t *ret_total, uint64_t *ret_free)
+{
+	/* /proc/meminfo is about 1.5 KiB on 6.x kernels. */
+	char buf[4096];
+	uint64_t total = 0, free_bytes = 0;
+	int n = oomkit__pread_all(fd, buf, sizeof(buf));
+
+	if (n < 0)
+		return n;
+	(void)meminfo_value(buf, (size_t)n, "SwapTotal", &total);
+	(void)meminfo_value(buf, (size_t)n, "SwapFree", &free_bytes);
+	*ret_total = total;
+	*ret_free = free_bytes > total ? total : free_bytes;
 	return 0;
 }

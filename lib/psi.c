@@ -93,3 +93,38 @@ OOMKIT__EXPORT int oomkit_pressure_read(oomkit_ctx *ctx, const char *cgroup,
 	*ret_pressure = p;
 	return 0;
 }
+
+static unsigned stall_slot(const struct oomkit__stall *st, unsigned back)
+{
+	return (st->next + OOMKIT__STALL_SAMPLES - 1 - back) % OOMKIT__STALL_SAMPLES;
+}
+
+int64_t oomkit__stall_share(struct oomkit__stall *st, uint64_t now_ns, uint64_t full_us, uint64_t span_ns,
+			    uint64_t *ret_span_ns)
+{
+	uint64_t step_ns = span_ns / (OOMKIT__STALL_SAMPLES / 2);
+
+	/* A clock or a total that went back (a cgroup made again under the
+	 * name): what was sampled says nothing of this one. */
+	if (st->n && (now_ns < st->s[stall_slot(st, 0)].at_ns || full_us < st->s[stall_slot(st, 0)].full_us))
+		st->n = st->next = 0;
+	if (!st->n || now_ns - st->s[stall_slot(st, 0)].at_ns >= step_ns) {
+		st->s[st->next].at_ns = now_ns;
+		st->s[st->next].full_us = full_us;
+		st->next = (st->next + 1) % OOMKIT__STALL_SAMPLES;
+		if (st->n < OOMKIT__STALL_SAMPLES)
+			st->n++;
+	}
+	for (unsigned back = 0; back < st->n; back++) {
+		unsigned i = stall_slot(st, back);
+		uint64_t dt_ns = now_ns - st->s[i].at_ns;
+		if (dt_ns < span_ns || dt_ns == 0)
+			continue;
+		/* At most 100 %: the total grows by at most the time passed. */
+		unsigned __int128 x =
+		    (unsigned __int128)(full_us - st->s[i].full_us) * 1000u * 10000u / dt_ns;
+		*ret_span_ns = dt_ns;
+		return x > 10000 ? 10000 : (int64_t)x;
+	}
+	return -1;
+}

@@ -86,6 +86,20 @@ static void write_v2_events(struct oomkit__json *w, const oomkit_ctx *ctx, uint6
 	oomkit__json_close(w, '}');
 }
 
+/* cgroup v2's swap rule on an OOM event: why it was out of memory, and
+ * what the rule read (cgroup-v2.c). */
+static void write_swap_rule(struct oomkit__json *w, const oomkit_ctx *ctx, const struct oomkit_event *ev)
+{
+	if (!(ctx->cg_caps & OOMKIT__HAS_MEMORY_EVENTS) || ev->kind != OOMKIT_EVENT_OOM)
+		return;
+	oomkit__json_str(w, "oom_cause", oomkit_oom_cause_name((enum oomkit_oom_cause)ev->oom_cause));
+	oomkit__json_u64(w, "swap_bytes", ev->swap_bytes);
+	oomkit__json_limit(w, "swap_max_bytes", ev->swap_max_bytes);
+	oomkit__json_u64(w, "swap_free_bytes", ev->swap_free_bytes);
+	oomkit__json_fixed(w, "stall_full_percent", ev->stall_full_x100, 2);
+	oomkit__json_u64(w, "stall_span_ms", ev->stall_span_ms);
+}
+
 static void write_event(struct oomkit__json *w, const oomkit_ctx *ctx, const struct oomkit_event *ev)
 {
 	if (!ev) {
@@ -106,6 +120,7 @@ static void write_event(struct oomkit__json *w, const oomkit_ctx *ctx, const str
 			 ev->kind == OOMKIT_EVENT_PRESSURE ? oomkit_pressure_level_name(ev->level) : NULL);
 	oomkit__json_u64(w, "time_ns", ev->time_ns);
 	write_v2_events(w, ctx, ev->events_high, ev->events_max, ev->events_oom, ev->events_oom_kill);
+	write_swap_rule(w, ctx, ev);
 	oomkit__json_close(w, '}');
 }
 

@@ -195,6 +195,25 @@ OOMKIT__EXPORT const char *oomkit_verdict_name(enum oomkit_verdict verdict)
 	return "unknown";
 }
 
+OOMKIT__EXPORT const char *oomkit_oom_cause_name(enum oomkit_oom_cause cause)
+{
+	switch (cause) {
+	case OOMKIT_OOM_CAUSE_NONE:
+		return "none";
+	case OOMKIT_OOM_CAUSE_NO_SWAP:
+		return "no-swap";
+	case OOMKIT_OOM_CAUSE_SWAP_MAX:
+		return "swap-max";
+	case OOMKIT_OOM_CAUSE_SWAP_FULL:
+		return "swap-full";
+	case OOMKIT_OOM_CAUSE_STALLED:
+		return "stalled";
+	case OOMKIT_OOM_CAUSE_LIMIT:
+		return "limit";
+	}
+	return "unknown";
+}
+
 OOMKIT__EXPORT const char *oomkit_pressure_level_name(enum oomkit_pressure_level level)
 {
 	switch (level) {

@@ -24,6 +24,9 @@
 #      summary the override as \xNN; `oomkit ps`, `oomkit reports show` and
 #      the report JSON (as \u202e) never hold it raw.
 #
+# The agents here run with --notify-only: a build with GTK 4 would ask in
+# a window on this display (test-agent-window.sh tests that).
+#
 # OOMKIT_TEST_OUTPUT (set by meson) is where the screenshot is kept.
 . "$(dirname "$0")/daemon-lib.sh"
 require_kernel
@@ -171,7 +174,7 @@ start_agent() { # LOG [SESSION ENV...]
 	local log=$1
 	shift
 	as_user_bg "$A" env HOME="$SESS" DISPLAY="$DISPLAY" XDG_DATA_DIRS="$SESS/share:/usr/share" \
-		OOMKIT_SOCKET="$SOCK" "$@" "$AGENT" >>"$log" 2>&1
+		OOMKIT_SOCKET="$SOCK" "$@" "$AGENT" --notify-only >>"$log" 2>&1
 	AGENT_PID=$!
 	T_PIDS="$T_PIDS $AGENT_PID"
 	wait_for 10 grep -q "listening for OOMs" "$log" || fail "the agent did not connect"
@@ -186,7 +189,7 @@ as_user_bg "$B" dbus-daemon --config-file="$USER_DIR/session-$B/bus.conf" --nofo
 T_PIDS="$T_PIDS $!"
 wait_for 10 bus_ready "$B" "unix:path=$USER_DIR/session-$B/bus" || fail "the second session bus did not start"
 as_user_bg "$B" env HOME="$USER_DIR/session-$B" DBUS_SESSION_BUS_ADDRESS="unix:path=$USER_DIR/session-$B/bus" \
-	OOMKIT_SOCKET="$SOCK" "$AGENT" >"$TMP/agent-b.log" 2>&1
+	OOMKIT_SOCKET="$SOCK" "$AGENT" --notify-only >"$TMP/agent-b.log" 2>&1
 T_PIDS="$T_PIDS $!"
 wait_for 10 grep -q "listening for OOMs" "$TMP/agent-b.log" || fail "the second user's agent did not connect"
 check "no notification server: the agent says so" grep -q "no notification server" "$TMP/agent-b.log"
@@ -269,7 +272,7 @@ empty_job desk
 # The second agent, started now, cannot reach the daemon yet (see below).
 OLD_AGENT=$AGENT_PID
 as_user_bg "$A" env HOME="$SESS" DISPLAY="$DISPLAY" XDG_DATA_DIRS="$SESS/share:/usr/share" \
-	DBUS_SESSION_BUS_ADDRESS="$BUS" OOMKIT_SOCKET="$TMP/late.sock" "$AGENT" >>"$TMP/agent2.log" 2>&1
+	DBUS_SESSION_BUS_ADDRESS="$BUS" OOMKIT_SOCKET="$TMP/late.sock" "$AGENT" --notify-only >>"$TMP/agent2.log" 2>&1
 AGENT_PID=$!
 T_PIDS="$T_PIDS $AGENT_PID"
 wait_for 10 grep -q "cannot reach oomkitd" "$TMP/agent2.log" || fail "2: the second agent did not start"

@@ -40,7 +40,17 @@ cgroup = $M/outer/in-*
 priority = 300
 limit = 200M
 policy = kill-largest, kernel
+
+[job wide]
+cgroup = $M/srv/*
+cgroup_exclude = $M/srv/db
+priority = 200
+
+[job db]
+cgroup = $M/srv/db
+priority = 1000
 EOF
+mkdir "$R/srv" "$R/srv/db" "$R/srv/worker" || fail "cannot make the test's cgroups"
 start_daemon
 
 logged() { grep -qF -- "$1" "$TMP/log"; }
@@ -50,6 +60,11 @@ check "an existing cgroup is adopted at start" logged "batch [svc-1]: adopted $M
 check "a pattern that matches nothing yet is a notice naming its line" \
 	logged "$TMP/oomkitd.conf:"'17'": [job apps] cgroup $M/later/user-*/app-* matches no cgroup yet"
 check "a plain job is still a memcg of the machine" test -d "$R/plain"
+# A cgroup that one job's pattern excludes is the later job's that names it
+# (the server preset's services and databases).
+check "a cgroup excluded by the first job's pattern is the later job's" logged "db [db]: adopted $M/srv/db"
+check "and the first job takes the rest" logged "wide [worker]: adopted $M/srv/worker"
+check "nor is it the first job's" eval "! grep -qF 'wide [db]' '$TMP/log'"
 check "the instance is taken over (its kernel killer held off)" \
 	cg_held "$R/ext/svc-1"
 

@@ -53,5 +53,43 @@ check "start, runner missing: named, with why" \
 	grep -qF "<3>hooks: the hook runner $missing: No such file or directory; hooks will not run" "$TMP/log"
 check "start, runner missing: no 'No child processes'" eval "! grep -q 'No child processes' '$TMP/log'"
 check "start, runner missing: the daemon answers" "$OOMKIT" status
+check "start with a job: no word of having none" eval "! grep -q 'no job' '$TMP/log'"
+stop_daemon
+
+# prompt with the default delay: one second to answer.  --check still
+# accepts the file, and warns naming the chain's line; with 10s, no word.
+write_config 256M "report, prompt, kill-lowest, kernel" <<EOF2
+[job web]
+limit = 32M
+EOF2
+out=$("$OOMKITD" --check -c "$TMP/oomkitd.conf" 2>&1)
+check "--check, prompt with 2s: ok, and warns at the policy line ($out)" \
+	eval "[ \$? = 0 ] && echo \"\$out\" | grep -qxF '$TMP/oomkitd.conf:4: warning: [oomkitd] policy: prompt waits half the delay for an answer, 1s (delay = 2s at line 5): too short for a person to read the question and answer; give it a delay of at least 10s'"
+sed -i 's/^delay = 2s$/delay = 10s/' "$TMP/oomkitd.conf"
+out=$("$OOMKITD" --check -c "$TMP/oomkitd.conf" 2>&1)
+check "--check, prompt with 10s: no warning ($out)" eval "! echo \"\$out\" | grep -q 'prompt waits'"
+
+# No job: the daemon runs and handles no OOM.  --check and the start say so,
+# why, and what to do: the file to add jobs to, the man page's examples.
+case $(stat -fc %T "$MEMROOT") in
+cgroup2fs) why="the file names none" ;;
+*) why="the memory controller is on cgroup v1, which has no built-in jobs" ;;
+esac
+advice="no job: oomkitd handles no OOM on this machine ($why); add [job NAME] sections to $TMP/oomkitd.conf: see EXAMPLES in oomkitd.conf(5) (man oomkitd.conf)"
+write_config 256M "report, kernel" </dev/null
+out=$("$OOMKITD" --check -c "$TMP/oomkitd.conf" 2>&1)
+check "--check, no job: ok, and says it handles nothing, why and what to do ($out)" \
+	eval "[ \$? = 0 ] && echo \"\$out\" | grep -qx '$TMP/oomkitd.conf: ok, 0 jobs' &&
+		echo \"\$out\" | grep -qxF '$TMP/oomkitd.conf: warning: $advice'"
+if [ "$(stat -fc %T "$MEMROOT")" != cgroup2fs ]; then
+	# No file at all: the built-in default, which has no job on cgroup v1;
+	# the file named is the one the unit reads.
+	out=$("$OOMKITD" --check 2>&1)
+	check "--check, no file on cgroup v1: no job, and where to add them ($out)" \
+		eval "echo \"\$out\" | grep -q '^(built-in): warning: no job: oomkitd handles no OOM on this machine (the memory controller is on cgroup v1, which has no built-in jobs); add \[job NAME\] sections to /.*/oomkit/oomkitd.conf: see EXAMPLES in oomkitd.conf(5)'"
+fi
+start_daemon
+check "start, no job: the warning follows the ready line" \
+	eval "grep -A1 'oomkitd ready: machine $R, 0 jobs' '$TMP/log' | grep -qxF '<4>$advice'"
 stop_daemon
 finish

@@ -48,10 +48,13 @@ has() { # PACKAGE PATH...
 has liboomkit0 "usr/lib/$ma/liboomkit.so.0" "usr/lib/$ma/liboomkit.so.0.1.0" "usr/lib/$ma/oomkit/oomkit-guardian"
 grep -q '\.h$\|\.a$\|/bin/' "$out/contents" && fail "liboomkit0 holds more than the library: $(cat "$out/contents")"
 has liboomkit-dev usr/include/oomkit.h "usr/lib/$ma/liboomkit.a" "usr/lib/$ma/liboomkit.so" \
-	"usr/lib/$ma/pkgconfig/oomkit.pc" usr/share/man/man3/oomkit.3.gz
+	"usr/lib/$ma/pkgconfig/oomkit.pc" usr/share/man/man3/oomkit.3.gz \
+	usr/share/doc/liboomkit-dev/examples/kill-newest.c usr/share/doc/liboomkit-dev/examples/grow-or-kill.c
 has oomkit usr/sbin/oomkitd usr/bin/oomkit "usr/lib/$ma/oomkit/oomkit-hook-runner" lib/systemd/system/oomkitd.service etc/oomkit/oomkitd.conf \
 	"usr/lib/$ma/oomkit/oomkitd-systemd" usr/share/man/man1/oomkit.1.gz usr/share/man/man5/oomkitd.conf.5.gz usr/share/man/man8/oomkitd.8.gz \
-	usr/share/bash-completion/completions/oomkit
+	usr/share/bash-completion/completions/oomkit \
+	usr/share/doc/oomkit/README.Debian usr/share/doc/oomkit/examples/server.conf \
+	usr/share/doc/oomkit/examples/desktop.conf usr/share/doc/oomkit/examples/kubernetes-node.conf
 grep -q 'liboomkit\.so' "$out/contents" && fail "the oomkit package holds the library"
 grep -q 'agent' "$out/contents" && fail "the oomkit package holds the desktop agent: $(grep agent "$out/contents")"
 has oomkit-agent usr/bin/oomkit-agent usr/lib/systemd/user/oomkit-agent.service \
@@ -93,6 +96,13 @@ set -e
 [ $rc = 2 ] || fail "kill-newest against the packaged library exited $rc, expected its usage error 2"
 LD_LIBRARY_PATH=$root/usr/lib/$ma "$root/usr/sbin/oomkitd" --check --config "$root/etc/oomkit/oomkitd.conf" >/dev/null ||
 	fail "the packaged oomkitd rejects the packaged configuration"
+# The presets and the README, as the source has them (uncompressed, to be
+# copied to /etc/oomkit/oomkitd.conf); the README names each preset.
+for f in server.conf desktop.conf kubernetes-node.conf; do
+	cmp -s "$src/examples/$f" "$root/usr/share/doc/oomkit/examples/$f" ||
+		fail "/usr/share/doc/oomkit/examples/$f is not examples/$f"
+	grep -q "^ *$f " "$root/usr/share/doc/oomkit/README.Debian" || fail "README.Debian does not name $f"
+done
 
-[ $status = 0 ] && echo "ok: 4 packages, lintian clean of errors and warnings, contents, conffile, symbols, a program built with liboomkit-dev"
+[ $status = 0 ] && echo "ok: 4 packages, lintian clean of errors and warnings, contents, conffile, symbols, a program built with liboomkit-dev, the presets and README under /usr/share/doc"
 exit $status

@@ -219,6 +219,63 @@ static void test_procs_writable(void **state)
 	assert_int_equal(oomkit_cgroup_procs_writable(ctx, "../etc", other), -EINVAL);
 }
 
+/* Whether a cgroup lies in a subtree a user may write, below a given
+ * ancestor, from the top down: the directory, cgroup.procs and (v1) tasks of
+ * each level.  Run as root the fixture is root's, as a test of root's
+ * cgroups must be; another uid owns every level of it. */
+static void test_delegated(void **state)
+{
+	oomkit_ctx *ctx = *state;
+	char path[PATH_MAX * 2];
+	uid_t owner = 12345;
+
+	if (getuid() != 0) {
+		assert_int_equal(oomkit_cgroup_delegated(ctx, "jobs/web", "", &owner), 1);
+		assert_int_equal(owner, getuid());
+		return;
+	}
+	/* Root's all the way down: no user may have put a process there. */
+	assert_int_equal(oomkit_cgroup_delegated(ctx, "jobs/web/inner", "", &owner), 0);
+	assert_int_equal(owner, 12345);
+	/* The cgroup itself is not below itself; nor is anything outside below. */
+	assert_int_equal(oomkit_cgroup_delegated(ctx, "jobs", "jobs", &owner), 0);
+	assert_int_equal(oomkit_cgroup_delegated(ctx, "jobs/web", "jobs/batch", &owner), -EINVAL);
+	assert_int_equal(oomkit_cgroup_delegated(ctx, "jobsx/web", "jobs", &owner), -EINVAL);
+	/* An ancestor chowned to a user (systemd's user@UID.service) delegates
+	 * everything below it, whatever the cgroup itself says. */
+	snprintf(path, sizeof(path), "%s/jobs/web/cgroup.procs", root);
+	assert_int_equal(chown(path, 1000, 1000), 0);
+	assert_int_equal(oomkit_cgroup_delegated(ctx, "jobs/web/inner", "", &owner), 1);
+	assert_int_equal(owner, 1000);
+	assert_int_equal(oomkit_cgroup_delegated(ctx, "/jobs/web/inner", "jobs", &owner), 1);
+	/* Below the delegated one: only what is below the given ancestor counts. */
+	assert_int_equal(oomkit_cgroup_delegated(ctx, "jobs/web/inner", "jobs/web", &owner), 0);
+	assert_int_equal(chown(path, 0, 0), 0);
+	/* A directory of a user's (it makes cgroups in it), a write bit for a
+	 * group or anyone, a tasks file of a user's (v1 threads move by it). */
+	snprintf(path, sizeof(path), "%s/jobs/web/inner", root);
+	assert_int_equal(chown(path, 1001, 0), 0);
+	assert_int_equal(oomkit_cgroup_delegated(ctx, "jobs/web/inner", "", &owner), 1);
+	assert_int_equal(owner, 1001);
+	assert_int_equal(chown(path, 0, 0), 0);
+	snprintf(path, sizeof(path), "%s/jobs/cgroup.procs", root);
+	assert_int_equal(chmod(path, 0664), 0);
+	owner = 12345;
+	assert_int_equal(oomkit_cgroup_delegated(ctx, "jobs/web", "", &owner), 1);
+	assert_int_equal(owner, 0);
+	assert_int_equal(chmod(path, 0644), 0);
+	put("jobs/web/tasks", "");
+	snprintf(path, sizeof(path), "%s/jobs/web/tasks", root);
+	assert_int_equal(chown(path, 1002, 0), 0);
+	assert_int_equal(oomkit_cgroup_delegated(ctx, "jobs/web/inner", "", &owner), 1);
+	assert_int_equal(owner, 1002);
+	assert_int_equal(unlink(path), 0);
+	/* Removed meanwhile, or not a cgroup path at all. */
+	assert_int_equal(oomkit_cgroup_delegated(ctx, "jobs/gone/x", "", &owner), -ENOENT);
+	assert_int_equal(oomkit_cgroup_delegated(ctx, "../etc", "", &owner), -EINVAL);
+	assert_int_equal(oomkit_cgroup_delegated(ctx, "jobs", "", NULL), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +286,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_children, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_writers, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_procs_writable, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_delegated, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

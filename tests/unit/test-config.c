@@ -1298,6 +1298,7 @@ static void assert_same_meaning(const struct config *a, const struct config *b)
 	memset(y.source, 0, sizeof(y.source));
 	x.machine_line = y.machine_line = 0;
 	x.machine_limit_line = y.machine_limit_line = 0;
+	x.policy_line = y.policy_line = x.delay_line = y.delay_line = 0;
 	x.builtin = y.builtin = false;
 	assert_int_equal(x.n_jobs, 0);
 	assert_int_equal(y.n_jobs, 0);
@@ -1358,6 +1359,7 @@ static void test_defaults_spelled_out(void **state)
 	assert_int_equal(job->n_jobs, 1);
 	assert_int_equal(bare->n_jobs, 1);
 	job->jobs[0].line = bare->jobs[0].line = 0;
+	job->jobs[0].policy_line = bare->jobs[0].policy_line = 0;
 	assert_memory_equal(&job->jobs[0], &bare->jobs[0], sizeof(job->jobs[0]));
 	drop(spelled);
 	drop(none);
@@ -1866,6 +1868,108 @@ static void test_desktop_preset(void **state)
 	config_free(&cfg);
 }
 
+/* prompt waits half the delay: under 5 s of it, --check warns, naming the
+ * chain's line and where the delay comes from. */
+static void test_prompt_warnings(void **state)
+{
+	(void)state;
+	char out[2048];
+	static const char chains[] = "[oomkitd]\npolicy = report, prompt, kill-lowest, kernel\n%s"
+				     "[job a]\npolicy = prompt, kernel\n[job b]\npolicy = report, kernel\n";
+	char text[512];
+
+	snprintf(text, sizeof(text), chains, "");
+	struct config *cfg = parse_ok(text);
+	assert_int_equal(config_prompt_warnings(cfg, out, sizeof(out)), 2);
+	assert_string_equal(out,
+			    "oomkitd.conf:2: warning: [oomkitd] policy: prompt waits half the delay for an "
+			    "answer, 1s (the default delay, 2s): too short for a person to read the question "
+			    "and answer; give it a delay of at least 10s\n"
+			    "oomkitd.conf:4: warning: [job a] policy: prompt waits half the delay for an "
+			    "answer, 1s (the default delay, 2s): too short for a person to read the question "
+			    "and answer; give it a delay of at least 10s\n");
+	/* Truncated, never overrun; still counted. */
+	assert_int_equal(config_prompt_warnings(cfg, out, 40), 2);
+	assert_int_equal(strlen(out), 39);
+	drop(cfg);
+
+	snprintf(text, sizeof(text), chains, "delay = 9s\n");
+	cfg = parse_ok(text);
+	assert_int_equal(config_prompt_warnings(cfg, out, sizeof(out)), 2);
+	assert_non_null(strstr(out,
+			       "oomkitd.conf:5: warning: [job a] policy: prompt waits half the delay for an "
+			       "answer, 4500ms (delay = 9s at line 3): too short"));
+	drop(cfg);
+
+	/* 10 s: 5 s to answer, enough; a chain without prompt never warns. */
+	snprintf(text, sizeof(text), chains, "delay = 10s\n");
+	cfg = parse_ok(text);
+	assert_int_equal(config_prompt_warnings(cfg, out, sizeof(out)), 0);
+	assert_string_equal(out, "");
+	drop(cfg);
+	cfg = parse_ok("[oomkitd]\ndelay = 100ms\n[job a]\npolicy = kill-largest, kernel\n");
+	assert_int_equal(config_prompt_warnings(cfg, out, sizeof(out)), 0);
+	drop(cfg);
+}
+
+/* The job whose pattern takes REL (a unit's cgroup) or an ancestor of it, or NULL. */
+static const char *job_taking(const struct config *cfg, const char *rel)
+{
+	for (unsigned i = 0; i < cfg->n_cgroups; i++)
+		if (pattern_match_self_or_ancestor(cfg->cgroups[i].pattern, rel) &&
+		    !config_excluded(cfg, cfg->cgroups[i].job, rel))
+			return cfg->jobs[cfg->cgroups[i].job].name;
+	return NULL;
+}
+
+/* The server preset: batch units first, then the services, the
+ * web front last, the databases never (protected by their cgroup), and
+ * what keeps the machine reachable in no job. */
+static void test_server_preset(void **state)
+{
+	(void)state;
+	char chain[128];
+	struct config cfg;
+
+	parse_example("server.conf", &cfg);
+	config_format_chain(&cfg.chain, chain, sizeof(chain));
+	assert_string_equal(chain, "report, kill-lowest, kernel");
+	const struct config_job *batch = config_find_job(&cfg, "batch"),
+				*svc = config_find_job(&cfg, "services"), *web = config_find_job(&cfg, "web"),
+				*db = config_find_job(&cfg, "databases");
+	assert_true(batch && svc && web && db);
+	assert_true(batch->priority < svc->priority && svc->priority < web->priority &&
+		    web->priority < db->priority);
+	static const char *const takes[][2] = {
+	    {"batch.slice/nightly-export.service", "batch"},
+	    {"batch.slice/run-r0b1c2.scope", "batch"},
+	    {"system.slice/cron.service", "services"},
+	    {"system.slice/nginx.service", "web"},
+	    {"system.slice/php8.2-fpm.service", "web"},
+	    {"system.slice/system-postgresql.slice", "databases"},
+	    {"system.slice/system-postgresql.slice/postgresql@15-main.service", "databases"},
+	    {"system.slice/postgresql.service", "databases"},
+	    {"system.slice/mariadb.service", "databases"},
+	    {"system.slice/redis-server.service", "databases"},
+	    {"system.slice/oomkitd.service", NULL},
+	    {"system.slice/systemd-journald.service", NULL},
+	    {"system.slice/ssh.service", NULL},
+	    {"system.slice/dbus.service", NULL},
+	};
+	for (size_t i = 0; i < sizeof(takes) / sizeof(takes[0]); i++) {
+		const char *job = job_taking(&cfg, takes[i][0]);
+		if (!takes[i][1] ? job != NULL : !job || strcmp(job, takes[i][1]) != 0)
+			fail_msg("%s: taken by %s, expected %s", takes[i][0], job ? job : "no job",
+				 takes[i][1] ? takes[i][1] : "no job");
+	}
+	/* Every database process is protected, by its cgroup only. */
+	assert_true(db->n_rules == 1 && db->rules[0].list == RULE_PROTECT &&
+		    db->rules[0].expr.kind == MATCH_CGROUP &&
+		    strcmp(db->rules[0].expr.text, "system.slice") == 0);
+	assert_int_equal(batch->n_rules + svc->n_rules + web->n_rules + cfg.n_machine_rules, 0);
+	config_free(&cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1903,6 +2007,8 @@ int main(void)
 	    cmocka_unit_test(test_hook_timings),
 	    cmocka_unit_test(test_kubernetes_preset),
 	    cmocka_unit_test(test_desktop_preset),
+	    cmocka_unit_test(test_server_preset),
+	    cmocka_unit_test(test_prompt_warnings),
 	    cmocka_unit_test(test_percent_sizes),
 	    cmocka_unit_test(test_hash_comments),
 	};

@@ -733,6 +733,164 @@ static void test_rank_is_decision(void **state)
 	assert_false(policy_ranks(POLICY_REPORT));
 }
 
+/* A process in no job of a machine at the v2 root: protected only where
+ * root alone may have put it (oomkitd.conf(5), RULES). */
+static void test_escaped_rule(void **state)
+{
+	static const struct {
+		int delegated;
+		bool truncated, escaped;
+	} cases[] = {
+	    {0, false, false},		  /* root's cgroups all the way down */
+	    {1, false, true},		  /* a user may write its cgroup or an ancestor */
+	    {1, true, true},		  /* ... nested deep besides */
+	    {0, true, true},		  /* nested past the path the kernel shows whole */
+	    {-ENOENT, false, true},	  /* removed while it was read */
+	    {-EACCES, false, true},	  /* an owner that cannot be read is no root */
+	    {-ENAMETOOLONG, false, true}, /* longer than the walk holds */
+	    {-EINVAL, false, true},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (policy_escaped(cases[i].delegated, cases[i].truncated) != cases[i].escaped)
+			fail_msg("case %zu: delegated %d truncated %d: wanted %s", i, cases[i].delegated,
+				 cases[i].truncated, cases[i].escaped ? "escaped" : "protected");
+
+	static const struct {
+		unsigned priorities[4], n, want;
+	} prio[] = {
+	    {{200, 300, 400, 600}, 4, 200},
+	    {{900, 100, 500}, 3, 100},
+	    {{0, 1000}, 2, 0},
+	    {{1000}, 1, 1000},
+	    {{0}, 0, 0}, /* no job at all: first */
+	};
+	for (size_t i = 0; i < sizeof(prio) / sizeof(prio[0]); i++) {
+		struct policy_group g[4] = {0};
+		for (unsigned k = 0; k < prio[i].n; k++)
+			g[k].priority = prio[i].priorities[k];
+		assert_int_equal(policy_escaped_priority(g, prio[i].n), prio[i].want);
+	}
+}
+
+/* The machine of the default systemd configuration, in miniature: apps
+ * (200), services (300), the rest of the machine (protected, in no job) and
+ * what left the jobs for a cgroup of its user's. */
+enum { APPS = 0, SERVICES = 1, OTHER = 2, ESCAPED = 3 };
+
+static void test_escaped_ranking(void **state)
+{
+	static const struct {
+		const char *name;
+		const char *chain;
+		uint64_t hog_mib; /* the escaped hog, 0: none */
+		uint64_t app_mib; /* an app of another user's */
+		int hog_adj;	  /* its oom_score_adj */
+		pid_t victim;	  /* 0: nothing chosen */
+		const char *reason_has;
+	} cases[] = {
+	    /* The attack: a hog in user@1000.service/evil is chosen, not the
+	     * app or the root service, however large the rest of the machine. */
+	    {"hog escaped", "kill-lowest", 800, 100, 0, 900, "in a cgroup uid 1000 may write"},
+	    {"hog escaped, named", "kill-lowest", 800, 100, 0, 900,
+	     "left the jobs (escaped) rank with the lowest"},
+	    {"hog escaped, largest", "kill-largest", 800, 100, 0, 900, "of job (escaped)"},
+	    {"hog escaped, newest", "kill-newest", 800, 100, 0, 900, "started last"},
+	    /* Ranked with the lowest job, by size: a larger app goes first, as
+	     * it would beside the hog had the hog stayed in its own app. */
+	    {"app larger", "kill-lowest", 300, 900, 0, 500, "job apps has the lowest priority"},
+	    /* The user manager alone (small) is no reason to spare an app. */
+	    {"nothing escaped", "kill-lowest", 0, 100, 0, 500, "job apps"},
+	    /* What the kernel may never kill stays unchosen anywhere. */
+	    {"adj -1000", "kill-lowest", 800, 100, -1000, 500, "job apps"},
+	    /* kill-over-expected takes jobs above their expectation only. */
+	    {"over expected", "kill-over-expected", 800, 100, 0, 0, NULL},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct policy_group g[4] = {
+		    [APPS] = {.name = "apps", .priority = 200, .limit_bytes = UINT64_MAX, .kill = KILL_JOB},
+		    [SERVICES] = {.name = "services",
+				  .priority = 300,
+				  .usage_bytes = 400 * MiB,
+				  .limit_bytes = UINT64_MAX},
+		    [OTHER] = {.name = "(other)", .usage_bytes = 4000 * MiB, .omit = true},
+		    [ESCAPED] = {.name = "(escaped)", .escaped = true},
+		};
+		struct policy_proc p[5];
+		unsigned n = 0;
+		g[ESCAPED].priority = policy_escaped_priority(g, 2);
+		memset(p, 0, sizeof(p));
+		/* journald-like, in no job, root's: protected, the largest of all. */
+		p[n++] = (struct policy_proc){.pid = 100,
+					      .group = OTHER,
+					      .rss_bytes = 2000 * MiB,
+					      .start_time = 10,
+					      .place = policy_systemd_place(PLACE_NONE, true, false),
+					      .cgroup_owner = (uid_t)-1};
+		p[n++] = (struct policy_proc){.pid = 300,
+					      .group = SERVICES,
+					      .rss_bytes = 400 * MiB,
+					      .start_time = 20,
+					      .cgroup_owner = (uid_t)-1};
+		p[n++] = (struct policy_proc){.pid = 500,
+					      .group = APPS,
+					      .rss_bytes = cases[i].app_mib * MiB,
+					      .start_time = 30,
+					      .cgroup_owner = (uid_t)-1};
+		g[APPS].usage_bytes = cases[i].app_mib * MiB;
+		/* The user manager, in user@1000.service/init.scope: escaped too. */
+		p[n++] =
+		    (struct policy_proc){.pid = 800,
+					 .group = ESCAPED,
+					 .rss_bytes = 10 * MiB,
+					 .start_time = 5,
+					 .cgroup_owner = 1000,
+					 .cgroup = "user.slice/user-1000.slice/user@1000.service/init.scope"};
+		g[ESCAPED].usage_bytes = 10 * MiB;
+		if (cases[i].hog_mib) {
+			p[n++] = (struct policy_proc){
+			    .pid = 900,
+			    .group = ESCAPED,
+			    .rss_bytes = cases[i].hog_mib * MiB,
+			    .start_time = 40,
+			    .oom_score_adj = cases[i].hog_adj,
+			    .cgroup_owner = 1000,
+			    .cgroup = "user.slice/user-1000.slice/user@1000.service/evil"};
+			/* What may be killed of it (snapshot.c): not a -1000. */
+			if (cases[i].hog_adj > -1000)
+				g[ESCAPED].usage_bytes += cases[i].hog_mib * MiB;
+		}
+		for (unsigned k = 0; k < n; k++)
+			snprintf(p[k].comm, sizeof(p[k].comm), "p%d", p[k].pid);
+		struct policy_chain chain;
+		char bad[64];
+		assert_int_equal(config_parse_chain(cases[i].chain, &chain, bad, sizeof(bad)), 0);
+		struct policy_input in = {.scope = SCOPE_MACHINE,
+					  .groups = g,
+					  .n_groups = 4,
+					  .procs = p,
+					  .n_procs = n,
+					  .capacity_bytes = 8000 * MiB,
+					  .protected_pids = protected_pids,
+					  .n_protected_pids = 2,
+					  .chain = &chain};
+		struct policy_decision d;
+		assert_int_equal(policy_decide(&in, &d), 0);
+		if (d.victim_pid != cases[i].victim)
+			fail_msg("%s: got %s of %d (%s), wanted %d", cases[i].name,
+				 policy_action_name(d.action), d.victim_pid, d.reason, cases[i].victim);
+		if (cases[i].reason_has && !strstr(d.reason, cases[i].reason_has))
+			fail_msg("%s: reason '%s' lacks '%s'", cases[i].name, d.reason, cases[i].reason_has);
+		/* An escaped victim is killed alone, never its "job". */
+		if (d.victim_pid == 900)
+			assert_int_equal(d.action, ACTION_KILL);
+		/* The rest of the machine's process is never a candidate. */
+		char why[POLICY_RULE_MAX + 32];
+		assert_true(policy_excluded(&in, &p[0], why, sizeof(why)));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -751,6 +909,8 @@ int main(void)
 	    cmocka_unit_test_setup(test_largest_leaf, setup),
 	    cmocka_unit_test_setup(test_largest_leaf_setsid, setup),
 	    cmocka_unit_test_setup(test_rank_is_decision, setup),
+	    cmocka_unit_test(test_escaped_rule),
+	    cmocka_unit_test(test_escaped_ranking),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

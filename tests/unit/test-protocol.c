@@ -301,7 +301,12 @@ static void test_records_round_trip(void **state)
 					    .victim_pid = 42,
 					    .reason = "largest\tprocess",
 					    .instance = "batch-\n.17.service"};
-	const struct protocol_question q = {.id = 7, .scope = "web", .timeout_ms = 1000};
+	const struct protocol_question q = {.id = 7,
+					    .scope = "web",
+					    .timeout_ms = 1000,
+					    .has_usage = true,
+					    .usage_bytes = 48 << 20,
+					    .limit_bytes = UINT64_MAX};
 	const struct protocol_candidate c = {.pid = 43,
 					     .job = "web",
 					     .priority = 900,
@@ -399,6 +404,8 @@ static void test_records_round_trip(void **state)
 	assert_int_equal(st.kind, PROTOCOL_QUESTION);
 	assert_true(st.question.id == 7 && st.question.timeout_ms == 1000);
 	assert_string_equal(st.question.scope, "web");
+	assert_true(st.question.has_usage && st.question.usage_bytes == 48 << 20 &&
+		    st.question.limit_bytes == UINT64_MAX);
 	struct protocol_candidate c2;
 	assert_int_equal(protocol_parse_record(protocol_next_line(&rd), &r), 0);
 	assert_int_equal(protocol_parse_candidate(&r, &c2), 0);

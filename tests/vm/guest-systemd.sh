@@ -745,6 +745,140 @@ check_sd_behind() {
 	sd_done "${units[@]}"
 }
 
+# A job held at memory.high on a machine with swap (the swap rule of
+# oomkitd.conf(5), JOBS AND SWAP): held there, its cgroup swaps rather than
+# runs out.  It is out of memory only once it cannot swap (its
+# memory.swap.max reached, or the machine's swap full) or its own
+# memory.pressure says it is stuck.  Each check turns a swap file on and off.
+JOB_SWAPFILE=/var/tmp/sdg-job-swap
+
+job_swap_on() {
+	swapoff -a 2>/dev/null
+	rm -f $JOB_SWAPFILE
+	expect "a 256 MiB swap file is made" eval \
+		'fallocate -l 256M $JOB_SWAPFILE && chmod 600 $JOB_SWAPFILE && mkswap -q $JOB_SWAPFILE >/dev/null'
+	expect "and turned on" swapon $JOB_SWAPFILE
+}
+
+job_swap_off() {
+	swapoff $JOB_SWAPFILE 2>/dev/null
+	rm -f $JOB_SWAPFILE
+}
+
+# A unit of job sdbatch (pattern system.slice/sdbatch-*.service): a keeper of
+# 4 MiB at once; once /run/sdd/NAME.go is written to, a hog of HOG_MIB whose
+# pid goes to /run/sdd/NAME.hog and, when it ends, its wait status to
+# /run/sdd/NAME.status (143: the check's SIGTERM; 137: a SIGKILL).  The unit
+# lives on with its keeper until it is stopped.  (A script of its own:
+# systemd would expand the $ of a command line.)
+sd_swap_unit() { # name hog_mib systemd-run-property...
+	local n=$1 mib=$2
+	shift 2
+	mkdir -p /run/sdd
+	rm -f /run/sdd/"$n".* && mkfifo /run/sdd/"$n".go
+	cat >/run/sdd/"$n".sh <<-SH
+	$HOG 4 & echo \$! >/run/sdd/$n.keeper
+	read x </run/sdd/$n.go
+	$HOG $mib 1024 2000 &
+	p=\$!
+	echo \$p >/run/sdd/$n.hog
+	wait \$p
+	echo \$? >/run/sdd/$n.status
+	wait
+	SH
+	systemctl reset-failed "$n.service" 2>/dev/null
+	systemd-run --quiet --unit="$n" -p MemoryAccounting=yes -p OOMPolicy=continue "$@" /bin/sh /run/sdd/"$n".sh
+}
+
+# (1) The job fits in its limit and the swap it may use: a hog of 96 MiB
+# (1.5x the unit's MemoryMax=64M) gets all of it, part in swap, and ends when
+# the check stops it; nothing is killed.
+check_sd_job_swap_fits() {
+	local n=sdbatch-swapfits u=sdbatch-swapfits.service cg k0 r0 o0 hog a peak=0 s swap_peak=0 end
+	cg=$CG/system.slice/$u
+	sd_daemon
+	job_swap_on
+	k0=$(vmstat_oom_kill) r0=$(report_count) o0=$(journal_count $UNIT "sdbatch \[$u\]: OOM")
+	sd_swap_unit $n 96 -p MemoryMax=64M
+	expect "the unit is adopted and held" wait_for 30 held system.slice/$u
+	expect "its swap is not limited (memory.swap.max $(cat $cg/memory.swap.max))" [ "$(cat $cg/memory.swap.max)" = max ]
+	echo go >/run/sdd/$n.go
+	expect "the hog starts" wait_for 30 eval "[ -s /run/sdd/$n.hog ]"
+	hog=$(cat /run/sdd/$n.hog)
+	# Until it holds nearly all of its 96 MiB (in RAM and swap), or dies.
+	end=$(($(awk '{ print int($1) }' /proc/uptime) + 300))
+	while alive "$hog" && (($(awk '{ print int($1) }' /proc/uptime) < end)); do
+		a=$(anon_mib "$hog") s=$(cat $cg/memory.swap.current 2>/dev/null || echo 0)
+		((a > peak)) && peak=$a
+		((s > swap_peak)) && swap_peak=$s
+		((a >= 92)) && break
+		sleep 0.5
+	done
+	note "$u: hog peak $peak MiB (RAM + swap), memory.swap.current up to $((swap_peak >> 20)) MiB," \
+		"memory.current $(cat $cg/memory.current 2>&1), events: $(tr '\n' ' ' <$cg/memory.events 2>&1)"
+	expect "the hog got (nearly) all of its 96 MiB ($peak MiB)" [ "$peak" -ge 92 ]
+	expect "part of it in swap (memory.swap.current up to $swap_peak bytes)" [ "$swap_peak" -gt 0 ]
+	expect "the hog still lives" alive "$hog"
+	expect "the kernel killed nothing in the unit (memory.events oom_kill)" [ "$(kv $cg/memory.events oom_kill)" = 0 ]
+	kill -TERM "$hog" 2>/dev/null
+	expect "the hog ends by the check's SIGTERM, not a kill" wait_for 60 eval \
+		"[ \"\$(cat /run/sdd/$n.status 2>/dev/null)\" = 143 ]"
+	expect "the kernel OOM killer killed nothing" [ "$(vmstat_oom_kill)" = "$k0" ]
+	expect "no report: oomkitd acted on nothing" [ "$(report_count)" = "$r0" ]
+	expect "oomkitd logged no OOM of the unit" [ "$(journal_count $UNIT "sdbatch \[$u\]: OOM")" = "$o0" ]
+	data "job-swap fits: hog_peak_mib=$peak swap_peak_bytes=$swap_peak oom_kill_delta=$(($(vmstat_oom_kill) - k0))"
+	sd_diag $u
+	sd_done $u
+	job_swap_off
+}
+
+# (2) The same job with memory.swap.max 16M: once that is swapped it cannot
+# swap any more, and the hog (the newest process: kill-newest) dies by
+# oomkitd's hand, not the kernel's; the keeper lives; the log and the report
+# say why.
+check_sd_job_swap_full() {
+	local n=sdbatch-swapfull u=sdbatch-swapfull.service cg k0 r0 w0 hog keeper s swap_peak=0 report end
+	local why='at its limit, memory.swap.max reached'
+	cg=$CG/system.slice/$u
+	sd_daemon
+	job_swap_on
+	k0=$(vmstat_oom_kill) r0=$(report_count) w0=$(journal_count $UNIT "sdbatch \[$u\]: out of memory: $why")
+	sd_swap_unit $n 160 -p MemoryMax=64M -p MemorySwapMax=16M
+	expect "the unit is adopted and held" wait_for 30 held system.slice/$u
+	expect "memory.swap.max is 16M" [ "$(cat $cg/memory.swap.max)" = $((16 << 20)) ]
+	expect "the unit's keeper runs" wait_for 30 eval "[ -s /run/sdd/$n.keeper ]"
+	keeper=$(cat /run/sdd/$n.keeper)
+	echo go >/run/sdd/$n.go
+	expect "the hog starts" wait_for 30 eval "[ -s /run/sdd/$n.hog ]"
+	hog=$(cat /run/sdd/$n.hog)
+	end=$(($(awk '{ print int($1) }' /proc/uptime) + 300))
+	while alive "$hog" && (($(awk '{ print int($1) }' /proc/uptime) < end)); do
+		s=$(cat $cg/memory.swap.current 2>/dev/null || echo 0)
+		((s > swap_peak)) && swap_peak=$s
+		sleep 0.5
+	done
+	note "$u: memory.swap.current up to $((swap_peak >> 20)) MiB; events: $(tr '\n' ' ' <$cg/memory.events 2>&1)"
+	expect "the hog dies" dead "$hog"
+	expect "killed (wait status $(cat /run/sdd/$n.status 2>/dev/null))" wait_for 30 eval \
+		"[ \"\$(cat /run/sdd/$n.status 2>/dev/null)\" = 137 ]"
+	expect "by oomkitd: the kernel killed nothing in the unit (memory.events oom_kill)" \
+		[ "$(kv $cg/memory.events oom_kill)" = 0 ]
+	expect "nor anywhere (vmstat oom_kill)" [ "$(vmstat_oom_kill)" = "$k0" ]
+	expect "the keeper lives" alive "$keeper"
+	expect "oomkitd said why ($why)" wait_journal 30 $UNIT "sdbatch \[$u\]: out of memory: $why" "$w0"
+	journal $UNIT | grep -F "[$u]" | grep -E 'out of memory|OOM:' | tail -n 2 | sed 's/^/sdguest:   journal: /'
+	expect "a report was written" wait_for 30 eval '(($(report_count) > r0))'
+	report=$(newest_report)
+	expect "the report names the hog as the victim" grep -q "\"victim_pid\":$hog," "$report"
+	expect "and why the OOM was declared (oom_cause swap-max)" grep -q '"oom_cause":"swap-max"' "$report"
+	expect "in words too" grep -qF "\"why\":\"$why" "$report"
+	data "job-swap full: swap_peak_bytes=$swap_peak victim=$(grep -q "\"victim_pid\":$hog," "$report" && echo hog || echo other)" \
+		"oom_kill_delta=$(($(vmstat_oom_kill) - k0))"
+	sd_diag $u
+	sd_done $u
+	job_swap_off
+}
+
 # oomkit run in a job of patterns: systemd starts the
 # process in a transient scope (keeping its pid) in the slice the pattern
 # names, and the job adopts the scope.
@@ -1317,6 +1451,57 @@ check_kubernetes_node() {
 	systemctl stop $UNIT
 }
 
+# examples/server.conf as shipped: a service that holds data (redis, one of
+# the preset's protected databases), another service doing its work, and a
+# batch unit in batch.slice (as systemd-run --slice=batch.slice starts it)
+# that runs the machine out.  The batch unit dies; redis keeps every
+# key, the other service lives, the kernel's killer kills nothing.
+check_server_preset() {
+	local preset=/opt/oomkit-test/server.conf unit=sdg-nightly.service worker hog keys0 k0 r0 report
+	systemctl stop systemd-oomd.service systemd-oomd.socket 2>/dev/null
+	cp $preset "$OOMKITD_CONF"
+	expect "the preset passes oomkitd --check here" "$OOMKITD" --check --config "$OOMKITD_CONF"
+	expect "redis-server runs as its own unit" wait_for 60 active_unit redis-server.service
+	redis-cli CONFIG SET save "" >/dev/null
+	redis_fill 20000
+	keys0=$(redis_keys)
+	expect "redis holds 20000 keys ($keys0)" [ "$keys0" = 20000 ]
+	expect "oomkitd starts with the preset" timeout 120 systemctl restart $UNIT
+	expect "redis is adopted as an instance of databases" \
+		wait_journal 60 $UNIT 'databases \[redis-server.service\]: adopted'
+	dd if=/dev/zero of=/var/tmp/sdg-cache bs=1M count=160 conv=fsync status=none
+	cat /var/tmp/sdg-cache >/dev/null
+	systemctl reset-failed sdg-worker.service $unit 2>/dev/null
+	systemd-run --quiet --unit=sdg-worker.service --property=Type=exec "$HOG" 32
+	worker=$(prop sdg-worker.service MainPID)
+	expect "the worker is adopted as an instance of services" \
+		wait_journal 60 $UNIT 'services \[sdg-worker.service\]: adopted'
+	expect "the worker holds its memory" wait_for 60 rss_at_least "$worker" 32
+	k0=$(vmstat_oom_kill) r0=$(report_count)
+	# 200 MiB/s, as in check_kubernetes_node.
+	systemd-run --quiet --unit=$unit --slice=batch.slice --property=Type=exec "$HOG" 2000 1024 5000
+	hog=$(prop $unit MainPID)
+	expect "the batch unit runs in batch.slice" eval '[ "$(cgroup_of "$hog")" = /batch.slice/$unit ]'
+	expect "the batch unit is adopted as an instance of batch" wait_journal 60 $UNIT "batch \[$unit\]: adopted"
+	expect "the batch unit's process dies" wait_for 240 dead "$hog"
+	expect "the batch unit is no longer active" wait_for 30 eval '[ "$(prop $unit ActiveState)" != active ]'
+	expect "redis lives" active_unit redis-server.service
+	expect "redis keeps every key ($keys0 before, $(redis_keys) after)" [ "$(redis_keys)" = "$keys0" ]
+	expect "the worker lives" alive "$worker"
+	expect "the kernel OOM killer killed nothing (oom_kill $k0 -> $(vmstat_oom_kill))" [ "$(vmstat_oom_kill)" = "$k0" ]
+	expect "a report was written" wait_for 30 eval '(($(report_count) > r0))'
+	report=$(newest_report)
+	expect "the report names the batch process, by kill-lowest" \
+		eval "grep -q '\"victim_pid\":$hog,' '$report' && grep -q '\"policy\":\"kill-lowest\"' '$report'"
+	note "report: $(grep -o '"reason":"[^"]*"' "$report" | head -n 1)"
+	daemon_log_if_failed 20
+	systemctl stop sdg-worker.service $unit 2>/dev/null
+	redis-cli FLUSHALL >/dev/null 2>&1
+	rm -f /var/tmp/sdg-cache
+	daemon_config
+	systemctl stop $UNIT
+}
+
 # A lingering user's own systemd runs an app scope
 # (systemd-run --user --scope, in user@UID.service/app.slice) and a process
 # of its session's slice; the user-app pattern adopts the app, and when the
@@ -1561,6 +1746,79 @@ check_builtin_default() {
 	daemon_log_if_failed 25
 	kill "$sess" 2>/dev/null
 	systemctl stop $unit 2>/dev/null
+	systemctl stop $UNIT
+	daemon_config # the shared configuration again, for any check after this one
+}
+
+# A job's owner hides a hog from the jobs: with the built-in default (the
+# machine at the v2 root, apps and services adopted by pattern), a user with
+# a real user@UID.service makes a cgroup of its own beside app.slice, which no
+# job's pattern takes, and moves a hog into it.  A process in no job is
+# protected only where root alone may have put it; this one is in a cgroup
+# its user may write, so at the machine's OOM it is a candidate ranked with
+# the lowest-priority job ("(escaped)"): the hog dies, not root's service, not
+# redis, not the user's small escaped process, and the kernel kills nothing.
+check_sd_nojob_escape() {
+	local user=sdguser uid mgr svc=sdg-nojob-svc.service svcpid rpid quiet hog k0 r0 report out
+	systemctl stop systemd-oomd.service systemd-oomd.socket 2>/dev/null
+	systemctl stop $UNIT
+	rm -f "$OOMKITD_CONF"
+	id $user >/dev/null 2>&1 || useradd -m $user
+	uid=$(id -u $user)
+	mgr=user.slice/user-$uid.slice/user@$uid.service
+	expect "lingering starts the user's manager" loginctl enable-linger $user
+	expect "user@$uid.service runs" wait_for 120 eval '[ "$(prop user@$uid.service ActiveState)" = active ]'
+	expect "systemd delegated $mgr to the user" eval '[ "$(stat -c %u $CG/$mgr/cgroup.procs)" = "$uid" ]'
+	expect "redis-server runs" wait_for 60 active_unit redis-server.service
+	rpid=$(prop redis-server.service MainPID)
+	start_batch svcpid $svc 32
+	expect "root's service holds its memory" wait_for 60 rss_at_least "$svcpid" 32
+	expect "the unit starts with no configuration file" timeout 120 systemctl restart $UNIT
+	expect "root's service is an instance of services" wait_journal 60 $UNIT "services \[$svc\]: adopted"
+	# Started in a scope of the user's app.slice, as the user's own
+	# systemd-run makes it, the process moves itself out (the user may
+	# write both cgroups and their common ancestor) and runs the hog.
+	escape() { # cgroup hog-args...
+		local cg=$1
+		shift
+		runuser -u $user -- mkdir -p "$CG/$mgr/$cg" 2>>"$SDG_STDERR"
+		runuser -u $user -- env XDG_RUNTIME_DIR=/run/user/$uid systemd-run --user --quiet --scope \
+			--slice=app.slice sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG/$mgr/$cg" "$HOG" "$@" \
+			</dev/null >/dev/null 2>>"$SDG_STDERR" &
+		wait_for 60 grep -qs . "$CG/$mgr/$cg/cgroup.procs" && head -n 1 "$CG/$mgr/$cg/cgroup.procs"
+	}
+	quiet=$(escape sdg-quiet 16)
+	expect "a small process escaped to $mgr/sdg-quiet" eval '[ -n "$quiet" ] && alive "$quiet"'
+	expect "and holds its memory" wait_for 60 rss_at_least "$quiet" 16
+	out=$(oomkit --socket $SOCK ps 2>&1)
+	expect "oomkit ps names it escaped" eval 'grep -qE "^ *$quiet \(escaped\) \[sdg-quiet\]" <<<"$out"'
+	out=$(oomkit --socket $SOCK explain --json 2>&1)
+	expect "oomkit explain ranks it, escaped, with the cgroup and its owner" eval \
+		'grep -q "\"pid\":$quiet,\"job\":\"(escaped)\",\"priority\":200," <<<"$out" &&
+		 grep -q "\"escaped\":true,\"cgroup\":\"$mgr/sdg-quiet\",\"cgroup_owner\":$uid" <<<"$out"'
+	k0=$(vmstat_oom_kill) r0=$(report_count)
+	# 200 MiB/s, as in check_builtin_default.
+	hog=$(escape sdg-evil 2000 1024 5000)
+	expect "the hog escaped to $mgr/sdg-evil" eval '[ -n "$hog" ]'
+	expect "the hog dies" wait_for 240 dead "$hog"
+	expect "oomkitd said the machine was out of memory" wait_journal 30 $UNIT 'machine: MemAvailable .* is below machine_available'
+	expect "a report was written" wait_for 30 eval '(($(report_count) > r0))'
+	report=$(newest_report)
+	expect "the report names the hog as the victim" grep -q "\"victim_pid\":$hog," "$report"
+	expect "and says where it escaped to and whose that is" grep -q \
+		"\"victim_escaped\":true,\"victim_cgroup\":\"$mgr/sdg-evil\",\"victim_cgroup_owner\":$uid," "$report"
+	note "report: $(grep -o '"reason":"[^"]*"' "$report" | head -n 1)"
+	expect "the kernel OOM killer killed nothing (oom_kill $k0 -> $(vmstat_oom_kill))" [ "$(vmstat_oom_kill)" = "$k0" ]
+	expect "root's service lives" eval 'alive "$svcpid" && active_unit $svc'
+	expect "redis lives" eval '[ "$(prop redis-server.service MainPID)" = "$rpid" ] && alive "$rpid"'
+	expect "the user's small escaped process lives" alive "$quiet"
+	expect "the user's manager lives" [ "$(prop user@$uid.service ActiveState)" = active ]
+	daemon_log_if_failed 25
+	kill -9 "$quiet" "$hog" 2>/dev/null
+	wait_for 30 eval '! grep -qs . $CG/$mgr/sdg-quiet/cgroup.procs && ! grep -qs . $CG/$mgr/sdg-evil/cgroup.procs'
+	rmdir "$CG/$mgr/sdg-quiet" "$CG/$mgr/sdg-evil" 2>/dev/null
+	systemctl stop $svc 2>/dev/null
+	loginctl disable-linger $user
 	systemctl stop $UNIT
 	daemon_config # the shared configuration again, for any check after this one
 }

@@ -20,9 +20,6 @@
 #                    examples/kubernetes-node.conf) to /opt/oomkit-test
 #   --libs-of FILE   the guest gets the Debian packages of FILE's shared
 #                    libraries (the daemon's libinih, libseccomp, ...)
-#   --packages LIST  the guest also gets these Debian packages (a comma
-#                    list: python3 for the integration tests' helpers); a
-#                    root file system of its own, so give it its own --cache
 #   --only NAMES     run only these checks (comma list of guest-systemd.sh's
 #                    check names; default all)
 #   --skip NAMES     run all checks but these (a comma list)
@@ -33,6 +30,10 @@
 #                    checks to install with apt as an admin would
 #   --env NAME=VAL   also set NAME=VAL in the checks' environment (the
 #                    benchmark's settings, for instance)
+#   --packages LIST  also put these Debian packages (a comma list) into the
+#                    root file system (a benchmark's peers, such as earlyoom);
+#                    give such a run a --cache of its own, or the test tier's
+#                    root file system is built again
 #   --mem SIZE       guest RAM (default 512M)
 #   --smp N          guest CPUs (default 2)
 #   --timeout S      seconds before qemu is killed (default 1500: a boot takes
@@ -96,7 +97,6 @@ usage() {
 }
 
 parse_args() {
-	local p
 	while (($#)); do
 		case $1 in
 		--build) build=${2:?}; shift 2 ;;
@@ -105,17 +105,17 @@ parse_args() {
 		--with) withs+=("${2:?}"); shift 2 ;;
 		--libs-of) libs_of+=("${2:?}"); shift 2 ;;
 		--data) datas+=("${2:?}"); shift 2 ;;
-		--packages)
-			[[ ${2:?} =~ ^[a-z0-9][a-z0-9.+,-]*$ ]] || fail "--packages takes Debian package names separated by commas"
-			IFS=, read -ra p <<<"$2"
-			extra_packages+=("${p[@]}")
-			shift 2
-			;;
 		--only) only=${2:?}; shift 2 ;;
 		--skip) skip_checks=${2:?}; shift 2 ;;
 		--checks) checks=${2:?}; shift 2 ;;
 		--debs) debs=${2:?}; shift 2 ;;
 		--env) envs+=("${2:?}"); shift 2 ;;
+		--packages)
+			[[ ${2:?} =~ ^[a-z0-9][a-z0-9.+-]*(,[a-z0-9][a-z0-9.+-]*)*$ ]] ||
+				fail "--packages $2: takes Debian package names separated by commas"
+			IFS=, read -ra extra_packages <<<"$2"
+			shift 2
+			;;
 		--mem) mem=${2:?}; shift 2 ;;
 		--smp) smp=${2:?}; shift 2 ;;
 		--timeout) timeout_s=${2:?}; shift 2 ;;
@@ -189,10 +189,8 @@ apt_sources() {
 rootfs() {
 	local suite packages sources key dir t0
 	suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
-	mapfile -t packages < <({
-		printf '%s\n' "${base_packages[@]}" "${extra_packages[@]}"
-		runtime_packages
-	} | LC_ALL=C sort -u)
+	mapfile -t packages < <({ printf '%s\n' "${base_packages[@]}" "${extra_packages[@]}"; runtime_packages; } |
+		LC_ALL=C sort -u)
 	mapfile -t sources < <(apt_sources)
 	((${#sources[@]})) || skip "no apt sources configured in /etc/apt"
 	key=$({ cat "$here/systemd-rootfs.sh"; echo "$suite ${packages[*]}"; cat "${sources[@]}"; } |
