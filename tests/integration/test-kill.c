@@ -443,14 +443,28 @@ static void enter(const char *rel)
 		_exit(126);
 }
 
-/* A parent and TREE_SIZE - 1 children spread over cg and two cgroups below. */
-static pid_t spawn_tree(const char *cg, const char *sub1, const char *sub2)
+/* Where a tree's parent lives in the job (named name below the test's
+ * parent): the job itself on v1; on v2 a leaf below it, "top" (a cgroup
+ * whose children have the memory controller holds no processes: the kernel
+ * refuses them with EBUSY). */
+static const char *tree_top(const char *job, const char *name)
+{
+	char rel[80];
+	if (!tl_v2())
+		return job;
+	snprintf(rel, sizeof(rel), "%s/top", name);
+	return tl_cgroup(rel, 0);
+}
+
+/* A parent and TREE_SIZE - 1 children spread over top and two cgroups
+ * below the job. */
+static pid_t spawn_tree(const char *top, const char *sub1, const char *sub2)
 {
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		child_init();
-		enter(cg);
+		enter(top);
 		for (int i = 1; i < TREE_SIZE; i++) {
 			if (fork() == 0) {
 				if (i % 3)
@@ -516,7 +530,7 @@ static void kill_tree(bool freezer)
 	snprintf(subc, sizeof(subc), "%s", tl_cgroup(rel, 0));
 	oomkit_ctx *ctx = new_ctx(freezer, false);
 
-	pid_t tree = spawn_tree(cg, sub1, subc);
+	pid_t tree = spawn_tree(tree_top(cg, name), sub1, subc);
 	/* The whole tree first (counted with the forker's short-lived children,
 	 * the total could be reached before the tree is), then the forker and a
 	 * few of its children. */
@@ -687,7 +701,7 @@ static void test_report_during_churn(void **state)
 	snprintf(rel, sizeof(rel), "churn/a");
 	snprintf(sub, sizeof(sub), "%s", tl_cgroup(rel, 0));
 	oomkit_ctx *ctx = new_ctx(true, false);
-	pid_t tree = spawn_tree(cg, sub, sub);
+	pid_t tree = spawn_tree(tree_top(cg, "churn"), sub, sub);
 	/* The whole tree first: counted together with the forker's short-lived
 	 * children, TREE_SIZE + 1 pids could be reached before the tree is. */
 	struct count_arg want = {ctx, cg, TREE_SIZE};
@@ -1047,7 +1061,7 @@ static void test_kill_cgroup_refuses(void **state)
 	assert_int_equal(oomkit_kill_cgroup(ctx, "", 1000), -EINVAL);
 	assert_int_equal(oomkit_kill_cgroup(ctx, "/", 1000), -EINVAL);
 	/* An empty cgroup: nothing to do, nothing left behind. */
-	assert_int_equal(oomkit_kill_cgroup(ctx, tl_cgroup("refuse/empty", 0), 1000), 0);
+	assert_int_equal(oomkit_kill_cgroup(ctx, tl_cgroup("refuse-empty", 0), 1000), 0);
 	assert_false(freezer_child_exists());
 	char gone[300];
 	snprintf(gone, sizeof(gone), "%s/never-made", tl_parent());
