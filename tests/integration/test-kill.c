@@ -569,6 +569,11 @@ static void kill_tree(bool freezer)
 	} else if (freezer) {
 		assert_true(in_freezer > 0);
 		assert_int_equal(in_freezer + (in_rounds > 0 ? in_rounds : 0), r);
+	} else if (tl_v2()) {
+		/* cgroup.kill: the whole subtree at once, neither frozen nor
+		 * killed in rounds. */
+		assert_int_equal(in_freezer, -1);
+		assert_int_equal(in_rounds, -1);
 	} else {
 		assert_int_equal(in_freezer, -1);
 		assert_int_equal(in_rounds, r);
