@@ -41,9 +41,10 @@ connect_prompt() {
 	wait_for 10 grep -q "waiting for OOMs" "$TMP/prompt$1.out" || fail "prompt client $1 did not connect"
 }
 
-# oom_under_prompt N: a hog in the job, held under OOM while the daemon asks.
+# oom_under_prompt N [CGROUP]: a hog in the job (or CGROUP below it), held
+# under OOM while the daemon asks.
 oom_under_prompt() {
-	hog=$(spawn held 64 512 1000)
+	hog=$(spawn "${2:-held}" 64 512 1000)
 	wait_for 20 grep -q "kill $hog" "$TMP/prompt$1.out" || fail "no question about $hog reached prompt client $1"
 	# A charge given back in the job wakes the hog, which clears under_oom
 	# until it fails its charge again: waited for, not read once.
@@ -142,10 +143,18 @@ check "stop: the kernel killer is given back" cg_released "$R/held"
 # Another handler's hold below the job (an owner's own liboomkit handler,
 # say) is not this daemon's to give back; made before the OOM,
 # when the job still has room for a memcg.
+# On v2 a cgroup whose children have the memory controller holds no
+# process: there the hog runs in a leaf beside theirs.
+hogcg=held
+if [ "$CG_MODE" = v2 ]; then
+	echo +memory >"$R/held/cgroup.subtree_control" && mkdir "$R/held/work" ||
+		fail "cannot give the job's children the memory controller"
+	hogcg=held/work
+fi
 mkdir "$R/held/theirs" && cg_hold "$R/held/theirs"
 start_daemon
 connect_prompt 4
-oom_under_prompt 4
+oom_under_prompt 4 $hogcg
 kills=$(cg_kills "$R/held")
 kill_both
 check "release: held with nobody watching" held_off
