@@ -160,6 +160,22 @@ cg_out_of_oom() {
 		cg_key "$1/memory.oom_control" under_oom && [ "$CG_VAL" = 0 ]
 	fi
 }
+# cg_mkdir [-p] DIR...: makes each cgroup, as mkdir does, with the memory
+# controller: on v2 its parent gives it (as systemd does along the path to
+# a unit that has a limit), after which the parent holds no process; on v1
+# every memcg has it.
+cg_mkdir() {
+	local d p=
+	[ "$1" = -p ] && { p=1; shift; }
+	for d; do
+		[ -n "$p" ] && [ -d "$d" ] && continue
+		[ -n "$p" ] && [ ! -d "${d%/*}" ] && { cg_mkdir -p "${d%/*}" || return 1; }
+		if [ "$CG_MODE" = v2 ] && ! grep -qw memory "${d%/*}/cgroup.subtree_control"; then
+			echo +memory >"${d%/*}/cgroup.subtree_control" || return 1
+		fi
+		mkdir "$d" || return 1
+	done
+}
 # cg_hold DIR / cg_unhold DIR: another handler's hold on DIR (an owner's own
 # liboomkit, say) made and undone, the way that handler would write it.
 cg_hold() {
