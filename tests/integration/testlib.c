@@ -398,6 +398,10 @@ pid_t tl_spawn_giver(const char *rel, unsigned pages, int *ret_fd)
 	int sv[2];
 	char c = 0;
 
+	/* Where it lives once its pages are charged: the test's parent on v1;
+	 * on v2, whose parent cgroups hold no process, a leaf beside rel. */
+	const char *home = on_v2 ? tl_cgroup("giver-home", 0) : tl_parent();
+
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
 	pid_t pid = fork();
@@ -409,7 +413,7 @@ pid_t tl_spawn_giver(const char *rel, unsigned pages, int *ret_fd)
 		const size_t page = 4096;
 		char *mem;
 		/* In rel while the pages are touched, so they are charged there;
-		 * then back in the test's parent, where the rest of its life is
+		 * then in its home, where the rest of its life is
 		 * charged (v1 leaves charges where they were made): in rel, its
 		 * next page would wait in rel's OOM with the hog. */
 		if (tl_write(rel, "cgroup.procs", self) < 0 ||
@@ -418,7 +422,7 @@ pid_t tl_spawn_giver(const char *rel, unsigned pages, int *ret_fd)
 			_exit(1);
 		for (unsigned i = 0; i < pages; i++)
 			mem[i * page] = 1;
-		if (tl_write(tl_parent(), "cgroup.procs", self) < 0)
+		if (tl_write(home, "cgroup.procs", self) < 0)
 			_exit(1);
 		(void)!write(sv[1], "R", 1);
 		for (unsigned i = 0; i < pages && read(sv[1], &c, 1) == 1; i++) {
