@@ -147,6 +147,18 @@ static void show_report_head(const struct json *root, const struct json *dec)
 		snprintf(buf, sizeof(buf), "%s: %s", jstr(fu, "action"), jstr(fu, "reason"));
 		report_view_field("then:", buf);
 	}
+	const struct json *fz = json_get(root, "frozen");
+	for (size_t i = 0; fz && fz->type == JSON_ARRAY && i < fz->n; i++) {
+		char grew[32];
+		/* What was held still while a person decided (daemon/freeze.h). */
+		snprintf(buf, sizeof(buf), "%s for %s ms, after it grew %s%s", jstr(fz->items[i], "job"),
+			 jstr(fz->items[i], "frozen_ms"),
+			 jsize(fz->items[i], "grew_bytes", grew, sizeof(grew)),
+			 json_get(fz->items[i], "thawed") && json_get(fz->items[i], "thawed")->boolean
+			     ? ""
+			     : " (not thawed)");
+		report_view_field("frozen:", buf);
+	}
 	report_view_field("outcome:", jstr(root, "outcome"));
 	show_hooks(root);
 	const struct json *t = json_get(root, "timings_ms");

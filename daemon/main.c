@@ -24,6 +24,7 @@
 #include "base/clock.h"
 #include "config/config.h"
 #include "control/control.h"
+#include "oom/freeze.h"
 #include "scope/handler.h"
 #include "oom/hooks.h"
 #include "oom/inflight.h"
@@ -63,6 +64,7 @@ struct daemon {
 	struct snapshot snap;
 	struct reports reports;
 	struct prompt prompt;
+	struct freeze freeze;
 	struct actions actions;
 	struct inflight inflight;
 	struct lend lend;
@@ -291,6 +293,7 @@ static int configure(struct daemon *d)
 	int r;
 
 	chain_configure(&d->chain, d->cfg);
+	d->freeze.enabled = d->cfg->prompt_freeze;
 	snapshot_configure(&d->snap, d->cfg);
 	lend_configure(&d->lend, d->cfg->reserve_bytes);
 	hooks_configure(&d->hooks, d->cfg->hook_memory_bytes);
@@ -509,6 +512,19 @@ static int start_library(struct daemon *d)
 	return r;
 }
 
+/* The growers held still while a person decides (freeze.h): what a daemon
+ * before this one left frozen is thawed now. */
+static int start_freeze(struct daemon *d)
+{
+	char record[CONFIG_PATH_MAX + 32];
+
+	if (d->dry_run)
+		return freeze_init(&d->freeze, d->ctx, &d->loop, &d->prompt, NULL);
+	return freeze_init(&d->freeze, d->ctx, &d->loop, &d->prompt,
+			   freeze_record_path(d->cfg->report_dir, record, sizeof(record)) == 0 ? record
+											       : NULL);
+}
+
 /* Called after oomkit_new(): the guardian forked there, and what is allocated
  * from now on is the daemon's alone (a fork would give the guardian a copy,
  * and its mlockall would make every page of it resident). */
@@ -536,6 +552,7 @@ static int setup_modules(struct daemon *d)
 				  .snap = &d->snap,
 				  .reports = &d->reports,
 				  .prompt = &d->prompt,
+				  .freeze = &d->freeze,
 				  .actions = &d->actions,
 				  .inflight = &d->inflight,
 				  .shed = &d->shed,
@@ -577,6 +594,8 @@ static int setup_modules(struct daemon *d)
 		return r;
 	d->inflight.buf = d->chain.buf;
 	d->inflight.buf_len = d->chain.buf_len;
+	if ((r = start_freeze(d)) < 0)
+		return r;
 	if ((r = inflight_init(&d->inflight, &d->loop)) < 0)
 		return r;
 	d->watchdog = (struct loop_timer){.fn = on_watchdog, .data = d};

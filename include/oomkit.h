@@ -528,6 +528,20 @@ int oomkit_kill_pidfd(oomkit_ctx *ctx, int pidfd);
  * -ETIMEDOUT: processes remain; -ENOBUFS: more than max_pids processes. */
 int oomkit_kill_cgroup(oomkit_ctx *ctx, const char *cgroup, int timeout_ms);
 
+/* Freezes (frozen: true) or thaws cgroup's processes, its descendants'
+ * too: on cgroup v2 by its cgroup.freeze; on v1 by the freezer controller,
+ * moving the memcg's tasks that sit at the freezer hierarchy's root into a
+ * frozen freezer cgroup "oomkit-freeze/<cgroup>" and, at the thaw, back to
+ * the root (a task in another freezer cgroup is left alone).  A frozen task
+ * still dies of SIGKILL on v2; on v1 only once thawed.  Returns the tasks
+ * moved (v1) or 0; -EINVAL: the root; -EOPNOTSUPP: v1 without a freezer.
+ * Thawing a cgroup that is gone, or was never frozen, succeeds. */
+int oomkit_cgroup_freeze(oomkit_ctx *ctx, const char *cgroup, bool frozen);
+
+/* Whether every task of cgroup is frozen (v2 cgroup.events "frozen 1", v1
+ * the mirror's freezer.state FROZEN): 1 or 0. */
+int oomkit_cgroup_frozen(oomkit_ctx *ctx, const char *cgroup);
+
 /* ------------------------------------------ helpers: the machine (no malloc) */
 
 struct oomkit_system_memory {

@@ -82,6 +82,8 @@ static const int allowed[] = {
 	SCMP_SYS(chmod), SCMP_SYS(fchmod), SCMP_SYS(fchmodat), SCMP_SYS(fchown), SCMP_SYS(fchownat),
 	/* one daemon per machine, socket and report directory (runlock.c) */
 	SCMP_SYS(flock),
+	/* the record of what a question froze, rewritten in place (freeze.c) */
+	SCMP_SYS(pwrite64), SCMP_SYS(ftruncate), SCMP_SYS(fdatasync),
 	/* systemd's ManagedOOMPreference= (user.oomd_avoid, user.oomd_omit) */
 	SCMP_SYS(fgetxattr),
 	/* memory: malloc, mlockall */

@@ -843,9 +843,9 @@ static const struct key keys[] = {
     /* A machine at the cgroup v2 root runs out when MemAvailable plus usable
      * swap is below this (a size, or a share of RAM + swap: lowmem-rule.h) ... */
     DAEMON("machine_available", parse_share, machine_available, 1 * MiB, UNBOUNDED, 0, "2%"),
-    /* ... or when it stalls fully this share of the time for this long. */
-    DAEMON("machine_full_stall", parse_ratio, machine_full_stall_percent, 1, 100, KEY_ZERO, "50%"),
-    DAEMON("machine_full_stall_duration", parse_duration, machine_full_stall_ms, 1000, 600000, 0, "20s"),
+    /* ... or when it stalls fully this share of each third of this long. */
+    DAEMON("machine_full_stall", parse_ratio, machine_full_stall_percent, 1, 100, KEY_ZERO, "60%"),
+    DAEMON("machine_full_stall_duration", parse_duration, machine_full_stall_ms, 1000, 600000, 0, "30s"),
     DAEMON("policy", parse_chain, chain, 0, 0, KEY_NO_GROW, "report, kill-lowest, kernel"),
     DAEMON("delay", parse_duration, delay_ms, 10, 600000, 0, "2s"),
     DAEMON("reserve", parse_size, reserve_bytes, 0, UNBOUNDED, KEY_PERCENT, "16M"),
@@ -855,6 +855,8 @@ static const struct key keys[] = {
     DAEMON("socket", parse_path, socket, 0, 0, 0, OOMKITD_DEFAULT_SOCKET),
     DAEMON("metrics", parse_path, metrics, 0, 0, KEY_EMPTY, "/var/lib/oomkit/oomkit.prom"),
     DAEMON("readonly_status", parse_bool, readonly_status, 0, 0, 0, "no"),
+    /* While a question is open, the candidates that grow are frozen (freeze.h). */
+    DAEMON("prompt_freeze", parse_bool, prompt_freeze, 0, 0, 0, "yes"),
     /* Each rewrite reads every job's memcg: more often than once a second
      * would keep a daemon with a thousand jobs busy for nothing. */
     DAEMON("metrics_interval", parse_duration, metrics_interval_ms, 1000, 86400000, KEY_ZERO, "0"),

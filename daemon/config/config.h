@@ -161,6 +161,7 @@ struct config {
 	char metrics[CONFIG_PATH_MAX]; /* "": no metrics file */
 	uint64_t metrics_interval_ms;  /* 0: rewritten only on events */
 	bool readonly_status;	       /* anyone may read status and ps */
+	bool prompt_freeze;	       /* a question's growers are frozen (freeze.h) */
 	uint64_t hook_memory_bytes;    /* the limit of each hook's memcg */
 	/* Exactly n_jobs, on the heap: a job is about 420 bytes, and a daemon
 	 * with ten jobs should not carry room for a thousand (twice: it and its

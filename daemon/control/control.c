@@ -64,6 +64,7 @@ static void on_event(void *data, uint32_t index, uint32_t events);
 static void on_timer(void *data, uint64_t now);
 static int send_prompts(void *data);
 static bool has_prompt_client(void *data);
+static bool is_prompt_client(void *data, pid_t pid);
 static void send_outcomes(void *data, const struct outcome *o);
 
 void control_configure(struct control *ctl, const struct config *cfg)
@@ -162,8 +163,11 @@ int control_listen(struct control *ctl)
 		return r;
 	}
 	ctl->listen_fd = fd;
-	struct prompt_listener l = {
-	    .send = send_prompts, .available = has_prompt_client, .send_outcome = send_outcomes, .data = ctl};
+	struct prompt_listener l = {.send = send_prompts,
+				    .available = has_prompt_client,
+				    .send_outcome = send_outcomes,
+				    .is_client = is_prompt_client,
+				    .data = ctl};
 	prompt_set_listener(ctl->prompt, &l);
 	return 0;
 }
@@ -810,6 +814,19 @@ static bool has_prompt_client(void *data)
 	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		const struct client *c = &ctl->clients[i];
 		if (c->fd >= 0 && c->prompt && prompt_concerns(ctl->prompt, c->uid))
+			return true;
+	}
+	return false;
+}
+
+/* Whether pid connected and listens for prompts (the agent's cgroup is never frozen). */
+static bool is_prompt_client(void *data, pid_t pid)
+{
+	const struct control *ctl = data;
+
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		const struct client *c = &ctl->clients[i];
+		if (c->fd >= 0 && c->prompt && c->pid == pid)
 			return true;
 	}
 	return false;

@@ -57,6 +57,8 @@ void chain_free(struct chain *c)
 {
 	if (c->prompt && c->prompt->active && c->prompt->report_fd >= 0)
 		close(c->prompt->report_fd);
+	if (c->freeze)
+		freeze_free(c->freeze);
 	if (c->inflight)
 		inflight_land_all(c->inflight);
 	free(c->buf);
@@ -327,8 +329,8 @@ static struct flight *take_flight(struct chain *c, struct scope *scope, const st
 /* ------------------------------------------------------------ prompts */
 
 static enum oomkit_verdict ask(struct chain *c, struct scope *scope, const struct oomkit_event *ev,
-			       const struct policy_decision *dec, uint64_t time_ms,
-			       const struct report_readers *readers, int fd, unsigned id,
+			       const struct policy_input *in, const struct policy_decision *dec,
+			       uint64_t time_ms, const struct report_readers *readers, int fd, unsigned id,
 			       struct oomkit__json *w)
 {
 	uint64_t timeout_ms = c->cfg->delay_ms / 2;
@@ -345,6 +347,7 @@ static enum oomkit_verdict ask(struct chain *c, struct scope *scope, const struc
 	snprintf(p->report_reason, sizeof(p->report_reason), "%s", dec->reason);
 	log_notice("%s: asking %d connected prompt(s), %" PRIu64 " ms to answer", scope->label, sent,
 		   timeout_ms);
+	freeze_watch(c->freeze, c->snap, in);
 	metrics_changed(c->metrics);
 	return OOMKIT_WAIT;
 }
@@ -372,10 +375,13 @@ static void close_prompt(struct chain *c, struct flight *fl, const char *answer,
 	reports_copy_reason(fl->reason, sizeof(fl->reason), p->report_reason);
 	/* The answer (or its deadline) is the decision: a person's time counts. */
 	fl->t = (struct report_times){.event_ns = p->event_ns, .decided_ns = now_ns()};
+	/* Thawed already where an action follows (it must reach them); here for the rest. */
+	freeze_thaw(c->freeze, "the question is closed");
 	if (fl->report_fd >= 0) {
 		fl->report.buf = c->buf;
 		fl->report.cap = c->buf_len;
 		report_write_answer(&fl->report, answer, uid, user, in, dec);
+		freeze_report(c->freeze, &fl->report);
 		oomkit__json_flush(&fl->report);
 	}
 	prompt_close(p);
@@ -421,7 +427,14 @@ static void on_prompt_deadline(void *data, uint64_t now)
 	p->timer.due_ns = 0;
 	if (!p->active)
 		return;
-	chain_synth_event(c->ctx, p->rel, scope ? scope->watch : NULL, p->event_ns, &ev);
+	/* Before the chain goes on: its victim may be one of them. */
+	freeze_thaw(c->freeze, declined ? "everyone asked let the system decide" : "no answer in time");
+	/* The machine at the v2 root has no OOM state of its own: the lowmem
+	 * rule says whether it is still out of memory. */
+	if (scope)
+		(void)still_out_of_memory(c, scope, p->event_ns, &ev);
+	else
+		chain_synth_event(c->ctx, p->rel, NULL, p->event_ns, &ev);
 	if (!scope) {
 		/* A reload removed the job and gave its memcg back to the kernel. */
 		end_prompt(c, declined ? "declined" : "none", 0, NULL,
@@ -473,6 +486,8 @@ static int prompt_kill(struct chain *c, const struct policy_input *in, const str
 static int prompt_kernel(struct chain *c, struct scope *scope, uid_t uid, const char *user, char *msg,
 			 size_t len)
 {
+	/* Thawed first: on cgroup v1 a frozen task dies only once thawed. */
+	freeze_thaw(c->freeze, "the kernel decides");
 	int r = oomkit_hand_to_kernel(c->ctx, scope->watch);
 
 	end_prompt(c, "kernel", uid, user,
@@ -561,6 +576,8 @@ int chain_answer(struct chain *c, const struct protocol_answer *a, uid_t uid, co
 	}
 	if (r < 0)
 		return r;
+	/* Thawed before the action: on cgroup v1 a frozen task dies only once thawed. */
+	freeze_thaw(c->freeze, "answered");
 	struct flight spare, *fl = take_flight_for_prompt(c, &spare);
 	struct action_started st;
 	fl->report_fd = p->report_fd;
@@ -1009,7 +1026,7 @@ static enum oomkit_verdict run(struct chain *c, struct scope *scope, const struc
 	decision_readers(c, scope, &in, &dec, &readers);
 	int fd = open_report(c, scope, ev, &in, &dec, time_ms, &readers, &id, &w);
 	if (dec.action == ACTION_PROMPT && !c->dry_run)
-		return ask(c, scope, ev, &dec, time_ms, &readers, fd, id, &w);
+		return ask(c, scope, ev, &in, &dec, time_ms, &readers, fd, id, &w);
 
 	struct flight spare, *fl = take_flight(c, scope, &dec, ev, decided, &spare);
 	fl->report_fd = fd;

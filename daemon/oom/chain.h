@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "oom/actions.h"
+#include "oom/freeze.h"
 #include "oom/inflight.h"
 #include "base/loop.h"
 #include "report/metrics.h"
@@ -35,6 +36,7 @@ struct chain {
 	struct snapshot *snap;
 	struct reports *reports;
 	struct prompt *prompt;
+	struct freeze *freeze; /* the growers held still while a question is open */
 	struct actions *actions;
 	struct inflight *inflight;
 	struct shed *shed; /* the shed policy's runs; its resume is set by chain_init() */

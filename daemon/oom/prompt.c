@@ -150,6 +150,11 @@ const char *prompt_rule(const struct prompt *p, const struct prompt_candidate *c
 	return c->rule >= 0 && (unsigned)c->rule < p->n_rules ? p->rules[c->rule] : "-";
 }
 
+bool prompt_is_client(const struct prompt *p, pid_t pid)
+{
+	return p->listener.is_client && p->listener.is_client(p->listener.data, pid);
+}
+
 void prompt_declined(struct prompt *p)
 {
 	if (!p->active)

@@ -71,6 +71,8 @@ struct prompt_listener {
 	bool (*available)(void *data);
 	/* Tells the clients concerned what happened. */
 	void (*send_outcome)(void *data, const struct outcome *o);
+	/* Whether pid is a connected prompt client (never frozen: freeze.h). */
+	bool (*is_client)(void *data, pid_t pid);
 	void *data;
 };
 
@@ -140,6 +142,9 @@ bool prompt_shows(const struct prompt *p, const struct prompt_candidate *c, uid_
 const struct prompt_candidate *prompt_candidate(const struct prompt *p, pid_t pid, uid_t uid);
 /* The text of the rule that placed c ("prefer = comm:x (line 3)"); "-" for none. */
 const char *prompt_rule(const struct prompt *p, const struct prompt_candidate *c);
+
+/* Whether pid is a connected prompt client. */
+bool prompt_is_client(const struct prompt *p, pid_t pid);
 
 /* Everyone asked declined (or went away): the chain goes on at once. */
 void prompt_declined(struct prompt *p);

@@ -1109,7 +1109,8 @@ check_natural_config() {
 }
 
 # The machine at the v2 root with a swap file, the default rule
-# (machine_available = 2% of RAM + swap, machine_full_stall = 50% for 20 s):
+# (machine_available = 2% of RAM + swap, machine_full_stall = 60% in each
+# third of 30 s):
 # out of memory when RAM and swap together run out, not when RAM does.
 SWAPFILE=/var/tmp/sdg-swap
 PROBE_OUT=/run/sdg-probe.max
@@ -1189,16 +1190,7 @@ swap_fits() { # keys0 label [mib]
 	mib=${3:-$(($(kv /proc/meminfo MemTotal:) * 12 / 10 >> 10))}
 	k0=$(vmstat_oom_kill) r0=$(report_count) full0=$(full_stall_ms)
 	probe_reset
-	cat >/run/sdg-fits.sh <<-EOF
-	$HOG $mib 1024 2000 &
-	p=\$!
-	while [ "\$(awk '/^(RssAnon|VmSwap):/ { k += \$2 } END { print int(k / 1024) }' /proc/\$p/status)" -lt $((mib - 8)) ]; do
-		kill -0 \$p || exit 1
-		sleep 1
-	done
-	sleep 15
-	kill \$p || exit 1
-	EOF
+	fits_script /run/sdg-fits.sh "$HOG" "$mib" 15
 	systemctl reset-failed $unit 2>/dev/null
 	systemd-run --quiet --unit=$unit --property=Type=exec ${OOMKIT_HOG_FILL:+--setenv=OOMKIT_HOG_FILL=$OOMKIT_HOG_FILL} \
 		/bin/sh /run/sdg-fits.sh
@@ -1208,20 +1200,26 @@ swap_fits() { # keys0 label [mib]
 		[ -n "$pid" ] && break
 		sleep 1
 	done
+	full_reset
 	while [ -n "$pid" ] && alive "$pid"; do
 		a=$(anon_mib "$pid") s=$(swap_used_mib)
 		((a > peak)) && peak=$a
 		((s > swap_peak)) && swap_peak=$s
+		full_sample 30
 		sleep 1
 	done
 	expect "the job's unit ends" wait_for 120 eval '[ "$(prop $unit ActiveState)" != active ]'
 	note "$unit: $mib MiB asked, peak $peak MiB of it held, at most $swap_peak MiB of swap used, Result=$(prop $unit Result)"
+	# How near the thrashing rule came: what the daemon measures in three
+	# pieces of 30 s, PSI's avg10 says all through it.
+	note "$unit: full stall avg10 up to $(pct $full_peak) %, held through 30 s up to $(pct $full_held) %"
 	expect "the job got (nearly) all it asked ($peak of $mib MiB)" [ "$peak" -ge $((mib - 16)) ]
 	expect "the job completed: its unit succeeded (Result=$(prop $unit Result))" [ "$(prop $unit Result)" = success ]
 	expect "no report: oomkitd acted on nothing" [ "$(report_count)" = "$r0" ]
 	swap_outcome "$2: fits in RAM + swap" "$k0" "$1" "$full0"
 	data "$2 fits: victim=$([ "$(prop $unit Result)" = success ] && echo none || echo "$unit")" \
-		"oom_kill_delta=$(($(vmstat_oom_kill) - k0)) worst_wakeup_ms=$(probe_worst)"
+		"oom_kill_delta=$(($(vmstat_oom_kill) - k0)) worst_wakeup_ms=$(probe_worst)" \
+		"full_avg10_peak=$(pct $full_peak) full_held30=$(pct $full_held)"
 }
 
 # A leak in a batch unit: it dies when RAM and swap are nearly gone, by
@@ -1301,6 +1299,8 @@ check_machine_zram() {
 	fi
 	expect "the daemon says the machine is the v2 root" wait_journal 30 $UNIT 'machine: the cgroup v2 root; out of memory when'
 	expect "the kernel's zram module loads" eval 'depmod -a && modprobe zram num_devices=1'
+	# No udev in the guest: devtmpfs makes the node a moment later.
+	expect "its device appears" wait_for 30 test -b /dev/zram0 -a -e /sys/block/zram0/disksize
 	size=$(($(kv /proc/meminfo MemTotal:) / 2 >> 10))
 	expect "a zram device of half of RAM ($size MiB) is made" eval \
 		'zramctl /dev/zram0 --algorithm lzo-rle --size ${size}M && mkswap -q /dev/zram0 >/dev/null'
@@ -1552,6 +1552,157 @@ check_user_apps() {
 	kill -9 "$session" "$app" 2>/dev/null
 	loginctl disable-linger $user
 	rm -f /var/tmp/sdg-cache
+	daemon_config
+	systemctl stop $UNIT
+}
+
+# A person asked about a machine-level OOM on a desktop, with the preset's
+# apps job (each app scope of the user's manager an instance): the app that
+# grows is frozen (cgroup v2 cgroup.freeze on its app scope) while the
+# question is open, its memory does not grow, an app that does not grow is
+# not frozen, nor the session, and a timer task in the session goes on
+# ticking meanwhile; the answer kills the chosen app (thawed first); with no
+# answer it is thawed at the deadline and the chain, never the kernel, kills.
+# The person is root's `oomkit prompt` (the guest has no display for the
+# agent's window; the agent is asked the same question: check_agent_unit).
+# A minute to answer: with 20 s, a loaded host's emulated guest took longer
+# than the question to show its app scope frozen, and the deadline thawed it.
+check_desktop_freeze() {
+	local user=sdgfreeze uid mgr probe idle grow usage ticks k0 report
+	id $user >/dev/null 2>&1 || useradd -m $user
+	uid=$(id -u $user)
+	expect "lingering starts the user's manager" loginctl enable-linger $user
+	expect "user@$uid.service runs" wait_for 120 eval '[ "$(prop user@$uid.service ActiveState)" = active ]'
+	cat >"$OOMKITD_CONF" <<-EOF
+	[oomkitd]
+	machine = $CG
+	machine_available = 128M
+	policy = report, prompt, kill-largest, kernel
+	delay = 120s
+	report_dir = $REPORTS
+	socket = $SOCK
+	metrics = /var/lib/oomkit/oomkit.prom
+
+	[job apps]
+	priority = 300
+	cgroup = user.slice/user-*.slice/user@*.service/app.slice/*
+	EOF
+	expect "oomkitd starts with the apps job" timeout 120 systemctl restart $UNIT
+	mgr=$CG/user.slice/user-$uid.slice/user@$uid.service
+	user_scope() { # unit slice command...
+		local unit=$1 slice=$2
+		shift 2
+		runuser -u $user -- env XDG_RUNTIME_DIR=/run/user/$uid \
+			systemd-run --user --quiet --scope --unit="$unit" --slice="$slice" "$@" </dev/null >/dev/null 2>&1 &
+	}
+	first_pid() { head -n 1 "$1/cgroup.procs" 2>/dev/null; }
+	# The responsiveness probe: a timer task of the session, every 100 ms;
+	# it writes how many times it woke and the longest gap between two
+	# since the file sdg-probe-reset was last made.
+	# Bash builtins only (a wait on a fifo no one writes, EPOCHREALTIME):
+	# what it measures is whether the session gets the CPU, not how long an
+	# exec takes to page its program back in.
+	cat >/var/tmp/sdg-probe.sh <<-'EOF'
+	exec 9<>/var/tmp/sdg-probe-fifo
+	n=0 max=0 last=${EPOCHREALTIME/./}
+	while :; do
+		read -r -t 0.1 -u 9
+		now=${EPOCHREALTIME/./} n=$((n + 1))
+		gap=$(((now - last) / 1000)) last=$now
+		[ -e /var/tmp/sdg-probe-reset ] && max=0 && : >/var/tmp/sdg-probe-reset.seen
+		((gap > max)) && max=$gap
+		printf '%s %s\n' "$n" "$max" >/var/tmp/sdg-probe
+	done
+	EOF
+	mkfifo /var/tmp/sdg-probe-fifo
+	user_scope sdg-probe.scope session.slice bash /var/tmp/sdg-probe.sh
+	expect "the probe ticks in the session" wait_for 60 test -s /var/tmp/sdg-probe
+	probe=$(first_pid $mgr/session.slice/sdg-probe.scope)
+	user_scope app-sdg-idle.scope app.slice "$HOG" 32
+	expect "an app that does not grow runs" wait_for 60 eval '[ -n "$(first_pid $mgr/app.slice/app-sdg-idle.scope)" ]'
+	idle=$(first_pid $mgr/app.slice/app-sdg-idle.scope)
+	expect "and holds its memory" wait_for 60 rss_at_least "$idle" 32
+	ticks_now() { cut -d' ' -f1 /var/tmp/sdg-probe 2>/dev/null || echo 0; }
+	# The longest gap: the probe rewrites its file, which may read empty a moment.
+	probe_gap() {
+		local l i
+		for i in 1 2 3 4 5 6 7 8 9 10; do
+			l=$(cat /var/tmp/sdg-probe 2>/dev/null)
+			[[ $l == *' '* ]] && break
+		done
+		echo "${l#* }"
+	}
+	ticks_past() { local t; t=$(ticks_now); ((${t:-0} >= $1)); }
+	not_frozen() { grep -qx "frozen 0" "$1/cgroup.events" 2>/dev/null; }
+	is_frozen() { grep -qx "frozen 1" "$1/cgroup.events" 2>/dev/null; }
+
+	# 1. Answered.
+	mkfifo /var/tmp/sdg-answers
+	oomkit prompt --once </var/tmp/sdg-answers >/var/tmp/sdg-prompt1 2>&1 &
+	exec 7>/var/tmp/sdg-answers
+	expect "the person's prompt listens" wait_for 30 grep -q "waiting for OOMs" /var/tmp/sdg-prompt1
+	k0=$(vmstat_oom_kill)
+	# 20 MiB/s: frozen within the question's first half second, long before
+	# it could take what machine_available keeps.
+	user_scope app-sdg-grow.scope app.slice "$HOG" 2000 1024 50000
+	expect "the growing app runs" wait_for 60 eval '[ -n "$(first_pid $mgr/app.slice/app-sdg-grow.scope)" ]'
+	grow=$(first_pid $mgr/app.slice/app-sdg-grow.scope)
+	expect "the app scopes are adopted by apps" wait_journal 60 $UNIT 'apps \[app-sdg-grow.scope\]: adopted'
+	expect "the person is asked" wait_for 240 grep -q "^answer:" /var/tmp/sdg-prompt1
+	expect "the growing app is frozen" wait_journal 30 $UNIT 'apps \[app-sdg-grow.scope\]: frozen while the question is open'
+	expect "its app scope: cgroup.events frozen 1" wait_for 30 is_frozen $mgr/app.slice/app-sdg-grow.scope
+	usage=$(cat $mgr/app.slice/app-sdg-grow.scope/memory.current)
+	note "before the freeze, the probe's longest gap: $(probe_gap) ms"
+	touch /var/tmp/sdg-probe-reset
+	wait_for 30 test -e /var/tmp/sdg-probe-reset.seen
+	rm -f /var/tmp/sdg-probe-reset
+	ticks=$(ticks_now)
+	expect "the session's timer task goes on ticking (20 ticks)" wait_for 60 ticks_past $((ticks + 20))
+	# Within 1 MiB (the kernel charges in per-CPU batches): unfrozen, the app
+	# takes 20 MiB a second.
+	local now
+	now=$(cat $mgr/app.slice/app-sdg-grow.scope/memory.current)
+	expect "the frozen app's memory did not grow meanwhile ($usage -> $now bytes)" \
+		eval '((now <= usage + (1 << 20)))'
+	expect "the app that does not grow is not frozen" not_frozen $mgr/app.slice/app-sdg-idle.scope
+	expect "nor the session's scope" not_frozen $mgr/session.slice/sdg-probe.scope
+	note "probe: longest gap between two 100 ms ticks while the app was frozen: $(probe_gap) ms"
+	note "machine: MemAvailable $(($(kv /proc/meminfo MemAvailable:) >> 10)) MiB while frozen"
+	echo "kill $grow" >&7
+	expect "the chosen app dies" wait_for 60 dead "$grow"
+	expect "the app that does not grow lives" alive "$idle"
+	expect "the probe lives" alive "$probe"
+	expect "the kernel OOM killer killed nothing (oom_kill $k0 -> $(vmstat_oom_kill))" [ "$(vmstat_oom_kill)" = "$k0" ]
+	answered_report() { grep -l '"prompt_answer":"[0-9]* kill '"$grow"'"' "$REPORTS"/*.json 2>/dev/null | head -n 1; }
+	expect "the question's report: the person chose it" wait_for 30 eval '[ -n "$(answered_report)" ]'
+	report=$(answered_report)
+	expect "... and says it was frozen" grep -q '"frozen":\[{"job":"apps \[app-sdg-grow.scope\]"' "$report"
+	note "frozen: $(grep -o '"frozen":\[{[^}]*}' "$report")"
+	exec 7>&-
+
+	# 2. No answer: thawed at the deadline, the chain kills the largest.
+	mkfifo /var/tmp/sdg-silent
+	oomkit prompt --once </var/tmp/sdg-silent >/var/tmp/sdg-prompt2 2>&1 &
+	exec 7>/var/tmp/sdg-silent
+	expect "2: the prompt listens" wait_for 30 grep -q "waiting for OOMs" /var/tmp/sdg-prompt2
+	k0=$(vmstat_oom_kill)
+	user_scope app-sdg-grow2.scope app.slice "$HOG" 2000 1024 50000
+	expect "2: the growing app runs" wait_for 60 eval '[ -n "$(first_pid $mgr/app.slice/app-sdg-grow2.scope)" ]'
+	grow=$(first_pid $mgr/app.slice/app-sdg-grow2.scope)
+	expect "2: the person is asked" wait_for 240 grep -q "^answer:" /var/tmp/sdg-prompt2
+	expect "2: the growing app is frozen" wait_journal 30 $UNIT 'apps \[app-sdg-grow2.scope\]: frozen while the question is open'
+	expect "2: no answer: thawed at the deadline" wait_journal 60 $UNIT 'apps \[app-sdg-grow2.scope\]: thawed after .* (no answer in time)'
+	expect "2: the chain kills the grown app" wait_for 120 dead "$grow"
+	expect "2: the app that does not grow lives" alive "$idle"
+	expect "2: the kernel OOM killer killed nothing (oom_kill $k0 -> $(vmstat_oom_kill))" [ "$(vmstat_oom_kill)" = "$k0" ]
+	expect "2: by kill-largest" eval "grep -l '\"victim_pid\":$grow,' \"\$REPORTS\"/*.json | xargs grep -q '\"policy\":\"kill-largest\"'"
+	note "probe: longest gap between two 100 ms ticks since the first freeze: $(probe_gap) ms"
+	daemon_log_if_failed 30
+	exec 7>&-
+	kill -9 "$idle" "$probe" 2>/dev/null
+	loginctl disable-linger $user
+	rm -f /var/tmp/sdg-answers /var/tmp/sdg-silent /var/tmp/sdg-probe /var/tmp/sdg-probe.sh /var/tmp/sdg-prompt[12] \
+		/var/tmp/sdg-probe-fifo /var/tmp/sdg-probe-reset.seen
 	daemon_config
 	systemctl stop $UNIT
 }
