@@ -18,6 +18,7 @@
 #include "json.h"
 #include "oomkit.h"
 #include "policy.h"
+#include "protect.h"
 #include "reports.h"
 #include "scope.h"
 
@@ -31,6 +32,7 @@ struct report_head {
 	bool jobs_later; /* a job's OOM: the jobs are written after the action */
 	const struct oomkit_event *event;
 	const struct report_readers *readers; /* the uids the decision concerns */
+	const struct protect *protect;	      /* memory priority in place; NULL: none */
 };
 
 /* Why a memcg is out of memory, in words, from its OOM event (cgroup v2's
