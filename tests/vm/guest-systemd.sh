@@ -1337,7 +1337,7 @@ prio_metric() { # name label-filter
 
 check_memory_priority() {
 	local unit=sdg-batch-prio.service rcg=system.slice/redis-server.service bcg keys mib k0 r0 pid low0 slow0
-	local low=0 slow=0 steal0 steal n0 reclaimed
+	local low=0 slow=0 steal0 steal n0 reclaimed report
 	systemctl stop systemd-oomd.service systemd-oomd.socket 2>/dev/null
 	swapoff -a 2>/dev/null
 	expect "redis-server runs as its own unit" wait_for 60 active_unit redis-server.service
@@ -1383,6 +1383,21 @@ check_memory_priority() {
 		expect "the kernel counts it as proactive reclaim (pgsteal_proactive $steal0 -> $steal)" [ "$steal" -gt "$steal0" ]
 	fi
 	reclaimed=$(prio_metric oomkit_job_reclaimed_bytes_total $unit)
+	# An OOM meanwhile (a batch unit at its MemoryMax= with no swap of its
+	# own): its report says what memory priority had done.
+	systemctl reset-failed sdg-batch-oomer.service 2>/dev/null
+	systemd-run --quiet --unit=sdg-batch-oomer.service --property=Type=exec -p MemoryMax=32M -p MemorySwapMax=0 \
+		"$HOG" 64 1024 2000
+	expect "the oomer's OOM is reported" wait_for 180 eval '(($(report_count) > r0))'
+	report=$(newest_report)
+	expect "the report says memory priority was acting" grep -q '"memory_priority":{"on":true,"active":true' "$report"
+	expect "the report has redis's memory.low" grep -qE '"job":"redis \[redis-server.service\]","cgroup":"system.slice/redis-server.service","memory_low":[1-9]' "$report"
+	expect "the report has what was reclaimed from the batch job" \
+		grep -qE '"job":"batch \['$unit'\]","cgroup":"system.slice/'$unit'","memory_low":0,"reclaimed_bytes":[1-9]' "$report"
+	grep -o '"memory_priority":{[^]]*]' "$report" | head -c 600 | sed 's/^/sdguest:   report: /'
+	expect "the oomer's unit ends (the kernel, after the report)" wait_for 120 eval \
+		'[ "$(prop sdg-batch-oomer.service ActiveState)" != active ]'
+	r0=$(report_count) k0=$(vmstat_oom_kill)
 	expect "redis is never reclaimed from" [ "$(prio_metric oomkit_job_reclaimed_bytes_total redis-server.service)" = 0 ]
 	pid=$(systemctl show -P MainPID $unit)
 	expect "the batch job's unit ends" wait_for 300 eval '[ "$(prop $unit ActiveState)" != active ]'
