@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "log.h"
@@ -13,12 +17,14 @@
 #include "value.h"
 
 static void on_timer(void *data, uint64_t now);
+static void on_done(void *data, uint32_t index, uint32_t events);
 
 int protect_init(struct protect *p, struct loop *loop, oomkit_ctx *ctx, struct scopes *scopes)
 {
 	unsigned n = scopes->max_jobs;
 
 	memset(p, 0, sizeof(*p));
+	p->want_fd = p->done_fd = -1;
 	p->ctx = ctx;
 	p->scopes = scopes;
 	p->max_jobs = n;
@@ -29,6 +35,19 @@ int protect_init(struct protect *p, struct loop *loop, oomkit_ctx *ctx, struct s
 		protect_free(p);
 		return -ENOMEM;
 	}
+	p->loop = loop;
+	p->want_fd = eventfd(0, EFD_CLOEXEC);
+	p->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (p->want_fd < 0 || p->done_fd < 0) {
+		protect_free(p);
+		return -errno;
+	}
+	int source = loop_add_source(loop, on_done, p);
+	if (source < 0)
+		return source;
+	int r = loop_add_fd(loop, p->done_fd, source, 0, EPOLLIN);
+	if (r < 0)
+		return r;
 	p->timer = (struct loop_timer){.fn = on_timer, .data = p};
 	return loop_add_timer(loop, &p->timer);
 }
@@ -41,6 +60,14 @@ void protect_free(struct protect *p)
 	p->in = NULL;
 	p->plan = NULL;
 	p->of = NULL;
+	/* A thread started reads want_fd until the process ends. */
+	if (!p->thread_started) {
+		if (p->want_fd >= 0)
+			close(p->want_fd);
+		if (p->done_fd >= 0)
+			close(p->done_fd);
+		p->want_fd = p->done_fd = -1;
+	}
 }
 
 /* ------------------------------------------------------------ slots */
@@ -224,25 +251,69 @@ static void protect_ancestors(struct protect *p)
 
 /* ------------------------------------------------------------ reclaim */
 
-static void reclaim(struct protect *p, struct scope *s, uint64_t want)
+/* The reclaiming thread: one memory.reclaim write per request. */
+static void *reclaimer(void *data)
 {
-	struct protect_slot *sl = slot_of(p, s, true);
-	struct oomkit_cgroup_memory before, after;
+	struct protect *p = data;
+	uint64_t v;
 
-	if (!sl || oomkit_cgroup_memory(p->ctx, s->rel, &before) < 0)
+	for (;;) {
+		ssize_t n = read(p->want_fd, &v, sizeof(v));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != sizeof(v))
+			return NULL;
+		uint64_t t0 = now_ns();
+		p->req.result = oomkit_cgroup_reclaim(p->ctx, p->req.rel, p->req.want_bytes);
+		p->req.took_ms = (now_ns() - t0) / NS_PER_MS;
+		v = 1;
+		(void)!write(p->done_fd, &v, sizeof(v));
+	}
+	return NULL;
+}
+
+static int start_thread(struct protect *p)
+{
+	pthread_attr_t a;
+	int r;
+
+	if (p->thread_started)
+		return 0;
+	/* Its stack is locked with the rest of the daemon: keep it small. */
+	if ((r = pthread_attr_init(&a)) != 0)
+		return -r;
+	(void)pthread_attr_setstacksize(&a, 64 * 1024);
+	(void)pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	r = pthread_create(&p->thread, &a, reclaimer, p);
+	pthread_attr_destroy(&a);
+	if (r != 0)
+		return -r;
+	p->thread_started = true;
+	return 0;
+}
+
+/* The thread's request has ended: what it gave is counted. */
+static void on_done(void *data, uint32_t index, uint32_t events)
+{
+	struct protect *p = data;
+	struct protect_slot *sl = p->req.slot;
+	struct oomkit_cgroup_memory after;
+	uint64_t v, got = 0;
+	int r = p->req.result;
+
+	(void)index;
+	(void)events;
+	if (read(p->done_fd, &v, sizeof(v)) != sizeof(v) || !p->busy)
 		return;
-	uint64_t t0 = now_ns();
-	int r = oomkit_cgroup_reclaim(p->ctx, s->rel, want);
-	uint64_t took_ms = (now_ns() - t0) / NS_PER_MS;
-	uint64_t got = 0;
+	p->busy = false;
 	/* The kernel reclaimed at least what was asked when it says so; when
 	 * it could not, what the job's usage fell by is what it gave (the job
 	 * may have grown meanwhile: then nothing is counted). */
 	if (r == 0)
-		got = want;
-	else if (r == -EAGAIN && oomkit_cgroup_memory(p->ctx, s->rel, &after) == 0 &&
-		 after.usage_bytes < before.usage_bytes)
-		got = before.usage_bytes - after.usage_bytes;
+		got = p->req.want_bytes;
+	else if (r == -EAGAIN && oomkit_cgroup_memory(p->ctx, p->req.rel, &after) == 0 &&
+		 after.usage_bytes < p->req.before_bytes)
+		got = p->req.before_bytes - after.usage_bytes;
 	else if (r != -EAGAIN) {
 		log_warning("%s: memory.reclaim: %s", sl->label, strerror(-r));
 		return;
@@ -251,7 +322,33 @@ static void reclaim(struct protect *p, struct scope *s, uint64_t want)
 	sl->reclaimed_bytes += got;
 	sl->episode_reclaimed_bytes += got;
 	log_debug("%s: memory.reclaim %" PRIu64 " KiB: %" PRIu64 " KiB in %" PRIu64 " ms", sl->label,
-		  want >> 10, got >> 10, took_ms);
+		  p->req.want_bytes >> 10, got >> 10, p->req.took_ms);
+	if (p->changed)
+		p->changed(p->changed_data);
+}
+
+/* Hands the thread a request; one at a time (a step still under way makes
+ * this look's step wait for the next). */
+static void reclaim(struct protect *p, struct scope *s, uint64_t want)
+{
+	struct protect_slot *sl = slot_of(p, s, true);
+	struct oomkit_cgroup_memory before;
+	uint64_t v = 1;
+	int r;
+
+	if (!sl || p->busy || oomkit_cgroup_memory(p->ctx, s->rel, &before) < 0)
+		return;
+	if ((r = start_thread(p)) < 0) {
+		log_warning("memory_priority: no thread to reclaim with: %s", strerror(-r));
+		return;
+	}
+	snprintf(p->req.rel, sizeof(p->req.rel), "%s", s->rel);
+	p->req.want_bytes = want;
+	p->req.before_bytes = before.usage_bytes;
+	p->req.slot = sl;
+	p->busy = true;
+	if (write(p->want_fd, &v, sizeof(v)) != sizeof(v))
+		p->busy = false;
 }
 
 /* ------------------------------------------------------------ episodes */
@@ -427,6 +524,13 @@ void protect_configure(struct protect *p, const struct config *cfg)
 
 void protect_stop(struct protect *p)
 {
+	/* The library's context goes after this: a step under way ends first
+	 * (a few seconds at most, or it is left to the process's end). */
+	if (p->busy) {
+		struct pollfd pf = {.fd = p->done_fd, .events = POLLIN};
+		if (poll(&pf, 1, 5000) == 1)
+			on_done(p, 0, 0);
+	}
 	end(p);
 	p->on = false;
 	p->timer.due_ns = 0;
