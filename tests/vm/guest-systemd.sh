@@ -1396,7 +1396,7 @@ check_memory_priority() {
 	expect "the report has redis's memory.low" grep -qE '"job":"redis \[redis-server.service\]","cgroup":"system.slice/redis-server.service","memory_low":[1-9]' "$report"
 	expect "the report has what was reclaimed from the batch job" \
 		grep -qE '"job":"batch \['$unit'\]","cgroup":"system.slice/'$unit'","memory_low":0,"reclaimed_bytes":[1-9]' "$report"
-	grep -o '"memory_priority":{[^]]*]' "$report" | head -c 600 | sed 's/^/sdguest:   report: /'
+	grep -o '"memory_priority":.\{0,600\}' "$report" | sed 's/^/sdguest:   report: /'
 	expect "the oomer's hog dies (the kernel, after the report)" wait_for 120 eval \
 		'[ -s /run/sdd/sdg-batch-oomer.status ]'
 	systemctl stop sdg-batch-oomer.service 2>/dev/null
