@@ -430,8 +430,10 @@ int oomkit_set_protection(oomkit_ctx *ctx, const char *cgroup, uint64_t low_byte
 /* Asks the kernel to reclaim want_bytes from cgroup now (cgroup v2's
  * memory.reclaim, kernel 5.19 and later): its cold pages to swap, its clean
  * cache dropped.  Synchronous: the caller waits while the kernel reclaims,
- * so keep want_bytes small.  0: at least want_bytes were reclaimed;
- * -EAGAIN: less could be; -EOPNOTSUPP: cgroup v1 or an older kernel. */
+ * so keep want_bytes small, or call it from a thread of its own: it uses no
+ * buffer of the context, only its memory root's descriptor.  0: at least
+ * want_bytes were reclaimed; -EAGAIN: less could be; -EOPNOTSUPP: cgroup v1
+ * or an older kernel. */
 int oomkit_cgroup_reclaim(oomkit_ctx *ctx, const char *cgroup, uint64_t want_bytes);
 
 /* Enables or disables the kernel OOM killer for a cgroup (v1 oom_control). */
