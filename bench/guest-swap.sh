@@ -138,20 +138,31 @@ ranked_config() { # yes|no
 # DATA line, from the metrics file.
 prio_words() { # tool
 	[[ $1 == oomkitd-priority ]] || return 0
-	awk '/^oomkit_job_reclaimed_bytes_total\{/ && /sdg-fits|app.slice/ { r += $NF }
-		/^oomkit_memory_priority_episodes_total / { e = $NF }
-		END { printf "reclaimed_bytes=%d episodes=%d", r, e }' /var/lib/oomkit/oomkit.prom 2>/dev/null
-	echo " redis_low_peak_bytes=$(cat $OUT/prio-low-peak 2>/dev/null || echo 0)"
+	awk '/^oomkit_memory_priority_episodes_total / { e = $NF } END { printf "episodes=%d", e }' \
+		/var/lib/oomkit/oomkit.prom 2>/dev/null
+	echo " redis_low_peak_bytes=$(cat $OUT/prio-low-peak 2>/dev/null || echo 0)" \
+		"reclaimed_bytes=$(cat $OUT/prio-reclaimed 2>/dev/null || echo 0)"
 }
 
-# The highest memory.low redis's cgroup had in a phase, kept in a file.
+# Bytes reclaimed from the lowest-priority jobs, as the metrics say now (a
+# job's series goes with its unit: read while it runs).
+prio_reclaimed() {
+	awk '/^oomkit_job_reclaimed_bytes_total\{/ && /sdg-fits|app.slice/ { r += $NF } END { printf "%d", r }' \
+		/var/lib/oomkit/oomkit.prom 2>/dev/null
+}
+
+# The highest memory.low redis's cgroup had in a phase, and the most bytes
+# reclaimed seen, kept in files.
 prio_watch_start() {
 	echo 0 >$OUT/prio-low-peak
+	echo 0 >$OUT/prio-reclaimed
 	(
-		peak=0
+		peak=0 most=0
 		while :; do
 			v=$(cat $CG/system.slice/redis-server.service/memory.low 2>/dev/null || echo 0)
 			((v > peak)) && { peak=$v; echo $peak >$OUT/prio-low-peak; }
+			v=$(prio_reclaimed)
+			((${v:-0} > most)) && { most=$v; echo $most >$OUT/prio-reclaimed; }
 			sleep 1
 		done
 	) &
