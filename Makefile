@@ -19,7 +19,7 @@ TEST_DEPS := musl-tools clang clang-format libclang-rt-14-dev \
 DEB_DEPS := $(BUILD_DEPS) $(TEST_DEPS)
 # What the demo runs: the daemon, its hook runner, guardian and systemd
 # helper (where libsystemd is found), the command line, the hog.
-DEMO_TARGETS := daemon/oomkitd daemon/oomkit-hook-runner lib/oomkit-guardian cli/oomkit tests/helpers/oomkit-hog
+DEMO_TARGETS := daemon/oomkitd helpers/oomkit-hook-runner lib/oomkit-guardian cli/oomkit tests/helpers/oomkit-hog
 
 .PHONY: all bootstrap bootstrap-build build asan fuzz-build check demo demo-library bench install clean fuzz soak deb bench-swap
 
@@ -57,7 +57,7 @@ fuzz: fuzz-build
 
 # Only what the demo needs: the build's packages and the demo's programs.
 demo: bootstrap-build $(BUILD)/build.ninja
-	ninja -C $(BUILD) $(DEMO_TARGETS) $$(ninja -C $(BUILD) -t targets all | sed -n 's|^\(daemon/oomkitd-systemd\):.*|\1|p')
+	ninja -C $(BUILD) $(DEMO_TARGETS) $$(ninja -C $(BUILD) -t targets all | sed -n 's|^\(helpers/oomkitd-systemd\):.*|\1|p')
 	sh scripts/demo.sh $(BUILD)
 
 demo-library: build

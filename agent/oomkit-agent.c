@@ -16,7 +16,7 @@
  *
  * It needs no privilege: oomkitd tells a non-root peer only about its own
  * processes and jobs, and takes its answers only for those (SO_PEERCRED).
- * The wire protocol is daemon/protocol.c, linked in.  D-Bus is GDBus.
+ * The wire protocol is common/protocol.c, linked in.  D-Bus is GDBus.
  */
 #include <errno.h>
 #include <gio/gdesktopappinfo.h>
@@ -31,9 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "defaults.h"
+#include "common/defaults.h"
 #include "json.h" /* lib/json.h: the one escaper for untrusted bytes */
-#include "protocol.h"
+#include "common/protocol.h"
 #include "sampler.h"
 #ifdef OOMKIT_AGENT_GTK
 #include "window.h"

@@ -73,7 +73,7 @@ export OOMKIT_BENCH_PARENT="$TOP"
 OOMKIT_GUARDIAN="$(cd "$BUILD" && pwd)/lib/oomkit-guardian"
 export OOMKIT_GUARDIAN
 # oomkitd execs this build's hook runner likewise.
-OOMKIT_HOOK_RUNNER="$(cd "$BUILD" && pwd)/daemon/oomkit-hook-runner"
+OOMKIT_HOOK_RUNNER="$(cd "$BUILD" && pwd)/helpers/oomkit-hook-runner"
 export OOMKIT_HOOK_RUNNER
 
 # The machine's load average at the start and at the end of the run goes
@@ -132,7 +132,7 @@ run_guest() {
 	fi
 	# The D-Bus helper, where the build has one (libsystemd): its libraries too.
 	local helper=
-	[ -x "$BUILD/daemon/oomkitd-systemd" ] && helper="--libs-of $BUILD/daemon/oomkitd-systemd"
+	[ -x "$BUILD/helpers/oomkitd-systemd" ] && helper="--libs-of $BUILD/helpers/oomkitd-systemd"
 	start=$(date +%s)
 	: > "$RAW/anchor.txt"
 	for i in $(seq 1 "$rounds"); do

@@ -71,7 +71,7 @@ mkdir -p "$out"
 data=$out/data.txt
 
 helper=()
-[[ -x $build/daemon/oomkitd-systemd ]] && helper=(--libs-of "$build/daemon/oomkitd-systemd")
+[[ -x $build/helpers/oomkitd-systemd ]] && helper=(--libs-of "$build/helpers/oomkitd-systemd")
 
 # boot RUN SWAP TOOLS: one guest; its DATA lines go to $data, prefixed with
 # the run.

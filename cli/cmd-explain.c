@@ -11,7 +11,7 @@
 #include "json-reader.h"
 #include "report-view.h"
 #include "term.h"
-#include "value.h" /* the daemon's size format */
+#include "common/value.h" /* the daemon's size format */
 
 static const char *jstr(const struct json *j, const char *key)
 {

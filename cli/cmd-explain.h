@@ -2,7 +2,7 @@
 /*
  * cmd-explain.h - explain [JOB]: what the machine's or a job's chain would
  * do if it ran out of memory now, as the daemon computes it with the code
- * an OOM runs (daemon/explain.h): each step's verdict, each ranking policy's
+ * an OOM runs (daemon/oom/explain.h): each step's verdict, each ranking policy's
  * order of the candidates with the rule that placed each, the processes
  * that are no candidates and why, and the chain's decision.  --json prints
  * the daemon's document as it is (but for what a terminal might obey).

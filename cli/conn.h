@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * conn.h - the command line's connection to oomkitd's control socket: a
- * request out, frames in, in the wire protocol of daemon/protocol.h (linked
+ * request out, frames in, in the wire protocol of common/protocol.h (linked
  * here, so both ends read and write it with the same code).  A record that
  * is not in the protocol's form is an error, never shown half-read.
  */
@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "cli.h"
-#include "protocol.h"
+#include "common/protocol.h"
 
 struct conn {
 	int fd;

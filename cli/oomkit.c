@@ -22,7 +22,7 @@
 #include "cmd-reports.h"
 #include "cmd-run.h"
 #include "cmd-status.h"
-#include "defaults.h"
+#include "common/defaults.h"
 #include "term.h"
 
 struct verb {

@@ -9,9 +9,9 @@
 
 #include "conn.h"
 #include "json.h" /* lib/json.h: the text escaper */
-#include "protocol.h"
+#include "common/protocol.h"
 #include "term.h"
-#include "value.h" /* the daemon's size format */
+#include "common/value.h" /* the daemon's size format */
 
 static const char *jstr(const struct json *j, const char *key)
 {

@@ -10,7 +10,7 @@
 
 #include "cli.h"
 #include "json-reader.h"
-#include "protocol.h"
+#include "common/protocol.h"
 
 /* The report (its parsed tree) as tables, on stdout. */
 void report_view_show(const struct json *root);

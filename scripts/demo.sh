@@ -30,8 +30,8 @@ OOMKITD=${OOMKITD:-$BUILD/daemon/oomkitd}
 OOMKIT=${OOMKIT:-$BUILD/cli/oomkit}
 HOG=${OOMKIT_HOG:-$BUILD/tests/helpers/oomkit-hog}
 # The daemon's helper programs of this build, not installed ones.
-for h in OOMKIT_HOOK_RUNNER=daemon/oomkit-hook-runner OOMKIT_GUARDIAN=lib/oomkit-guardian \
-	OOMKITD_SYSTEMD=daemon/oomkitd-systemd; do
+for h in OOMKIT_HOOK_RUNNER=helpers/oomkit-hook-runner OOMKIT_GUARDIAN=lib/oomkit-guardian \
+	OOMKITD_SYSTEMD=helpers/oomkitd-systemd; do
 	v=${h%%=*}
 	if [ -z "${!v:-}" ] && [ -x "$BUILD/${h#*=}" ]; then
 		export "${h%%=*}=$(cd "$BUILD" && pwd)/${h#*=}"

@@ -10,7 +10,7 @@
 
 #include <signal.h>
 
-#include "config.h"
+#include "config/config.h"
 
 #define SOURCE "fuzz.conf"
 #define MEMORY_ROOT "/sys/fs/cgroup/memory"

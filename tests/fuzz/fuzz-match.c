@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Fuzzes the match expressions of protect, prefer and avoid
- * (daemon/match.c) on arbitrary text: a refusal says why; what is accepted
+ * (daemon/rules/match.c) on arbitrary text: a refusal says why; what is accepted
  * has a value within its bounds and without control characters, written
  * back (match_format()) reads as the same expression, and matches the
  * process it names.  Input holding a \x01 is instead a glob and a text
@@ -9,7 +9,7 @@
  */
 #include "fuzz.h"
 
-#include "match.h"
+#include "rules/match.h"
 
 static bool clean(const char *s)
 {

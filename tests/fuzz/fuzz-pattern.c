@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Fuzzes cgroup patterns (daemon/pattern.c): the input is a pattern, a
+ * Fuzzes cgroup patterns (daemon/rules/pattern.c): the input is a pattern, a
  * newline and a cgroup path.  The matcher must agree with a plain recursive
  * one written from the definition (components line up one for one; in each,
  * "*" matches any run of characters), a pattern that is refused must say
@@ -8,7 +8,7 @@
  */
 #include "fuzz.h"
 
-#include "pattern.h"
+#include "rules/pattern.h"
 
 /* The definition, for one component: p[0..pn) against s[0..sn), by dynamic
  * programming (ok[j]: p[0..i) matches s[0..j)), unlike the matcher's

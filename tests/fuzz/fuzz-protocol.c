@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Fuzzes the control socket's wire protocol (daemon/protocol.c) both ways.
+ * Fuzzes the control socket's wire protocol (common/protocol.c) both ways.
  *
  * Formatting: the input, split at NUL bytes, gives the strings of every kind
  * of record (names with newlines, "." lines, tabs, escapes, cut UTF-8); each
@@ -15,7 +15,7 @@
 #include "fuzz.h"
 
 #include "json.h"
-#include "protocol.h"
+#include "common/protocol.h"
 
 #define STR_MAX 16 /* no string is cut: every field keeps at least this much */
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Fuzzes the reports index's readers of a report file (daemon/reports.c):
+ * Fuzzes the reports index's readers of a report file (daemon/report/reports.c):
  * its head (time, decision, the uids it concerns) and its tail (the last
  * "concerns" list), on arbitrary bytes.  Whatever they read, every string
  * of the entry stays terminated, the uids stay within their bound, root is
@@ -9,7 +9,7 @@
  */
 #include "fuzz.h"
 
-#include "reports.h"
+#include "report/reports.h"
 
 static void check_readers(const struct report_readers *r)
 {

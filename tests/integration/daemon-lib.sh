@@ -113,10 +113,10 @@ stop_daemon() {
 	refused=$(refused_calls "$DPID" $guardian)
 	DPID=
 	# Every daemon test runs under the filter: a call it refused is a gap in
-	# the allow-list (daemon/privs.c), even if the test passed around it.
+	# the allow-list (daemon/base/privs.c), even if the test passed around it.
 	if [ -n "$refused" ]; then
 		echo "$refused" >&2
-		[ -n "${IN_CLEANUP:-}" ] || fail "the seccomp filter refused system calls of oomkitd (daemon/privs.c)"
+		[ -n "${IN_CLEANUP:-}" ] || fail "the seccomp filter refused system calls of oomkitd (daemon/base/privs.c)"
 	fi
 }
 

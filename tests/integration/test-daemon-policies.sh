@@ -68,6 +68,8 @@ check "grow: the process reaches its size" wait_for 20 usage_at_least grow $((48
 check "grow: nothing was killed" alive "$a"
 check "grow: the report says grow" test "$(action_of grow)" = grow
 check "grow: the report has the new limit" test "$(json_get "$(report_of grow)" "r['decision']['new_limit_bytes']")" = $((64 << 20))
+check "grow: the metrics count the grow" \
+	wait_for 10 grep -qxF 'oomkit_job_grows_total{name="grow"} 1' "$TMP/oomkit.prom"
 
 # kill-newest: the process started last goes, though it is not the largest.
 a=$(spawn newest 30)
@@ -94,10 +96,15 @@ check "kill-lowest: the lowest-ranked process is killed" wait_for 20 dead "$a"
 check "kill-lowest: the larger one lives" alive "$b"
 
 # kernel: handed to the kernel OOM killer at once; the take-over comes back.
+handoffs() { sed -n 's/^oomkit_kernel_handoffs_total \([0-9]*\)$/\1/p' "$TMP/oomkit.prom"; }
+handoffs_above() { local n; n=$(handoffs); [ -n "$n" ] && [ "$n" -gt "$1" ]; }
+handoffs_before=$(handoffs)
+[ -n "$handoffs_before" ] || fail "kernel: the metrics file has no oomkit_kernel_handoffs_total"
 a=$(spawn kernel 64 512 500)
 check "kernel: the kernel kills the process" wait_for 20 dead "$a"
 check "kernel: the report says kernel" test "$(action_of kernel)" = kernel
 check "kernel: the killer is held off again afterwards" wait_for 10 grep -q "oom_kill_disable 1" "$R/kernel/memory.oom_control"
+check "kernel: the metrics count the hand-off" wait_for 10 handoffs_above "$handoffs_before"
 
 # kill = job: every process of the job goes.
 a=$(spawn whole 10)

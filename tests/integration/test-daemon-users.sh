@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# User names after the seccomp filter (daemon/users.h).  The daemon runs in a
+# User names after the seccomp filter (daemon/base/users.h).  The daemon runs in a
 # mount namespace of its own where /etc/passwd and /etc/nsswitch.conf are
 # the test's copies.  Once it is ready, the name service is made useless
 # (nsswitch.conf names a service that does not exist, as a directory service

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * test-tracker.c - oomkitd's pattern tracker (daemon/tracker.c) on real
+ * test-tracker.c - oomkitd's pattern tracker (daemon/scope/tracker.c) on real
  * memcgs: cgroupfs reports mkdir and rmdir to inotify as any file system
  * does, patterns rooted at the memory mount find the test's own cgroups as
  * they are made, and what the kernel does inside a watched cgroup (limits
@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "testlib.h"
-#include "tracker.h"
+#include "scope/tracker.h"
 
 struct seen {
 	char last[512];

@@ -15,7 +15,7 @@ status=0
 required() { [ "${OOMKIT_REQUIRE_KERNEL:-0}" = 1 ]; }
 
 python3 "$src/tests/packaging/check-kubernetes.py" "$src/deploy/kubernetes/oomkitd.yaml" \
-	"$src/examples/kubernetes-node.conf" "$src/debian/oomkitd.conf" "$src/daemon/privs.c" "$out/docs.json" ||
+	"$src/examples/kubernetes-node.conf" "$src/debian/oomkitd.conf" "$src/daemon/base/privs.c" "$out/docs.json" ||
 	status=1
 
 # Pinned: kubernetes-types 1.30 knows every field used (appArmorProfile is 1.30's).

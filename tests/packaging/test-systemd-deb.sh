@@ -33,7 +33,7 @@ echo "upgrade packages: $(cd "$out/debs/upgrade" && ls)"
 # package list, so the same programs' libraries (the D-Bus helper's too,
 # where the build has one), or each test would build its own in turn.
 helper=()
-[[ -x $build/daemon/oomkitd-systemd ]] && helper=(--libs-of "$build/daemon/oomkitd-systemd")
+[[ -x $build/helpers/oomkitd-systemd ]] && helper=(--libs-of "$build/helpers/oomkitd-systemd")
 exec bash "$src/tests/vm/systemd.sh" --build "$build" --log "$out/console.log" --qexit "$qexit" --with "$hog" \
 	--libs-of "$build/daemon/oomkitd" --libs-of "$build/cli/oomkit" "${helper[@]}" \
 	--debs "$out/debs" --checks "$src/tests/packaging/guest-deb.sh" --timeout 900
