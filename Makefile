@@ -15,7 +15,7 @@ TEST_DEPS := musl-tools clang clang-format libclang-rt-14-dev \
 	python3 qemu-system-x86 busybox-static cpio gzip mmdebstrap e2fsprogs gnuplot-nox earlyoom valgrind \
 	debhelper dpkg-dev lintian man-db git python3-yaml python3-prometheus-client nodejs \
 	libglib2.0-dev xvfb dbus-daemon dbus-bin dunst imagemagick fonts-dejavu-core redis-server redis-tools \
-	libgtk-4-dev openbox xdotool x11-utils
+	libgtk-4-dev openbox xdotool x11-utils xfce4-notifyd
 DEB_DEPS := $(BUILD_DEPS) $(TEST_DEPS)
 # What the demo runs: the daemon, its hook runner, guardian and systemd
 # helper (where libsystemd is found), the command line, the hog.

@@ -34,6 +34,7 @@
 #include "common/defaults.h"
 #include "json.h" /* lib/json.h: the one escaper for untrusted bytes */
 #include "common/protocol.h"
+#include "outcome.h"
 #include "sampler.h"
 #ifdef OOMKIT_AGENT_GTK
 #include "window.h"
@@ -561,6 +562,7 @@ static bool ask_window(struct agent *a)
 	a->win = window_open(v, &mine);
 	logf_("question %u (%s): %u candidate(s) shown, %" PRIu64 " ms to answer, in a window", a->q.id,
 	      plain(a->q.scope, esc), a->q.n_shown, a->q.timeout_ms);
+	logf_("window %u what: %s", a->q.id, v->what);
 	for (unsigned i = 0; i < v->n_rows; i++)
 		logf_("window %u row: pid %d %s: %s, %s", a->q.id, (int)v->rows[i].pid, v->rows[i].name,
 		      v->rows[i].memory, v->rows[i].job);
@@ -708,7 +710,8 @@ static void on_question(struct agent *a, const struct protocol_question *pq, str
 static void tell(struct agent *a, const struct protocol_done *o, const struct protocol_victim *v,
 		 const char *result)
 {
-	char summary[PLAIN_MAX + 64], name[PLAIN_MAX], esc[PLAIN_MAX], sz[32];
+	char summary[3 * PLAIN_MAX + 64], name[PLAIN_MAX], sz[32], scope_esc[PLAIN_MAX],
+	    result_esc[PLAIN_MAX];
 	bool machine = strcmp(o->scope, "machine") == 0;
 	GString *body = g_string_new(NULL);
 	GVariantBuilder actions;
@@ -717,13 +720,9 @@ static void tell(struct agent *a, const struct protocol_done *o, const struct pr
 		human(v->bytes, sz, sizeof(sz));
 		plain(v->comm, name);
 	}
-	if (v && (strcmp(o->action, "kill") == 0 || strcmp(o->action, "kill-job") == 0))
-		snprintf(summary, sizeof(summary), "Killed %s%s (%s)",
-			 strcmp(o->action, "kill-job") == 0 ? "job " : "", name, sz);
-	else if (strcmp(o->action, "grow") == 0)
-		snprintf(summary, sizeof(summary), "Gave %s more memory", plain(o->scope, esc));
-	else
-		snprintf(summary, sizeof(summary), "Out of memory: %s", plain(result, esc));
+	/* Said as the result has it (outcome.h): never "Killed" of one that lives. */
+	outcome_summary(o->action, plain(result, result_esc), v ? name : NULL, v ? sz : "",
+			plain(o->scope, scope_esc), summary, sizeof(summary));
 	if (machine) {
 		g_string_append(body, "because the system ran out of memory");
 	} else {
@@ -734,6 +733,11 @@ static void tell(struct agent *a, const struct protocol_done *o, const struct pr
 	if (strncmp(o->by, "user ", 5) == 0) {
 		g_string_append(body, " (chosen by ");
 		body_add(body, o->by + 5);
+		g_string_append(body, ")");
+	} else if (strncmp(o->by, "policy ", 7) == 0) {
+		/* As the window says it: who decided is part of what was done. */
+		g_string_append(body, " (the system chose, by ");
+		body_add(body, o->by + 7);
 		g_string_append(body, ")");
 	}
 	g_string_append_printf(body, "; details: oomkit reports show %u", o->id);
@@ -765,6 +769,22 @@ static void tell(struct agent *a, const struct protocol_done *o, const struct pr
 	a->result_notification = notify(a, a->result_notification, summary, body->str, &actions, 1, -1);
 	logf_("%s %s", summary, body->str);
 	g_string_free(body, TRUE);
+}
+
+/* The name the last question showed the victim by, if it was among its
+ * rows (a question of this OOM or of the one before it, which a declined
+ * question's chain goes on in): by now the process may be gone, and its
+ * app unit, which named it, with it. */
+static bool shown_name(const struct agent *a, unsigned id, pid_t pid, char *buf, size_t len)
+{
+	if (!a->q.id || id < a->q.id || id - a->q.id > 1)
+		return false;
+	for (unsigned i = 0; i < a->q.n_shown; i++)
+		if (a->q.shown[i].pid == pid) {
+			snprintf(buf, len, "%s", a->q.shown[i].name);
+			return true;
+		}
+	return false;
 }
 
 /* A "done" frame: the question (if it is ours) is over; with details, say what happened. */
@@ -802,7 +822,9 @@ static void on_done(struct agent *a, const struct protocol_done *o, struct proto
 		return; /* not ours to know: we were only asked */
 	if (has_victim) {
 		char name[NAME_MAX_LEN];
-		app_name(a, v.pid, v.comm, name, sizeof(name));
+		/* A whole job killed is named by its job (v.comm), not by a row. */
+		if (strcmp(o->action, "kill") != 0 || !shown_name(a, o->id, v.pid, name, sizeof(name)))
+			app_name(a, v.pid, v.comm, name, sizeof(name));
 		v.comm = name;
 		tell(a, o, &v, result);
 	} else if (strcmp(o->action, "grow") == 0) {

@@ -20,11 +20,17 @@
 #   3. a machine OOM with both users' processes -> each user's window (the
 #      second at GDK_SCALE=2, screenshot kept) shows only that user's
 #      processes; the first user closes theirs; the second's window goes.
-#   4. a user's agent with no display -> it says so, and falls back to
-#      notifications (here: no server either, so it lets the system decide).
+#   4. a job the user owns, with room under its limit_max -> "Give it more
+#      memory" is offered; a click on it -> the job's limit grows, the hogs
+#      live on past the old limit, the report says grow, chosen by the user,
+#      and the window says so, with the new limit the report and the memcg hold.
+#   5. a user's agent with no display -> it says so, and falls back to
+#      notifications (test-agent-fallback.sh clicks them on a server that
+#      draws buttons).
 #
 # OOMKIT_TEST_OUTPUT (set by meson) is where the screenshots are kept.
 . "$(dirname "$0")/daemon-lib.sh"
+. "$(dirname "$0")/desktop-lib.sh"
 require_kernel
 require_user_tools
 for t in Xvfb openbox xdotool xprop xmessage dbus-daemon dbus-send import convert; do
@@ -45,68 +51,12 @@ AGENT=$(user_copy "$OOMKIT_AGENT" "$A") || exit
 user_copy "$OOMKIT_HOG" "$A" >/dev/null || exit
 user_copy "$OOMKIT_HOG" "$B" >/dev/null || exit
 SCOPES="$CG2/oomkit-test-agent-window-$$"
-T_PIDS=
+DESKTOP_LOGS="agent.log agent-b.log agent-c.log xvfb.log openbox.log bus-$A.log bus-$B.log"
+desktop_trap
 
-window_cleanup() {
-	local rc=$? p f d
-	if [ $rc != 0 ]; then
-		for f in agent.log agent-b.log agent-c.log xvfb.log openbox.log bus-$A.log bus-$B.log; do
-			[ -f "$TMP/$f" ] && { echo "--- $f" >&2; tail -n 80 "$TMP/$f" >&2; }
-		done
-	fi
-	for p in $T_PIDS; do
-		kill "$p" 2>/dev/null
-	done
-	for p in $(cat "$SCOPES"/*/cgroup.procs 2>/dev/null); do
-		kill -9 "$p" 2>/dev/null
-	done
-	for d in "$SCOPES"/*/ "$SCOPES"; do
-		[ -d "$d" ] && wait_for 5 rmdir "$d" 2>/dev/null
-	done
-	(exit $rc)
-	cleanup
-}
-trap window_cleanup EXIT
-
-# --- the desktop: X and a window manager
-Xvfb -displayfd 3 -ac -nolisten tcp -screen 0 1600x1000x24 3>"$TMP/display" >"$TMP/xvfb.log" 2>&1 &
-T_PIDS="$T_PIDS $!"
-wait_for 10 test -s "$TMP/display" || fail "Xvfb did not start"
-export DISPLAY=":$(cat "$TMP/display")"
-openbox --sm-disable >"$TMP/openbox.log" 2>&1 &
-T_PIDS="$T_PIDS $!"
-wm_up() { xprop -root _NET_SUPPORTING_WM_CHECK 2>/dev/null | grep -q "window id"; }
-wait_for 10 wm_up || fail "openbox did not start"
-
-# Each user's session: a bus of its own, without service activation.
-bus_config() { # SOCKET
-	cat <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$1</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-EOF
-}
-bus_ready() { # UID ADDRESS
-	as_user "$1" dbus-send --bus="$2" --print-reply --dest=org.freedesktop.DBus / \
-		org.freedesktop.DBus.GetId >/dev/null 2>&1
-}
-session() { # UID: its session directory, bus running
-	local s="$USER_DIR/session-$1"
-	mkdir -p "$s/share/applications" "$s/run" && chown -R "$1" "$s" && chmod 700 "$s" "$s/run"
-	bus_config "$s/bus" >"$s/bus.conf"
-	as_user_bg "$1" dbus-daemon --config-file="$s/bus.conf" --nofork --nopidfile >"$TMP/bus-$1.log" 2>&1
-	T_PIDS="$T_PIDS $!"
-	wait_for 10 test -S "$s/bus" && wait_for 10 bus_ready "$1" "unix:path=$s/bus" || fail "the session bus of uid $1 did not start"
-}
+# --- the desktop: X and a window manager; each user's session
+start_x 1600x1000
+start_wm
 session "$A"
 session "$B"
 SESS="$USER_DIR/session-$A"
@@ -204,8 +154,12 @@ check "1: the chosen process dies" wait_for 20 dead "$editor"
 check "1: the other lives" alive "$other"
 check "1: the report: chosen by the user nobody" \
 	test "$(json_get "$(report_id 1)" "r['followup']['reason'].split(':')[0]")" = "chosen by the user nobody"
-check "1: the window says what was done" \
-	wait_for 10 grep -q "window 1 says: Killed Big Editor (.*) because desk reached its memory limit (chosen by nobody); details: oomkit reports show 1" "$TMP/agent.log"
+# What the window says is what was done: the process the report killed,
+# with the size the report gives it (MiB, as the agent writes a size).
+check "1: the report's victim is the editor" test "$(json_get "$(report_id 1)" "r['followup']['victim_pid']")" = "$editor"
+size=$(($(json_get "$(report_id 1)" "[c['rss_bytes'] for c in r['candidates'] if c['pid'] == $editor][0]") >> 20))
+check "1: the window says what was done: Killed Big Editor ($size MiB)" \
+	wait_for 10 grep -qF "window 1 says: Killed Big Editor ($size MiB) because desk reached its memory limit (chosen by nobody); details: oomkit reports show 1" "$TMP/agent.log"
 import -display "$DISPLAY" -window "$W" "$OUT/desktop-window-done.png" || true
 xdotool key Escape
 check "1: Escape then closes it" wait_for 10 eval '! xdotool search --name "^Out of memory" >/dev/null'
@@ -269,9 +223,63 @@ wait_for 20 eval '[ "$(xdotool search --name "^Out of memory - oomkit\$" | grep 
 check "3: the second user's window is gone" eval '[ "$(xdotool search --name "^Out of memory - oomkit\$" | grep -c "^$WB\$")" = 0 ]'
 empty_job shared
 
-# --- 4. no display: the notification path
+# --- 4. a job that may grow: the person gives it more memory
+# roomy is the user's own (owner), so its OOM is first the user's for the
+# delay, then oomkitd's chain asks; a shorter delay keeps the test short.
+stop_daemon
+write_config 200M "report, prompt, kill-largest, kernel" 30s <<EOF
+[job desk]
+priority = 500
+limit = 48M
+policy = report, prompt, kill-largest, kernel
+
+[job roomy]
+priority = 500
+limit = 48M
+limit_max = 96M
+owner = $A
+policy = report, prompt, kill-largest, kernel
+
+[job shared]
+priority = 500
+EOF
+lines=$(wc -l <"$TMP/agent.log")
+since() { tail -n +$((lines + 1)) "$TMP/agent.log"; }
+start_daemon
+wait_for 10 eval 'since | grep -q "listening for OOMs"' || fail "4: the agent did not come back to the restarted daemon"
+a=$(spawn_as "$A" roomy 20)
+wait_for 10 usage_at_least roomy $((20 << 20)) || fail "4: the first hog did not grow"
+b=$(spawn_as "$A" roomy 40 512 2000)
+# The owner's turn (the delay), then the question.
+wait_for 60 eval 'since | grep -q "question [0-9]* (roomy).*in a window"' || fail "4: no question about roomy"
+q=$(since | sed -n 's/.*question \([0-9]*\) (roomy).*in a window/\1/p' | head -n 1)
+W=$(window_of "$TMP/agent.log" "$q") && [ -n "$W" ] || fail "4: no window appeared"
+check "4: Give it more memory is on the screen" test -n "$(control_at "$TMP/agent.log" "$q" "Give it more memory")"
+check "4: the window names the job and its limit" \
+	grep -q "window $q what: The job roomy has reached its memory limit (.* of 48 MiB)\.\$" "$TMP/agent.log"
+click "$W" "$(control_at "$TMP/agent.log" "$q" "Give it more memory")"
+check "4: the click answers grow" wait_for 10 grep -q "answer $q grow" "$TMP/agent.log"
+grown() { [ "$(cat "$R/roomy/memory.limit_in_bytes")" -gt $((48 << 20)) ]; }
+check "4: the job's limit grows" wait_for 20 grown
+check "4: the second hog grows past the old limit" wait_for 20 usage_at_least roomy $((60 << 20))
+check "4: nothing is killed" sh -c "kill -0 $a && kill -0 $b"
+rep=$(report_id "$q")
+check "4: the report says grow" test "$(json_get "$rep" "r['followup']['action']")" = grow
+check "4: chosen by the user nobody" \
+	test "$(json_get "$rep" "r['followup']['reason'].split('; ')[-1]")" = "chosen by the user nobody"
+new_limit=$(json_get "$rep" "r['followup']['new_limit_bytes']")
+check "4: the report's new limit is the job's (${new_limit:-?})" \
+	test "${new_limit:-0}" = "$(cat "$R/roomy/memory.limit_in_bytes")"
+check "4: the window says what was done, with that limit" \
+	wait_for 10 grep -q "window $q says: Gave roomy more memory (its limit is now $((new_limit >> 20)) MiB) because roomy reached its memory limit (chosen by nobody); details: oomkit reports show $q" "$TMP/agent.log"
+import -display "$DISPLAY" -window "$W" "$OUT/desktop-window-grow.png" || true
+xdotool key Escape
+wait_for 10 eval '! xdotool search --name "^Out of memory" >/dev/null' || fail "4: the window stayed"
+empty_job roomy
+
+# --- 5. no display: the notification path
 start_agent "$A" "$TMP/agent-c.log" DISPLAY=
-check "4: an agent without a display says it cannot show a window" \
+check "5: an agent without a display says it cannot show a window" \
 	grep -q "no display for a window" "$TMP/agent-c.log"
 
 echo "screenshots: $OUT/desktop-window.png $OUT/desktop-window-2x.png"

@@ -29,6 +29,7 @@
 #
 # OOMKIT_TEST_OUTPUT (set by meson) is where the screenshot is kept.
 . "$(dirname "$0")/daemon-lib.sh"
+. "$(dirname "$0")/desktop-lib.sh"
 require_kernel
 require_user_tools
 [ -x /usr/bin/python3 ] || skip "no /usr/bin/python3 for the second user's client"
@@ -50,67 +51,14 @@ CLI=$(user_copy "$OOMKIT" "$A") || exit
 user_copy "$OOMKIT" "$B" >/dev/null || exit
 user_copy "$OOMKIT_HOG" "$A" >/dev/null || exit
 SCOPES="$CG2/oomkit-test-agent-$$"
-T_PIDS=
-
-# Everything this test started, and the cgroup2 scope, go on any exit.
-agent_cleanup() {
-	local rc=$? p f
-	if [ $rc != 0 ]; then
-		for f in agent.log agent2.log agent-b.log dunst.log monitor.log prompt.out; do
-			[ -f "$TMP/$f" ] && { echo "--- $f" >&2; tail -n 150 "$TMP/$f" >&2; }
-		done
-	fi
-	for p in $T_PIDS; do
-		kill "$p" 2>/dev/null
-	done
-	for p in $(cat "$SCOPES"/*/cgroup.procs 2>/dev/null); do
-		kill -9 "$p" 2>/dev/null
-	done
-	for d in "$SCOPES"/*/ "$SCOPES"; do
-		[ -d "$d" ] && wait_for 5 rmdir "$d" 2>/dev/null
-	done
-	(exit $rc)
-	cleanup
-}
-trap agent_cleanup EXIT
+DESKTOP_LOGS="agent.log agent2.log agent-b.log dunst.log monitor.log prompt.out"
+desktop_trap
 
 # --- the desktop: X, the user's session bus, the notification server
-Xvfb -displayfd 3 -ac -nolisten tcp -screen 0 1024x600x24 3>"$TMP/display" >"$TMP/xvfb.log" 2>&1 &
-T_PIDS="$T_PIDS $!"
-wait_for 10 test -s "$TMP/display" || fail "Xvfb did not start"
-export DISPLAY=":$(cat "$TMP/display")"
+start_x 1024x600
+session "$A"
 SESS="$USER_DIR/session-$A"
-mkdir -p "$SESS/share/applications" && chown -R "$A" "$SESS" && chmod 700 "$SESS"
 BUS="unix:path=$SESS/bus"
-# A session bus without service activation: the notification server is the
-# one this test starts (or none), never one the bus starts on demand.
-bus_config() { # SOCKET
-	cat <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$1</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-EOF
-}
-bus_config "$SESS/bus" > "$SESS/bus.conf"
-as_user_bg "$A" dbus-daemon --config-file="$SESS/bus.conf" --nofork --nopidfile >"$TMP/bus.log" 2>&1
-T_PIDS="$T_PIDS $!"
-# A bus is up when it answers (its socket exists a moment before it listens).
-bus_ready() { # UID ADDRESS
-	as_user "$1" dbus-send --bus="$2" --print-reply --dest=org.freedesktop.DBus / \
-		org.freedesktop.DBus.GetId >/dev/null 2>&1
-}
-wait_for 10 bus_ready "$A" "$BUS" || fail "the session bus did not start"
-in_session() { as_user "$A" env HOME="$SESS" DISPLAY="$DISPLAY" DBUS_SESSION_BUS_ADDRESS="$BUS" "$@"; }
-in_session_bg() { as_user_bg "$A" env HOME="$SESS" DISPLAY="$DISPLAY" DBUS_SESSION_BUS_ADDRESS="$BUS" "$@"; }
 
 # The person: dunst's dmenu gets the actions, one per line; this one picks
 # the line holding what "want" says, and keeps what it was shown.
@@ -138,14 +86,14 @@ printf '[Desktop Entry]\nType=Application\nName=Big Editor\nExec=true\n' \
 chown -R "$A" "$SESS" && chmod 755 "$SESS/dmenu"
 
 start_dunst() {
-	in_session_bg dunst -conf "$SESS/dunstrc" >>"$TMP/dunst.log" 2>&1
+	in_session_bg "$A" dunst -conf "$SESS/dunstrc" >>"$TMP/dunst.log" 2>&1
 	DUNST=$!
 	T_PIDS="$T_PIDS $DUNST"
-	server_up() { in_session dunstctl is-paused >/dev/null 2>&1; }
+	server_up() { in_session "$A" dunstctl is-paused >/dev/null 2>&1; }
 	wait_for 10 server_up || fail "dunst did not take the notification name"
 }
 start_dunst
-in_session_bg dbus-monitor --session "interface='org.freedesktop.Notifications'" >"$TMP/monitor.log" 2>&1
+in_session_bg "$A" dbus-monitor --session "interface='org.freedesktop.Notifications'" >"$TMP/monitor.log" 2>&1
 T_PIDS="$T_PIDS $!"
 monitor_ready() { grep -q "NameAcquired\|member=" "$TMP/monitor.log"; }
 wait_for 10 monitor_ready || fail "dbus-monitor did not start"
@@ -182,12 +130,7 @@ start_agent() { # LOG [SESSION ENV...]
 start_agent "$TMP/agent.log" DBUS_SESSION_BUS_ADDRESS="$BUS"
 
 # The second user's agent, in a session of its own with no notification server.
-mkdir -p "$USER_DIR/session-$B"
-bus_config "$USER_DIR/session-$B/bus" > "$USER_DIR/session-$B/bus.conf"
-chown -R "$B" "$USER_DIR/session-$B"
-as_user_bg "$B" dbus-daemon --config-file="$USER_DIR/session-$B/bus.conf" --nofork --nopidfile >"$TMP/bus-b.log" 2>&1
-T_PIDS="$T_PIDS $!"
-wait_for 10 bus_ready "$B" "unix:path=$USER_DIR/session-$B/bus" || fail "the second session bus did not start"
+session "$B"
 as_user_bg "$B" env HOME="$USER_DIR/session-$B" DBUS_SESSION_BUS_ADDRESS="unix:path=$USER_DIR/session-$B/bus" \
 	OOMKIT_SOCKET="$SOCK" "$AGENT" --notify-only >"$TMP/agent-b.log" 2>&1
 T_PIDS="$T_PIDS $!"
@@ -243,7 +186,7 @@ check "1: the second user's answer is refused" test "$refused_b" = "error permis
 check "1: the editor still lives after it" alive "$editor"
 
 echo "Close Big Editor" > "$SESS/want"
-in_session dunstctl context
+in_session "$A" dunstctl context
 check "1: dunst emits ActionInvoked for the choice" wait_for 10 grep -q "string \"kill:$editor\"" "$TMP/monitor.log"
 check "1: the chosen process dies" wait_for 20 dead "$editor"
 check "1: the other lives" alive "$other"
@@ -294,6 +237,8 @@ check "2: no answer: the chain kills the largest" wait_for 30 dead "$b"
 check "2: the other lives" alive "$a"
 check "2: the report: no answer" test "$(json_get "$(report_id 2)" "r['prompt_answer']")" = none
 check "2: the user is told" wait_for 10 grep -q 'string "Killed oomkit-hog (' "$TMP/monitor.log"
+check "2: that the system chose" \
+	grep -q "because desk reached its memory limit (the system chose, by kill-largest); details: oomkit reports show [0-9]*" "$TMP/monitor.log"
 empty_job desk
 
 # --- 3. more memory
@@ -303,14 +248,18 @@ b=$(spawn_as "$A" roomy 40 512 2000)
 check "3: grow is offered, after the owner's turn" wait_for 60 grep -q 'string "Give it more memory"' "$TMP/monitor.log"
 wait_for 10 grep -q "question 4 (roomy)" "$TMP/agent2.log" || fail "3: no question"
 echo "Give it more memory" > "$SESS/want"
-in_session dunstctl context
+in_session "$A" dunstctl context
 check "3: dunst emits ActionInvoked grow" wait_for 10 grep -q 'string "grow"' "$TMP/monitor.log"
 grown() { [ "$(cat "$R/roomy/memory.limit_in_bytes")" -gt $((48 << 20)) ]; }
 check "3: the limit grows" wait_for 20 grown
 check "3: the second hog reaches its size" wait_for 20 usage_at_least roomy $((60 << 20))
 check "3: nothing is killed" sh -c "kill -0 $a && kill -0 $b"
 check "3: the report says grow" test "$(json_get "$(report_id 4)" "r['followup']['action']")" = grow
-check "3: the user is told" wait_for 10 grep -q 'string "Gave roomy more memory"' "$TMP/monitor.log"
+limit=$(($(cat "$R/roomy/memory.limit_in_bytes") >> 20))
+check "3: the report's new limit is the job's" \
+	test "$(($(json_get "$(report_id 4)" "r['followup']['new_limit_bytes']") >> 20))" = "$limit"
+check "3: the user is told, with that limit ($limit MiB)" \
+	wait_for 10 grep -qF "string \"Gave roomy more memory (its limit is now $limit MiB)\"" "$TMP/monitor.log"
 empty_job roomy
 
 # --- 4. the notification server goes away
@@ -362,7 +311,7 @@ check "5: no raw override anywhere on the bus" eval '! grep -qF -- "$RLO" "$TMP/
 shown5() { import -display "$DISPLAY" -window root "$OUT/agent-names.png" && ! blank "$(notification_area "$OUT/agent-names.png")"; }
 check "5: the notification is on the screen" wait_for 10 shown5
 echo "Let the system decide" > "$SESS/want"
-in_session dunstctl context
+in_session "$A" dunstctl context
 check "5: the chain kills the largest: the override's process" wait_for 30 dead "$o"
 check "5: the markup's process lives" alive "$m"
 check "5: the user is told, the name escaped in the summary" \
