@@ -96,13 +96,26 @@ swap_on() {
 	local size
 	swapoff -a 2>/dev/null
 	if [[ $SWAP == zram ]]; then
-		[[ -e /sys/block/zram0 ]] || { depmod -a && modprobe zram num_devices=1; } || return 1
+		[[ -e /sys/block/zram0 ]] || { depmod -a && modprobe zram num_devices=1; } || {
+			note "zram: modprobe failed: $(modprobe zram 2>&1)"
+			return 1
+		}
 		# No udev here: the kernel's devtmpfs makes the node, a moment later.
-		wait_for 30 test -b /dev/zram0 || return 1
-		zramctl --reset /dev/zram0 2>/dev/null
+		wait_for 30 test -b /dev/zram0 -a -e /sys/block/zram0/disksize || {
+			note "zram: no device: $(ls /sys/block | tr '\n' ' '); $(grep zram /proc/modules)"
+			return 1
+		}
+		# The device of an earlier tool: emptied through its own reset
+		# file.  (zramctl --reset also removes the device, through
+		# zram_control/hot_remove: the zram boot of before ran without
+		# swap, its zramctl finding no zram0.)
+		[[ $(cat /sys/block/zram0/disksize) == 0 ]] || echo 1 >/sys/block/zram0/reset
 		size=$(($(kv /proc/meminfo MemTotal:) / 2 >> 10))
 		zramctl /dev/zram0 --algorithm lzo-rle --size ${size}M && mkswap -q /dev/zram0 >/dev/null &&
-			swapon -p 100 /dev/zram0
+			swapon -p 100 /dev/zram0 || {
+			note "zram: setup failed: $(ls /sys/block | tr '\n' ' '); $(zramctl 2>&1 | tr '\n' ' ')"
+			return 1
+		}
 	else
 		[[ -f $SWAPFILE ]] || { fallocate -l 512M $SWAPFILE && chmod 600 $SWAPFILE && mkswap -q $SWAPFILE >/dev/null; } ||
 			return 1
@@ -298,16 +311,7 @@ run_fits() { # tool
 	client0=$(prop bench-redis.service MainPID)
 	probes_phase # the phase starts now
 	prio_watch_start
-	cat >/run/bench-fits.sh <<-EOF
-	$HOG $mib 1024 2000 &
-	p=\$!
-	while [ "\$(awk '/^(RssAnon|VmSwap):/ { k += \$2 } END { print int(k / 1024) }' /proc/\$p/status)" -lt $((mib - 8)) ]; do
-		kill -0 \$p || exit 1
-		sleep 1
-	done
-	sleep $FITS_HOLD_S
-	kill \$p || exit 1
-	EOF
+	fits_script /run/bench-fits.sh "$HOG" "$mib" $FITS_HOLD_S
 	systemctl reset-failed $unit 2>/dev/null
 	systemd-run --quiet --unit=$unit --property=Type=exec --setenv=OOMKIT_HOG_FILL=50 /bin/sh /run/bench-fits.sh
 	for _ in $(seq 1 60); do
@@ -315,9 +319,11 @@ run_fits() { # tool
 		[[ -n $hog ]] && break
 		sleep 1
 	done
+	full_reset
 	while [[ -n $hog ]] && alive "$hog"; do
 		a=$(awk '/^(RssAnon|VmSwap):/ { k += $2 } END { print int(k / 1024) }' /proc/"$hog"/status 2>/dev/null)
 		((${a:-0} > peak)) && peak=$a
+		full_sample 30
 		sleep 2
 		(($(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { print (b - a > 900) }'))) && break
 	done
@@ -337,6 +343,7 @@ run_fits() { # tool
 		"secs=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.0f", b - a }')" \
 		"kernel_kills=$(($(kernel_kills) - k0)) kernel_victims=$(echo "$kv" | tr ' ' ',')" \
 		"victims=$(who "$kv" "${dead[@]}") keys=$(redis_keys)" \
+		"full_avg10_peak=$(pct $full_peak) full_held30=$(pct $full_held)" \
 		"$probe_words" "$(prio_words "$1")"
 }
 

@@ -99,10 +99,12 @@ int oomkit__v2_consume(struct oomkit_watch *w)
 	bool killed_or_max = now.max > prev.max || now.oom > prev.oom || now.oom_kill > prev.oom_kill;
 	bool high = now.high > prev.high;
 	/* "high" means an OOM only while we hold the cgroup at memory.high, and
-	 * only once per OOM: while one is pending, more throttling is the same OOM. */
+	 * only once per OOM: while one is pending, more throttling is the same
+	 * OOM -- unless it was pending already when taken over (a handler
+	 * restarted in an OOM), and the handler has not heard of it. */
 	if (killed_or_max)
 		return 1;
-	return high && w->taken_over && w->state == 0;
+	return high && w->taken_over && (w->state == 0 || w->untold);
 }
 
 /* memory.events (already read into buf) into m. */

@@ -289,6 +289,7 @@ struct oomkit_watch {
 	uint64_t kills_at_oom;		     /* the kernel's oom_kill count when the OOM began */
 	uint64_t clear_since_ns;	     /* since when under_oom has read 0 in this OOM; 0: not */
 	bool resolved;			     /* the handler's last verdict on this OOM was RESOLVED */
+	bool untold;			     /* pending since the take-over, the handler not told yet */
 	uint32_t gen;			     /* bumped each time the slot is reused */
 	uint32_t epoll_events;		     /* what the backend's fd reports: EPOLLIN or EPOLLPRI */
 	bool psi;			     /* PRESSURE: a PSI trigger (OOMKIT_WATCH_PSI) */

@@ -530,6 +530,7 @@ static void set_state(oomkit_ctx *ctx, struct oomkit_watch *w, int state)
 	if (state == OOM_IDLE) {
 		w->clear_since_ns = 0;
 		w->resolved = false;
+		w->untold = false;
 	}
 	if (w->state == OOM_IDLE && state != OOM_IDLE)
 		ctx->n_pending++;
@@ -583,11 +584,15 @@ OOMKIT__EXPORT int oomkit_take_over(oomkit_ctx *ctx, oomkit_watch *watch, uint64
 			(void)oomkit__guardian_hold(ctx, watch, 0);
 		return r;
 	}
-	/* Already stuck when taken over: the delay starts now. */
+	/* Already stuck when taken over: the delay starts now.  The handler
+	 * hears of it from the next kernel event (v1 signals an eventfd
+	 * registered under OOM at once; v2's memory.events counts the next
+	 * throttling at the hold, which a pending OOM otherwise ignores). */
 	if (read_oom(ctx, watch, &oc) >= 0 && oc.under_oom && watch->state == OOM_IDLE) {
 		watch->deadline_ns = oomkit__now_ns() + delay_ms * 1000000u;
 		watch->kills_at_oom = oc.oom_kill;
 		set_state(ctx, watch, OOM_PENDING);
+		watch->untold = true;
 		arm_timer(ctx);
 	}
 	return 0;
@@ -806,6 +811,8 @@ static void deliver(oomkit_ctx *ctx, struct oomkit__queued *q)
 	 * by now: a run of 0s read before it did not end the OOM under way. */
 	if (w->kind == OOMKIT_EVENT_OOM && w->state != OOM_IDLE)
 		w->clear_since_ns = 0;
+	if (w->kind == OOMKIT_EVENT_OOM)
+		w->untold = false;
 	enum oomkit_verdict v = w->handler(ctx, &q->event, w->userdata);
 	/* Only an OOM of this cgroup's own limit is ours to resolve. */
 	if (w->kind && w->gen == q->gen && w->kind == OOMKIT_EVENT_OOM && w->taken_over && q->event.own &&

@@ -10,8 +10,9 @@ build=$1 asan=$2 fuzz=$3
 status=0
 export OOMKIT_REQUIRE_KERNEL="${OOMKIT_REQUIRE_KERNEL:-0}"
 
-# The systemd guests (two boots of Debian under qemu, about half of tier 1's
-# time) run in a meson of their own beside the rest: the integration tests
+# The systemd guests (boots of Debian under qemu: the systemd checks, swap
+# and zram, and integration-v2, the integration tests on cgroup v2; about
+# half of tier 1's time) run in a meson of their own beside the rest: the integration tests
 # run one at a time and mostly wait on the kernel, and they hold with two
 # busy CPUs beside them, which is what qemu is.  Its own log base,
 # so the two do not write one testlog; everything is built already (make check).

@@ -843,9 +843,9 @@ static const struct key keys[] = {
     /* A machine at the cgroup v2 root runs out when MemAvailable plus usable
      * swap is below this (a size, or a share of RAM + swap: lowmem-rule.h) ... */
     DAEMON("machine_available", parse_share, machine_available, 1 * MiB, UNBOUNDED, 0, "2%"),
-    /* ... or when it stalls fully this share of the time for this long. */
-    DAEMON("machine_full_stall", parse_ratio, machine_full_stall_percent, 1, 100, KEY_ZERO, "50%"),
-    DAEMON("machine_full_stall_duration", parse_duration, machine_full_stall_ms, 1000, 600000, 0, "20s"),
+    /* ... or when it stalls fully this share of each third of this long. */
+    DAEMON("machine_full_stall", parse_ratio, machine_full_stall_percent, 1, 100, KEY_ZERO, "60%"),
+    DAEMON("machine_full_stall_duration", parse_duration, machine_full_stall_ms, 1000, 600000, 0, "30s"),
     /* Memory priority before any kill (protect-rule.h). */
     DAEMON("memory_priority", parse_bool, memory_priority, 0, 0, 0, "no"),
     DAEMON("memory_priority_stall", parse_ratio, memory_priority_stall_percent, 1, 100, 0, "10%"),

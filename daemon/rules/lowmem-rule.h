@@ -15,10 +15,14 @@
  *    machine_available is a size, or a share of RAM + swap between
  *    LOWMEM_ROOM_FLOOR and LOWMEM_ROOM_CAP (the default, 2 %).
  *  - Thrashing: every non-idle task stalled on memory at once (PSI "full")
- *    for at least machine_full_stall of the time over the last
+ *    for at least machine_full_stall of the time in each third of the last
  *    machine_full_stall_duration: the machine makes no progress while its
  *    room looks fine (page cache thrown out and read again; zram
- *    compressing what it just decompressed).
+ *    compressing what it just decompressed).  Each third, not the average:
+ *    a machine that swaps in bursts (a job growing into swap) stalls fully
+ *    for seconds and then runs; one that thrashes stalls all the time.
+ *    That is how systemd-oomd reads a unit's pressure (its avg10 above the
+ *    limit all through the duration), with its defaults, 60 % for 30 s.
  */
 #ifndef OOMKITD_LOWMEM_RULE_H
 #define OOMKITD_LOWMEM_RULE_H
@@ -37,6 +41,7 @@
 #define LOWMEM_ROOM_CAP (1ull << 30)	/* ... and at most this */
 #define LOWMEM_FULL_SAMPLES 64		/* full-stall samples kept ... */
 #define LOWMEM_FULL_PER_SPAN 32		/* ... this many a duration: two durations */
+#define LOWMEM_FULL_PIECES 3		/* the stall is held in each of this many pieces of it */
 
 /* The room below which the machine is out of memory, for ram_bytes of RAM
  * and swap_bytes of swap. */
@@ -57,14 +62,15 @@ void lowmem_full_reset(struct lowmem_full *f);
 
 /* Records the total full_us at now_ns (at most LOWMEM_FULL_PER_SPAN samples
  * a span) and returns the share of time, in percent times 100, that the
- * machine was fully stalled since the newest sample at least span_ns old;
- * -1 while no sample is that old. */
+ * machine was fully stalled in each of the LOWMEM_FULL_PIECES pieces of the
+ * last span_ns, the least of them (each piece measured from the newest
+ * sample at or before its start); -1 while no sample is span_ns old. */
 int64_t lowmem_full_share(struct lowmem_full *f, uint64_t now_ns, uint64_t full_us, uint64_t span_ns);
 
 enum lowmem_out {
 	LOWMEM_NOT_OUT = 0,
 	LOWMEM_NO_ROOM,	  /* MemAvailable + usable swap below the minimum */
-	LOWMEM_THRASHING, /* the full stall above its limit for its duration */
+	LOWMEM_THRASHING, /* the full stall above its limit all through its duration */
 };
 
 struct lowmem_input {

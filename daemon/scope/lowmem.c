@@ -34,9 +34,10 @@ struct reading {
 static void say_out(const struct lowmem *lm, const struct reading *r, enum lowmem_out out)
 {
 	if (out == LOWMEM_THRASHING)
-		log_notice("machine: every task stalled on memory %" PRId64 ".%02" PRId64
-			   "%% of the last %" PRIu64 " s (machine_full_stall %u%%), MemAvailable %" PRIu64
-			   " MiB, usable swap %" PRIu64 " MiB: the machine is thrashing, out of memory",
+		log_notice("machine: every task stalled on memory at least %" PRId64 ".%02" PRId64
+			   "%% of each third of the last %" PRIu64
+			   " s (machine_full_stall %u%%), MemAvailable %" PRIu64 " MiB, usable swap %" PRIu64
+			   " MiB: the machine is thrashing, out of memory",
 			   r->in.full_share_x100 / 100, r->in.full_share_x100 % 100,
 			   lm->cfg->machine_full_stall_ms / 1000, lm->cfg->machine_full_stall_percent,
 			   r->mem.available_bytes >> 20, r->swap.usable_bytes >> 20);
@@ -179,8 +180,8 @@ static void log_machine_rule(struct lowmem *lm)
 	(void)oomkit_system_memory(lm->ctx, &m);
 	(void)oomkit_system_swap(lm->ctx, &sw);
 	if (cfg->machine_full_stall_percent)
-		snprintf(full, sizeof(full), "%u%% of %" PRIu64 " s", cfg->machine_full_stall_percent,
-			 cfg->machine_full_stall_ms / 1000);
+		snprintf(full, sizeof(full), "%u%% of each third of %" PRIu64 " s",
+			 cfg->machine_full_stall_percent, cfg->machine_full_stall_ms / 1000);
 	log_info("machine: the cgroup v2 root; out of memory when MemAvailable + usable swap < %" PRIu64
 		 " MiB (now %" PRIu64 " + %" PRIu64 " MiB of %" PRIu64 " MiB swap) or fully stalled %s, "
 		 "looked at on memory stalls (PSI some %d ms in %d ms)",

@@ -13,7 +13,29 @@
 
 set -u
 
-MEMROOT=/sys/fs/cgroup/memory
+# The hierarchy the tests run on, from the mounts: cgroup v1 (the memory
+# controller at /sys/fs/cgroup/memory), else cgroup v2 (the unified
+# hierarchy at /sys/fs/cgroup with the memory controller).  CG_MODE is v1 or
+# v2 (empty: neither); MEMROOT the mount; the FILE names below are the
+# hierarchy's files for the same thing, so a test about oomkit's behaviour
+# reads "$R/web/$LIMIT_FILE" on both; HOLD_FILE is where the daemon holds
+# the kernel OOM killer off; MACHINE_KIND what oomkitd --check calls a
+# machine below the mount.  require_kernel sets BASE, the
+# cgroup below which the test's machine is made (relative to MEMROOT, empty
+# for the mount itself).
+if [ -f /sys/fs/cgroup/memory/memory.oom_control ]; then
+	CG_MODE=v1 MEMROOT=/sys/fs/cgroup/memory CG_LINE=:memory:
+	LIMIT_FILE=memory.limit_in_bytes USAGE_FILE=memory.usage_in_bytes HOLD_FILE=memory.oom_control
+	MACHINE_KIND="a memcg in the cgroup v1 memory hierarchy"
+elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+	CG_MODE=v2 MEMROOT=/sys/fs/cgroup CG_LINE=::
+	LIMIT_FILE=memory.max USAGE_FILE=memory.current HOLD_FILE=memory.high
+	MACHINE_KIND="a cgroup in the cgroup v2 hierarchy"
+else
+	CG_MODE='' MEMROOT=/sys/fs/cgroup/memory CG_LINE=:memory:
+	LIMIT_FILE=memory.limit_in_bytes USAGE_FILE=memory.usage_in_bytes
+fi
+BASE=
 # The CLI's tables are as wide as $COLUMNS says; without it, and writing to
 # a file, 80 columns, which the tests that check widths expect.
 unset COLUMNS
@@ -33,22 +55,157 @@ skip() {
 
 require_kernel() {
 	[ "$(id -u)" = 0 ] || skip "needs root"
-	if [ ! -f "$MEMROOT/memory.oom_control" ]; then
-		grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null &&
-			skip "cgroup v2 only here: these helpers make the machine below the cgroup v1 memory" \
-				"controller and read its files (memory.usage_in_bytes, memory.oom_control); cgroup v2" \
-				"is tested in the qemu guests (tests/vm: memcg-v2, system-v2, demo-v2, systemd)"
-		skip "no cgroup v1 memory controller at $MEMROOT"
-	fi
+	[ -n "$CG_MODE" ] || skip "no memory controller: neither cgroup v1's at /sys/fs/cgroup/memory" \
+		"nor cgroup v2's at /sys/fs/cgroup"
+	[ "$CG_MODE" = v1 ] || v2_base "$@"
 	for v in OOMKITD OOMKIT OOMKIT_HOG; do
 		eval "p=\${$v:-}"
 		[ -n "$p" ] && [ -x "$p" ] || { echo "FAIL: \$$v is not an executable: '$p'" >&2; exit 1; }
 	done
 }
 
+# require_v1 WHY / require_v2 WHY: the test (or the rest of it) is about a
+# file or a behaviour that only that hierarchy has; skips elsewhere, saying
+# why (OOMKIT_REQUIRE_KERNEL=1 does not turn this skip into a failure: the
+# other hierarchy's run covers it).
+require_v1() { [ "$CG_MODE" = v1 ] || { echo "SKIP: cgroup v1 only: $*"; exit 77; }; }
+require_v2() { [ "$CG_MODE" = v2 ] || { echo "SKIP: cgroup v2 only: $*"; exit 77; }; }
+
+# v2_base: where the test may make cgroups on cgroup v2, in BASE.  On a
+# systemd machine a cgroup belongs to its unit; a program makes its own only
+# in a delegated one.  The test runs itself again inside a transient scope
+# with Delegate=yes (systemd enables the memory controller along the path
+# to it), moves itself into a leaf of it (a cgroup with processes cannot
+# give controllers to its children) and makes its machine beside that leaf;
+# systemd removes the scope once the test is gone.  Without systemd, BASE
+# is the mount itself, with the memory controller given to its children.
+v2_base() {
+	local own
+	if [ -d /run/systemd/system ] && [ -z "${OOMKIT_TEST_SCOPE:-}" ]; then
+		command -v systemd-run >/dev/null || skip "systemd runs this machine, and systemd-run is missing"
+		export OOMKIT_TEST_SCOPE=1
+		exec systemd-run --scope --quiet --collect -p Delegate=yes -- bash "$0"
+	fi
+	if [ -n "${OOMKIT_TEST_SCOPE:-}" ]; then
+		own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+		# A test that runs itself again (in a pid namespace, say) finds
+		# itself already in the scope's leaf.
+		case $own in *.scope/test) own=${own%/test} ;; esac
+		case $own in
+		*.scope) ;;
+		*) fail "systemd-run --scope left this test in $own, not a scope" ;;
+		esac
+		mkdir -p "$MEMROOT$own/test" && echo $$ >"$MEMROOT$own/test/cgroup.procs" &&
+			echo +memory >"$MEMROOT$own/cgroup.subtree_control" ||
+			fail "cannot give the memory controller to the children of the delegated scope $own"
+		BASE=${own#/}
+	else
+		grep -qw memory "$MEMROOT/cgroup.subtree_control" || echo +memory >"$MEMROOT/cgroup.subtree_control" ||
+			fail "cannot give the memory controller to the children of $MEMROOT"
+	fi
+}
+
+# The daemon's hold and the kernel's verdicts, read from the kernel's files
+# of cgroup DIR (an absolute path) on either hierarchy:
+# cg_held DIR: the kernel OOM killer is held off (v1 oom_kill_disable 1;
+# v2 memory.high below memory.max, lib/cgroup-v2.c);
+# cg_released DIR: not held off;
+# cg_under_oom DIR: in an OOM with the killer held off (v1 under_oom 1; v2
+# held, with usage within the hold's margin of memory.max and a quarter of
+# it, which is where the library sees an OOM, lib/cgroup-v2.c);
+# cg_out_of_oom DIR: not in one (v1 under_oom 0; v2 the opposite of the above);
+# cg_kills DIR: the kernel OOM killer's kills in DIR and below (v1
+# oom_control's oom_kill; v2 memory.events' oom_kill).
+# cg_key FILE KEY: sets CG_VAL to KEY's value in a "key value" file, with no
+# fork (test-daemon-scale asks a thousand jobs).
+cg_key() {
+	local k v
+	CG_VAL=
+	while read -r k v; do
+		[ "$k" = "$2" ] && { CG_VAL=$v; return 0; }
+	done <"$1"
+	return 1
+}
+cg_held() {
+	if [ "$CG_MODE" = v2 ]; then
+		local high max
+		read -r high <"$1/memory.high" && read -r max <"$1/memory.max" || return 1
+		[ "$high" != max ] && { [ "$max" = max ] || [ "$high" -lt "$max" ]; }
+	else
+		cg_key "$1/memory.oom_control" oom_kill_disable && [ "$CG_VAL" = 1 ]
+	fi
+}
+cg_released() {
+	if [ "$CG_MODE" = v2 ]; then
+		[ -f "$1/memory.high" ] && ! cg_held "$1"
+	else
+		cg_key "$1/memory.oom_control" oom_kill_disable && [ "$CG_VAL" = 0 ]
+	fi
+}
+cg_under_oom() {
+	if [ "$CG_MODE" = v2 ]; then
+		local high cur max
+		read -r high <"$1/memory.high" && read -r max <"$1/memory.max" &&
+			read -r cur <"$1/memory.current" || return 1
+		[ "$high" != max ] && [ "$max" != max ] && [ "$high" -lt "$max" ] &&
+			[ "$cur" -ge $((max - (max - high) * 5 / 4)) ]
+	else
+		cg_key "$1/memory.oom_control" under_oom && [ "$CG_VAL" = 1 ]
+	fi
+}
+cg_out_of_oom() {
+	if [ "$CG_MODE" = v2 ]; then
+		[ -f "$1/memory.current" ] && ! cg_under_oom "$1"
+	else
+		cg_key "$1/memory.oom_control" under_oom && [ "$CG_VAL" = 0 ]
+	fi
+}
+# cg_mkdir [-p] DIR...: makes each cgroup, as mkdir does, with the memory
+# controller: on v2 its parent gives it (as systemd does along the path to
+# a unit that has a limit), after which the parent holds no process; on v1
+# every memcg has it.
+cg_mkdir() {
+	local d p=
+	[ "$1" = -p ] && { p=1; shift; }
+	for d; do
+		[ -n "$p" ] && [ -d "$d" ] && continue
+		[ -n "$p" ] && [ ! -d "${d%/*}" ] && { cg_mkdir -p "${d%/*}" || return 1; }
+		if [ "$CG_MODE" = v2 ] && ! grep -qw memory "${d%/*}/cgroup.subtree_control"; then
+			echo +memory >"${d%/*}/cgroup.subtree_control" || return 1
+		fi
+		mkdir "$d" || return 1
+	done
+}
+# cg_hold DIR / cg_unhold DIR: another handler's hold on DIR (an owner's own
+# liboomkit, say) made and undone, the way that handler would write it.
+cg_hold() {
+	if [ "$CG_MODE" = v2 ]; then
+		local max
+		read -r max <"$1/memory.max" || return 1
+		[ "$max" = max ] && max=$((1 << 40))
+		echo $((max - max / 8)) >"$1/memory.high"
+	else
+		echo 1 >"$1/memory.oom_control"
+	fi
+}
+cg_unhold() {
+	if [ "$CG_MODE" = v2 ]; then
+		echo max >"$1/memory.high"
+	else
+		echo 0 >"$1/memory.oom_control"
+	fi
+}
+cg_kills() {
+	if [ "$CG_MODE" = v2 ]; then
+		sed -n 's/^oom_kill //p' "$1/memory.events"
+	else
+		sed -n 's/^oom_kill //p' "$1/memory.oom_control"
+	fi
+}
+
 # Sets M (relative machine), R (absolute machine path), TMP, SOCK.
 setup() {
-	M="oomkit-test-daemon-$$-${1:-x}"
+	M="${BASE:+$BASE/}oomkit-test-daemon-$$-${1:-x}"
 	R="$MEMROOT/$M"
 	TMP=$(mktemp -d /tmp/oomkit-test-daemon.XXXXXX)
 	SOCK="$TMP/oomkitd.sock"
@@ -206,7 +363,8 @@ start_daemon() {
 }
 
 # in_memcg PID REL: PID's memory cgroup is REL (relative to the memory root).
-in_memcg() { grep -q ":memory:/$2\$" "/proc/$1/cgroup" 2>/dev/null; }
+# CG_LINE is what starts that line of /proc/PID/cgroup before the path.
+in_memcg() { grep -q "^[0-9]*$CG_LINE/$2\$" "/proc/$1/cgroup" 2>/dev/null; }
 
 # joined PID REL: PID is in REL, or has given up (gone, or a zombie).
 joined() { in_memcg "$1" "$2" || ! alive "$1"; }
@@ -378,7 +536,7 @@ alive() {
 dead() { ! alive "$1"; }
 
 usage_at_least() { # REL BYTES
-	[ "$(cat "$R/$1/memory.usage_in_bytes" 2>/dev/null || echo 0)" -ge "$2" ]
+	[ "$(cat "$R/$1/$USAGE_FILE" 2>/dev/null || echo 0)" -ge "$2" ]
 }
 
 report_count() { # regular files only: a planted link is not a report

@@ -45,7 +45,7 @@ EOF2
 }
 
 # kernel_kills: the kernel OOM killer's kills in the machine and below.
-kernel_kills() { sed -n 's/^oom_kill //p' "$R/memory.oom_control"; }
+kernel_kills() { cg_kills "$R"; }
 
 # threads_alive PID: some thread of the process has not exited, whatever
 # its leader is (alive() reads the leader only, a zombie after pthread_exit()).
@@ -98,5 +98,5 @@ attacked() {
 		"[(c['job'], c['rss_bytes'] > 50 << 20) for c in r['candidates'] if c['pid'] == $pid]")" = "[('batch', True)]"
 	check "$name: the kernel killed nothing" test "$(kernel_kills)" = "$KILLS0"
 	check "$name: oomkitd decided, not the kernel" test "$(grep -c 'the kernel decides' "$TMP/log")" = 0
-	wait_for 10 grep -q "under_oom 0" "$R/memory.oom_control" || fail "$name: the machine stayed under OOM"
+	wait_for 10 cg_out_of_oom "$R" || fail "$name: the machine stayed under OOM"
 }

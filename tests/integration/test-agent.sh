@@ -250,7 +250,7 @@ wait_for 10 grep -q "question 4 (roomy)" "$TMP/agent2.log" || fail "3: no questi
 echo "Give it more memory" > "$SESS/want"
 in_session "$A" dunstctl context
 check "3: dunst emits ActionInvoked grow" wait_for 10 grep -q 'string "grow"' "$TMP/monitor.log"
-grown() { [ "$(cat "$R/roomy/memory.limit_in_bytes")" -gt $((48 << 20)) ]; }
+grown() { [ "$(cat "$R/roomy/$LIMIT_FILE")" -gt $((48 << 20)) ]; }
 check "3: the limit grows" wait_for 20 grown
 check "3: the second hog reaches its size" wait_for 20 usage_at_least roomy $((60 << 20))
 check "3: nothing is killed" sh -c "kill -0 $a && kill -0 $b"

@@ -67,7 +67,7 @@ check "--json after the command works too" test "$("$OOMKIT" status --json | hea
 runpid=$!
 is_sleep() { [ "$(cat /proc/$runpid/comm 2>/dev/null)" = sleep ]; }
 check "run: the command keeps oomkit's pid" wait_for 10 is_sleep
-check "run: the command is in the job's memcg" grep -q ":memory:/$M/web\$" "/proc/$runpid/cgroup"
+check "run: the command is in the job's memcg" grep -q "$CG_LINE/$M/web\$" "/proc/$runpid/cgroup"
 check "run: unknown job: exit 1" test "$(exit_code "$OOMKIT" run --job nosuch -- true)" = 1
 check "run: missing program: exit 127" test "$(exit_code "$OOMKIT" run --job web -- /nonexistent/program)" = 127
 "$OOMKIT" run --job web -- sh -c 'exit 7'

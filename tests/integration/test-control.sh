@@ -71,14 +71,14 @@ oom_in_plain() { # DESCRIPTION: a hog over plain's limit is killed by its chain
 }
 
 # --- 1. A flood of requests from a client that never reads.
-usage_before=$(cat "$R-daemon/memory.usage_in_bytes")
+usage_before=$(cat "$R-daemon/$USAGE_FILE")
 bg_client $USER_A "$TMP/flood.out" flood "$SOCK"
 flooder=$!
 wait_for 60 grep -q "^accepted" "$TMP/flood.out" || fail "flood: the client never stalled"
 accepted=$(sed -n 's/^accepted //p' "$TMP/flood.out")
 check "flood: the daemon stopped reading (took $accepted bytes, not 64 MiB)" test "$accepted" -lt $((8 << 20))
 check "flood: the daemon is alive" daemon_alive
-usage_after=$(cat "$R-daemon/memory.usage_in_bytes")
+usage_after=$(cat "$R-daemon/$USAGE_FILE")
 check "flood: the daemon's memcg grew by less than 2 MiB ($usage_before -> $usage_after)" \
 	test $((usage_after - usage_before)) -lt $((2 << 20))
 check "flood: root's status is served meanwhile" as_root_status
@@ -105,7 +105,7 @@ wait_for 60 grep -q "^all connected" "$TMP/holders.out" || fail "hold: the clien
 # Accepted in the order they connected: every slot but root's is taken now.
 check "slots: root's status is served while every other slot is held" as_root_status
 served_at=$(date +%s.%N)
-"$OOMKIT" run --job plain -- sh -c 'grep -q ":memory:/'"$M"'/plain$" /proc/self/cgroup'
+"$OOMKIT" run --job plain -- sh -c 'grep -q "'"$CG_LINE"'/'"$M"'/plain$" /proc/self/cgroup'
 check "slots: root's run is served" test $? = 0
 # After the run: a command started in a job at its limit may fail its exec
 # (the kernel's SIGSEGV past the point of no return) before the OOM is handled.
@@ -155,7 +155,7 @@ check "agents: past 28 listeners, other users are refused: root's slots are left
 listen_as 0 1
 check "agents: root listens beside them" grep -q "^listening 1 refused 0" "$TMP/listen.0"
 check "agents: root's status is served" as_root_status
-"$OOMKIT" run --job plain -- sh -c 'grep -q ":memory:/'"$M"'/plain$" /proc/self/cgroup'
+"$OOMKIT" run --job plain -- sh -c 'grep -q "'"$CG_LINE"'/'"$M"'/plain$" /proc/self/cgroup'
 check "agents: root's run is served" test $? = 0
 b=$(spawn_as "$UID_B" b 120 512 2000)
 check "agents: root is asked about the machine's OOM" wait_for 30 grep -q "^asked" "$TMP/listen.0"

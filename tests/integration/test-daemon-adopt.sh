@@ -12,8 +12,8 @@ setup adopt
 # The "units" live under the machine, in a tree of their own (ext/, later/),
 # so that cleanup removes them with it; the patterns are relative to the
 # memory root, as a systemd machine's would be to the cgroup root.
-mkdir "$R" "$R/ext" "$R/ext/svc-1" || fail "cannot make the test's cgroups"
-echo 32M >"$R/ext/svc-1/memory.limit_in_bytes"
+cg_mkdir "$R" "$R/ext" "$R/ext/svc-1" || fail "cannot make the test's cgroups"
+echo 32M >"$R/ext/svc-1/$LIMIT_FILE"
 
 write_config 1G "report, kill-lowest, kernel" 4s <<EOF
 [job batch]
@@ -50,7 +50,7 @@ priority = 200
 cgroup = $M/srv/db
 priority = 1000
 EOF
-mkdir "$R/srv" "$R/srv/db" "$R/srv/worker" || fail "cannot make the test's cgroups"
+cg_mkdir "$R/srv" "$R/srv/db" "$R/srv/worker" || fail "cannot make the test's cgroups"
 start_daemon
 
 logged() { grep -qF -- "$1" "$TMP/log"; }
@@ -66,39 +66,39 @@ check "a cgroup excluded by the first job's pattern is the later job's" logged "
 check "and the first job takes the rest" logged "wide [worker]: adopted $M/srv/worker"
 check "nor is it the first job's" eval "! grep -qF 'wide [db]' '$TMP/log'"
 check "the instance is taken over (its kernel killer held off)" \
-	test "$(awk '/oom_kill_disable/ { print $2 }' "$R/ext/svc-1/memory.oom_control")" = 1
+	cg_held "$R/ext/svc-1"
 
 # Appearing later, by kernel events.
-mkdir "$R/ext/svc-2" && echo 48M >"$R/ext/svc-2/memory.limit_in_bytes"
+cg_mkdir "$R/ext/svc-2" && echo 48M >"$R/ext/svc-2/$LIMIT_FILE"
 check "a cgroup made later is adopted" wait_for 10 logged "batch [svc-2]: adopted $M/ext/svc-2"
-mkdir "$R/ext/other"
-mkdir -p "$R/later/user-1/app-x"
+cg_mkdir "$R/ext/other"
+cg_mkdir -p "$R/later/user-1/app-x"
 check "levels that did not exist are followed as they are made" \
 	wait_for 10 logged "apps [app-x]: adopted $M/later/user-1/app-x"
-check "the job's limit is the instance's" test "$(cat "$R/later/user-1/app-x/memory.limit_in_bytes")" = $((40 << 20))
+check "the job's limit is the instance's" test "$(cat "$R/later/user-1/app-x/$LIMIT_FILE")" = $((40 << 20))
 # Whoever else writes the limit over (systemd writes a unit's own MemoryMax=
 # after the daemon may have adopted its cgroup, and again, from what it was
 # last told, when a sibling starts) gets the job's limit back.
-limit_is() { [ "$(cat "$R/$1/memory.limit_in_bytes" 2>/dev/null)" = "$2" ]; }
-echo 20M >"$R/later/user-1/app-x/memory.limit_in_bytes"
+limit_is() { [ "$(cat "$R/$1/$LIMIT_FILE" 2>/dev/null)" = "$2" ]; }
+echo 20M >"$R/later/user-1/app-x/$LIMIT_FILE"
 check "a limit written over is the job's again" wait_for 10 limit_is later/user-1/app-x $((40 << 20))
 check "and the log says so" wait_for 10 logged "apps [app-x]: its limit was written over; 40 MiB again"
 # systemd writes a unit's memory.high with its memory.max: a write of the
 # limit makes the daemon look at the hold too (v1's is oom_kill_disable).
-echo 0 >"$R/later/user-1/app-x/memory.oom_control"
-echo 20M >"$R/later/user-1/app-x/memory.limit_in_bytes"
-kill_disabled() { [ "$(awk '/oom_kill_disable/ { print $2 }' "$R/$1/memory.oom_control")" = 1 ]; }
+cg_unhold "$R/later/user-1/app-x"
+echo 20M >"$R/later/user-1/app-x/$LIMIT_FILE"
+kill_disabled() { cg_held "$R/$1"; }
 check "a hold undone with the limit is held again" wait_for 10 kill_disabled later/user-1/app-x
 check "and the log says it was held again" wait_for 10 logged "apps [app-x]: its hold was written over; held again"
 # A job owner's loop of such writes, alternating between two of its cgroups
 # (inotify merges only a file's consecutive events): each answered, log
 # lines in a burst of ten and then one a second, and the daemon still serves.
-mkdir -p "$R/later/user-1/app-y"
+cg_mkdir -p "$R/later/user-1/app-y"
 check "a second instance is adopted" wait_for 10 logged "apps [app-y]: adopted $M/later/user-1/app-y"
 n0=$(count_logged "its limit was written over") t0=$SECONDS
 for i in $(seq 1 200); do
-	echo $(((20 + i % 8) << 20)) >"$R/later/user-1/app-x/memory.limit_in_bytes"
-	echo $(((20 + i % 8) << 20)) >"$R/later/user-1/app-y/memory.limit_in_bytes"
+	echo $(((20 + i % 8) << 20)) >"$R/later/user-1/app-x/$LIMIT_FILE"
+	echo $(((20 + i % 8) << 20)) >"$R/later/user-1/app-y/$LIMIT_FILE"
 done
 check "after 200 writes over each, both limits are the job's again" \
 	wait_for 10 eval 'limit_is later/user-1/app-x $((40 << 20)) && limit_is later/user-1/app-y $((40 << 20))'
@@ -157,7 +157,7 @@ check "a removed cgroup is dropped" wait_for 10 logged "apps [app-x]: $M/later/u
 for i in $(seq 1 20); do
 	mkdir "$R/ext/svc-q$i" && rmdir "$R/ext/svc-q$i"
 done
-mkdir "$R/ext/svc-3"
+cg_mkdir "$R/ext/svc-3"
 check "after a burst, the next cgroup is adopted" wait_for 10 logged "batch [svc-3]: adopted"
 gone=0
 for i in $(seq 1 20); do
@@ -173,6 +173,8 @@ check "the daemon lives" alive "$DPID"
 # A job's OOM with another job's instance inside its memcg: the instance's
 # processes are no candidates of the job's, however large (a job's
 # processes are its own without a search only when no scope is inside it).
+# (On v2 the job's memcg gives its children no memory controller: it holds
+# a process of its own, and the instance's processes count in it.)
 mkdir "$R/outer/in-1"
 check "an instance inside another job's memcg is adopted" wait_for 10 logged "inner [in-1]: adopted $M/outer/in-1"
 big=$(spawn outer/in-1 40 1024 1000)
@@ -192,8 +194,8 @@ check "an instance kept across a reload is not adopted again" test "$(count_logg
 # The daemon and its guardian killed together (a whole-unit SIGKILL): the
 # unit's ExecStopPost, oomkitd --release, gives the kernel killer back to
 # the instances too, and to nothing its patterns do not match.
-held_off() { grep -q "oom_kill_disable 1" "$R/$1/memory.oom_control"; }
-mkdir "$R/ext/other-held" && echo 1 >"$R/ext/other-held/memory.oom_control"
+held_off() { cg_held "$R/$1"; }
+cg_mkdir "$R/ext/other-held" && cg_hold "$R/ext/other-held"
 check "an instance is held before" held_off ext/svc-3
 guardian=$(pgrep -P "$DPID" -x oomkit-guardian)
 kill -9 "$DPID" $guardian
@@ -208,7 +210,7 @@ check "a held cgroup no pattern matches keeps its hold" held_off ext/other-held
 
 # Started again, the daemon indexes its reports from their files: the
 # instance's is still listed with it, the job's with none.
-echo 0 >"$R/ext/other-held/memory.oom_control"
+cg_unhold "$R/ext/other-held"
 start_daemon
 "$OOMKIT" --json reports >"$TMP/reports.json"
 outer_id=$(grep -l '"job":"outer"' "$TMP"/reports/*.json | head -n 1 | sed 's/.*oom-0*\([0-9][0-9]*\)-.*/\1/')

@@ -8,6 +8,9 @@
 # once the victim is thawed it exits and a's report is finished.
 . "$(dirname "$0")/daemon-lib.sh"
 require_kernel
+# v2's cgroup.freeze lets SIGKILL through: a victim stuck past SIGKILL is
+# the v1 freezer's.
+require_v1 "a victim SIGKILL cannot end needs the v1 freezer (v2's cgroup.freeze lets SIGKILL through)"
 setup async
 FREEZER_ROOT=/sys/fs/cgroup/freezer
 [ -f "$FREEZER_ROOT/cgroup.procs" ] || skip "no cgroup v1 freezer at $FREEZER_ROOT"

@@ -78,8 +78,7 @@ check "explain names it" sh -c '"$1" explain | grep -qw "$2"' sh "$OOMKIT" "$dee
 kill -9 "$deep"
 
 oom_kills() { # the kernel killer's kills in the machine and its jobs
-	cat "$R/memory.oom_control" "$R/web/memory.oom_control" "$R/batch/memory.oom_control" |
-		awk '$1 == "oom_kill" { n += $2 } END { print n + 0 }'
+	{ cg_kills "$R"; cg_kills "$R/web"; cg_kills "$R/batch"; } | awk '{ n += $1 } END { print n + 0 }'
 }
 victim_is() { # PID JOB
 	[ "$(json_get "$(latest_report)" "r['decision']['victim_pid'], r['decision']['victim_job']" 2>/dev/null)" = "($1, '$2')" ]
@@ -112,7 +111,7 @@ phase() {
 			done' sh "$R/batch" $((SUBS / 2)) "$hog" "$sleeper" 2>/dev/null
 		mv=$!
 		T_HELPERS="${T_HELPERS:-} $mv"
-		moved() { ! grep -q ":memory:/$M/$sub\$" "/proc/$hog/cgroup" 2>/dev/null; }
+		moved() { ! grep -q "$CG_LINE/$M/$sub\$" "/proc/$hog/cgroup" 2>/dev/null; }
 		wait_for 10 moved || fail "$name: the owner's mover did not move the hog"
 	fi
 	check "$name: the owner's hog is killed" wait_for 60 dead "$hog"
@@ -126,7 +125,7 @@ phase() {
 	[ -n "$mover" ] && kill -9 "$sleeper" 2>/dev/null
 	kill -9 "$web" 2>/dev/null
 	wait_for 10 empty web || fail "$name: web did not empty"
-	wait_for 20 grep -q "under_oom 0" "$R/memory.oom_control" || fail "$name: the machine stayed under OOM"
+	wait_for 20 cg_out_of_oom "$R" || fail "$name: the machine stayed under OOM"
 }
 phase "beside $SUBS empty cgroups" batch
 phase "four levels deep among them" batch/d1/d2/d3/e7

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Delegation: a job with an owner uid gets its memcg's directory,
-# cgroup.procs, tasks and cgroup.event_control, and nothing else (not the
-# limits, not oom_control: the daemon's hold); the owner creates a sub-memcg
+# cgroup.procs, and tasks and cgroup.event_control on v1 (cgroup.threads and
+# cgroup.subtree_control on v2), and nothing else (not the limits, not the
+# daemon's hold: v1 oom_control, v2 memory.high); the owner creates a sub-memcg
 # and runs its own liboomkit handler (examples/kill-newest) that resolves
 # the sub-memcg's OOM without the daemon; the owner cannot raise its limit;
 # and when the job's own limit is hit and the owner does not resolve it
@@ -29,29 +30,44 @@ start_daemon
 
 check "the owner gets the job's directory" test "$(stat -c %u "$R/del")" = $OWNER
 check "the owner gets cgroup.procs" test "$(stat -c %u "$R/del/cgroup.procs")" = $OWNER
-check "the owner gets cgroup.event_control" test "$(stat -c %u "$R/del/cgroup.event_control")" = $OWNER
-check "the limit stays root's" test "$(stat -c %u "$R/del/memory.limit_in_bytes")" = 0
-as_owner sh -c "echo 1G > '$R/del/memory.limit_in_bytes'" 2>/dev/null
-check "the owner cannot raise its limit" test $? != 0 -a "$(cat "$R/del/memory.limit_in_bytes")" = $((64 << 20))
+# Its delegation files (lib/cgroup-v1.c, lib/cgroup-v2.c): v1 also tasks
+# and cgroup.event_control, v2 cgroup.threads and cgroup.subtree_control.
+if [ "$CG_MODE" = v2 ]; then delegated="cgroup.threads cgroup.subtree_control"; else delegated="tasks cgroup.event_control"; fi
+for f in $delegated; do
+	check "the owner gets $f" test "$(stat -c %u "$R/del/$f")" = $OWNER
+done
+check "the limit stays root's" test "$(stat -c %u "$R/del/$LIMIT_FILE")" = 0
+as_owner sh -c "echo 1G > '$R/del/$LIMIT_FILE'" 2>/dev/null
+check "the owner cannot raise its limit" test $? != 0 -a "$(cat "$R/del/$LIMIT_FILE")" = $((64 << 20))
 # The daemon's hold on the job is root's: the owner cannot give its OOM to the kernel.
-check "oom_control stays root's" test "$(stat -c %u "$R/del/memory.oom_control")" = 0
-as_owner sh -c "echo 0 > '$R/del/memory.oom_control'" 2>/dev/null
+check "the hold's file ($HOLD_FILE) stays root's" test "$(stat -c %u "$R/del/$HOLD_FILE")" = 0
+as_owner sh -c "echo $([ "$CG_MODE" = v2 ] && echo max || echo 0) > '$R/del/$HOLD_FILE'" 2>/dev/null
 check "the owner cannot turn the hold off" test $? != 0
-check "the hold is still on" grep -q "oom_kill_disable 1" "$R/del/memory.oom_control"
+check "the hold is still on" cg_held "$R/del"
 # Only an allow-list is given: files this kernel adds (memory.shown_ram_in_bytes) stay root's.
-others=$(find "$R/del" -maxdepth 1 -type f -user $OWNER ! -name cgroup.procs ! -name tasks ! -name cgroup.event_control)
+others=$(find "$R/del" -maxdepth 1 -type f -user $OWNER ! -name cgroup.procs ! -name tasks ! -name cgroup.event_control \
+	! -name cgroup.threads ! -name cgroup.subtree_control)
 check "nothing else is the owner's" test -z "$others"
 
 # The owner's own sub-memcg and handler.
 as_owner mkdir "$R/del/sub"
+# v2: the memory controller for it is the owner's to give (cgroup.subtree_control is delegated).
+[ "$CG_MODE" = v1 ] || as_owner sh -c "echo +memory > '$R/del/cgroup.subtree_control'"
 check "the owner creates a sub-memcg" test -d "$R/del/sub"
-as_owner sh -c "echo 32M > '$R/del/sub/memory.limit_in_bytes'"
-check "the owner limits its sub-memcg" test "$(cat "$R/del/sub/memory.limit_in_bytes")" = $((32 << 20))
+as_owner sh -c "echo 32M > '$R/del/sub/$LIMIT_FILE'"
+check "the owner limits its sub-memcg" test "$(cat "$R/del/sub/$LIMIT_FILE")" = $((32 << 20))
 as_user_bg $OWNER "$OWNER_KILL_NEWEST" "$M/del/sub" 2000 1 > "$TMP/owner.log" 2>&1
 handler=$!
-sub_held() { grep -q "oom_kill_disable 1" "$R/del/sub/memory.oom_control"; }
+sub_held() { cg_held "$R/del/sub"; }
 check "the owner's handler takes over its sub-memcg" wait_for 10 sub_held
 owner_spawn() { # SUB MIB STEP PAUSE
+	# On v2 a process moves only within a subtree whose common ancestor's
+	# cgroup.procs the mover may write: the owner's processes start in its
+	# job (root puts them there, as systemd does a delegated unit's).
+	if [ "$CG_MODE" = v2 ]; then
+		spawn_as $OWNER "$@"
+		return
+	fi
 	# The owner moves itself into its sub-memcg (as_user_bg: $! is the
 	# shell's pid, which then execs the hog).
 	as_user_bg $OWNER sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" "$3" "$4" "$5"' sh "$R/$1" "$OWNER_HOG" "$2" "$3" "$4" \
@@ -69,6 +85,13 @@ check "the daemon did not act on the owner's OOM" test "$(report_count)" = 0
 
 # The job's own limit, and the owner does nothing: the daemon steps in.
 kill -9 "$a"
+if [ "$CG_MODE" = v2 ]; then
+	# A v2 cgroup that gives a controller to children holds no process:
+	# the owner takes its sub-cgroup away first, as its own manager would.
+	wait_for 10 dead "$a" || fail "the owner's first hog did not die"
+	as_owner rmdir "$R/del/sub" && as_owner sh -c "echo -memory > '$R/del/cgroup.subtree_control'" ||
+		fail "the owner could not take its sub-cgroup away"
+fi
 c=$(owner_spawn del 80 512 2000)
 check "the daemon leaves a delegated job's OOM to its owner first" wait_for 20 grep -q "del: OOM left to its owner" "$TMP/log"
 check "then it acts after the delay" wait_for 20 dead "$c"

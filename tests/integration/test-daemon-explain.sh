@@ -68,7 +68,7 @@ py() { python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(eva
 # The brake: a hog no policy may choose, which pushes its scope over.
 brake() { HOG_BIN="$TMP/brake" spawn "$1" "$2" 512 2000; }
 # mib_of REL: the memcg's usage in MiB.
-mib_of() { echo $(($(cat "$R$1/memory.usage_in_bytes") >> 20)); }
+mib_of() { echo $(($(cat "$R$1/$USAGE_FILE") >> 20)); }
 rss_at_least() { [ "$(awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0)" -ge "$2" ]; }
 # Each victim holds 30M: a brake sized to overshoot the limit by half of
 # that brings on one OOM, and fits once the victim is gone, whatever a

@@ -39,8 +39,8 @@ victim() { # JOB MIB MODE [FILE]
 }
 report_of() { ls "$TMP/reports"/oom-*-"$1".json 2>/dev/null | sort | tail -n 1; }
 has_report_of() { [ -n "$(report_of "$1")" ]; }
-limit_is() { [ "$(cat "$R/$1/memory.limit_in_bytes")" = "$2" ]; }
-kernel_kills() { sed -n 's/^oom_kill //p' "$R/$1/memory.oom_control"; }
+limit_is() { [ "$(cat "$R/$1/$LIMIT_FILE")" = "$2" ]; }
+kernel_kills() { cg_kills "$R/$1"; }
 outcome_has() { json_get "$1" "r['outcome']" | grep -q -- "$2"; }
 ended_by() { json_get "$(report_of "$1")" "r.get('ended_by')"; }
 line_of() { grep -n -- "$1" "$TMP/log" | head -n 1 | cut -d: -f1; }

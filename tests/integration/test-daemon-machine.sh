@@ -22,18 +22,21 @@ priority = 500
 limit = 64M
 EOF2
 start_daemon
-check "machine memcg created with its limit" test "$(cat "$R/memory.limit_in_bytes")" = $((160 << 20))
-check "job memcg created with its limit" test "$(cat "$R/web/memory.limit_in_bytes")" = $((150 << 20))
-check "kernel killer held off for the machine" grep -q "oom_kill_disable 1" "$R/memory.oom_control"
-check "daemon runs outside the machine" grep -q ":memory:/$M-daemon\$" "/proc/$DPID/cgroup"
+check "machine memcg created with its limit" test "$(cat "$R/$LIMIT_FILE")" = $((160 << 20))
+check "job memcg created with its limit" test "$(cat "$R/web/$LIMIT_FILE")" = $((150 << 20))
+check "kernel killer held off for the machine" cg_held "$R"
+check "daemon runs outside the machine" grep -q "$CG_LINE/$M-daemon\$" "/proc/$DPID/cgroup"
 
 web1=$(spawn web 60)
 wait_for 10 usage_at_least web $((60 << 20)) || fail "web did not reach 60M"
-batch=$(spawn batch 20)
-wait_for 10 usage_at_least batch $((20 << 20)) || fail "batch did not reach 20M"
-player=$(spawn player 30)
-wait_for 10 usage_at_least player $((30 << 20)) || fail "player did not reach 30M"
-# web grows past what the machine has: 60 + 50 + 20 + 30 > 160.
+batch=$(spawn batch 40)
+wait_for 10 usage_at_least batch $((40 << 20)) || fail "batch did not reach 40M"
+player=$(spawn player 15)
+wait_for 10 usage_at_least player $((15 << 20)) || fail "player did not reach 15M"
+# web grows past what the machine has: 60 + 50 + 40 + 15 > 160.  With batch
+# gone, 125 is left: below v2's hold too (memory.high is an eighth below
+# memory.max, and the library sees an OOM from a quarter of that below it),
+# so one kill is all it takes on both hierarchies.
 web2=$(spawn web 50 512 2000)
 
 check "the lowest-priority job's process is killed" wait_for 20 dead "$batch"
@@ -41,7 +44,7 @@ check "web grows to its full size" wait_for 20 usage_at_least web $((110 << 20))
 check "the largest process survives" alive "$web1"
 check "the growing process survives" alive "$web2"
 check "the newest job survives" alive "$player"
-check "the machine left OOM" grep -q "under_oom 0" "$R/memory.oom_control"
+check "the machine left OOM" cg_out_of_oom "$R"
 
 rep=$(latest_report)
 check "one report, for the machine" test "$(report_count)" = 1 -a "$(json_get "$rep" "r['scope']")" = machine
@@ -64,5 +67,5 @@ st=$("$OOMKIT" --json status)
 check "status counts the kill" test "$(echo "$st" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["machine"]["kills"], [j["kills"] for j in s["jobs"]])')" = "1 [0, 1, 0]"
 
 stop_daemon
-check "the kernel killer is given back on exit" grep -q "oom_kill_disable 0" "$R/memory.oom_control"
+check "the kernel killer is given back on exit" cg_released "$R"
 finish

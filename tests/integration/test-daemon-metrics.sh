@@ -14,7 +14,7 @@ setup metrics
 # An instance whose cgroup name its owner chose: a quote and a backslash (the
 # kernel refuses a newline in a cgroup's name).
 ODD='q"b\s'
-mkdir "$R" "$R/ext" "$R/ext/$ODD" || fail "cannot make the test's cgroups"
+cg_mkdir "$R" "$R/ext" "$R/ext/$ODD" || fail "cannot make the test's cgroups"
 # The delay gives a prompt (half of it) long enough to be seen on a busy machine.
 write_config 256M "report, kill-lowest, kernel" 20s <<EOF2
 [job web]

@@ -48,7 +48,7 @@ phase() {
 	check "$name: the report names it, in batch" wait_for 10 victim_is "$hidden" batch
 	kill -9 "$web1" "$web2" 2>/dev/null
 	wait_for 10 empty web || fail "$name: web did not empty"
-	wait_for 10 grep -q "under_oom 0" "$R/memory.oom_control" || fail "$name: the machine stayed under OOM"
+	wait_for 10 cg_out_of_oom "$R" || fail "$name: the machine stayed under OOM"
 }
 phase "a 600-byte path" "$long"
 phase "40 levels deep" "$deep"

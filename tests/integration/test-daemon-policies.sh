@@ -62,7 +62,7 @@ action_of() { json_get "$(report_of "$1")" "r['decision']['action']"; }
 
 # grow: the job's limit is raised within limit_max; nothing dies.
 a=$(spawn grow 48 512 1000)
-limit_is() { [ "$(cat "$R/$1/memory.limit_in_bytes")" = "$2" ]; }
+limit_is() { [ "$(cat "$R/$1/$LIMIT_FILE")" = "$2" ]; }
 check "grow: the limit is raised" wait_for 20 limit_is grow $((64 << 20))
 check "grow: the process reaches its size" wait_for 20 usage_at_least grow $((48 << 20))
 check "grow: nothing was killed" alive "$a"
@@ -103,7 +103,7 @@ handoffs_before=$(handoffs)
 a=$(spawn kernel 64 512 500)
 check "kernel: the kernel kills the process" wait_for 20 dead "$a"
 check "kernel: the report says kernel" test "$(action_of kernel)" = kernel
-check "kernel: the killer is held off again afterwards" wait_for 10 grep -q "oom_kill_disable 1" "$R/kernel/memory.oom_control"
+check "kernel: the killer is held off again afterwards" wait_for 10 cg_held "$R/kernel"
 check "kernel: the metrics count the hand-off" wait_for 10 handoffs_above "$handoffs_before"
 
 # kill = job: every process of the job goes.
@@ -181,7 +181,7 @@ priority = 1
 priority = 999
 EOF2
 start_daemon --dry-run
-check "dry run: the kernel killer stays on" grep -q "oom_kill_disable 0" "$R/memory.oom_control"
+check "dry run: the kernel killer stays on" cg_released "$R"
 a=$(spawn small 20)
 wait_for 10 usage_at_least small $((20 << 20)) || fail "small did not grow"
 b=$(spawn big 100 512 2000)

@@ -36,8 +36,8 @@ run=$(((1 << 0 | 1 << 1 | 1 << 5 | 1 << 14 | 1 << 23) & have))
 resource=$(((1 << 24) & have))
 hex() { printf '%016x' "$1"; }
 guardian_of() { pgrep -P "$1" -x oomkit-guardian; }
-released() { grep -q "under_oom 0" "$R/j/memory.oom_control"; }
-held_off() { grep -q "oom_kill_disable 1" "$R/j/memory.oom_control"; }
+released() { cg_out_of_oom "$R/j"; }
+held_off() { cg_held "$R/j"; }
 
 # denials PID...: the kernel's audit records of calls refused to these pids.
 if dmesg >/dev/null 2>&1; then
@@ -132,7 +132,7 @@ kill -HUP "$DPID"
 reloaded_twice() { [ "$(grep -c reloaded "$TMP/log")" = 2 ]; }
 wait_for 10 reloaded_twice || fail "no second reload"
 hog=$(spawn j 64 512 1000)
-under_oom_held() { grep -q "under_oom 1" "$R/j/memory.oom_control" && held_off; }
+under_oom_held() { cg_under_oom "$R/j" && held_off; }
 check "report only: the OOM is held" wait_for 20 under_oom_held
 check "report only: the hog is blocked" alive "$hog"
 pid=$DPID

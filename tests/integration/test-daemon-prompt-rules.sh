@@ -49,7 +49,7 @@ for p in "$v" "$k" "$a" "$f"; do wait_for 10 rss_at_least "$p" $((8 << 10)) || f
 # OOM, the prompts gone, killed the preferred by the chain: seen beside two
 # busy CPUs, where the checks below came after that.)
 rss_a=$(awk '/^VmRSS/ {print $2}' "/proc/$a/status")
-left=$((($(cat "$R/ask/memory.limit_in_bytes") - $(cat "$R/ask/memory.usage_in_bytes")) >> 10))
+left=$((($(cat "$R/ask/$LIMIT_FILE") - $(cat "$R/ask/$USAGE_FILE")) >> 10))
 want=$(((left - (rss_a - (8 << 10)) + rss_a / 2) >> 10))
 x=$(spawn ask "$want" 512 2000)
 check "the question is asked" wait_for 30 grep -q "^answer:" "$TMP/p1.out"

@@ -39,7 +39,7 @@ shed_wait = 2s
 EOF2
 start_daemon
 
-usage() { cat "$R/cache/memory.usage_in_bytes"; }
+usage() { cat "$R/cache/$USAGE_FILE"; }
 rcli() { timeout 10 "$cli" -s "$SOCKET" "$@"; }
 
 # redis as this test's own process, in the job: no port, its own directory,
@@ -62,7 +62,7 @@ while [ "$(usage)" -lt $(((LIMIT_MIB - 8) << 20)) ] && [ $n -lt 400 ]; do
 done
 before_oom=$(usage)
 check "the cache filled the job to $((before_oom >> 20)) MiB with $n keys" test "$before_oom" -ge $(((LIMIT_MIB - 8) << 20))
-check "no OOM yet" grep -q "^under_oom 0" "$R/cache/memory.oom_control"
+check "no OOM yet" cg_out_of_oom "$R/cache"
 # ...then 12 more at once: past the limit by a few MiB, less than the shed
 # lends (an eighth of the limit), so that redis can finish them and serve the
 # hook.  redis sleeps in the kernel at the limit until then.
@@ -73,8 +73,8 @@ filler=$!
 reports_of() { ls "$TMP/reports"/oom-*-cache.json 2>/dev/null | sort; }
 has_report() { [ -n "$(reports_of)" ]; }
 outcome_has() { json_get "$1" "r['outcome']" | grep -q -- "$2"; }
-not_under_oom() { grep -q "^under_oom 0" "$R/cache/memory.oom_control"; }
-limit_is() { [ "$(cat "$R/cache/memory.limit_in_bytes")" = "$1" ]; }
+not_under_oom() { cg_out_of_oom "$R/cache"; }
+limit_is() { [ "$(cat "$R/cache/$LIMIT_FILE")" = "$1" ]; }
 
 check "the job's OOM is reported" wait_for 20 has_report
 rep=$(reports_of | head -n 1)
@@ -95,7 +95,7 @@ check "at most the filler's last 12 keys are left ($(rcli -n 1 DBSIZE))" test "$
 check "the other database kept its 1000 keys" test "$(rcli -n 0 DBSIZE)" = 1000
 check "and their values" test "$(rcli -n 0 GET keep:777)" = value-777
 check "redis is small again: $(($(usage) >> 20)) MiB" test "$(usage)" -lt $((32 << 20))
-check "the kernel killed nothing" grep -q "^oom_kill 0" "$R/cache/memory.oom_control"
+check "the kernel killed nothing" test "$(cg_kills "$R/cache")" = 0
 check "the daemon killed nothing: one report, the shed's" test "$(reports_of | wc -l)" = 1
 check "the headroom is taken back" wait_for 20 limit_is $((LIMIT_MIB << 20))
 check "the log says what came back" grep -q "cache: resolved by shedding: .* came back" "$TMP/log"

@@ -32,7 +32,7 @@ limit = 32M
 policy = kill-largest, kernel
 EOF2
 
-released() { grep -q "under_oom 0" "$R/j/memory.oom_control"; }
+released() { cg_out_of_oom "$R/j"; }
 logged_since() { # LINE PATTERN
 	tail -n +"$1" "$TMP/log" | grep -q "$2"
 }

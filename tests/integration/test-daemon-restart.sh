@@ -26,12 +26,9 @@ limit = 32M
 policy = prompt, kill-largest, kernel
 EOF2
 
-oom_field() { # KEY: from the job's memory.oom_control
-	awk -v k="$1" '$1 == k { print $2 }' "$R/held/memory.oom_control"
-}
-blocked() { [ "$(oom_field under_oom)" = 1 ]; }
-released() { [ "$(oom_field under_oom)" = 0 ]; }
-held_off() { [ "$(oom_field oom_kill_disable)" = 1 ]; }
+blocked() { cg_under_oom "$R/held"; }
+released() { cg_out_of_oom "$R/held"; }
+held_off() { cg_held "$R/held"; }
 guardian_of() { pgrep -P "$1" -x oomkit-guardian; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
 
@@ -44,9 +41,10 @@ connect_prompt() {
 	wait_for 10 grep -q "waiting for OOMs" "$TMP/prompt$1.out" || fail "prompt client $1 did not connect"
 }
 
-# oom_under_prompt N: a hog in the job, held under OOM while the daemon asks.
+# oom_under_prompt N [CGROUP]: a hog in the job (or CGROUP below it), held
+# under OOM while the daemon asks.
 oom_under_prompt() {
-	hog=$(spawn held 64 512 1000)
+	hog=$(spawn "${2:-held}" 64 512 1000)
 	wait_for 20 grep -q "kill $hog" "$TMP/prompt$1.out" || fail "no question about $hog reached prompt client $1"
 	# A charge given back in the job wakes the hog, which clears under_oom
 	# until it fails its charge again: waited for, not read once.
@@ -80,15 +78,15 @@ logged_since() { # LINE PATTERN: the daemon log from that line on has it
 start_daemon
 connect_prompt 1
 oom_under_prompt 1
-kills=$(oom_field oom_kill)
+kills=$(cg_kills "$R/held")
 guardian=$(guardian_of "$DPID")
 [ -n "$guardian" ] || fail "no guardian below the daemon"
 kill_daemon
 check "daemon killed: its guardian exits" wait_for 10 gone "$guardian"
 check "daemon killed: the memcg leaves OOM with no daemon running" wait_for 20 released
 check "daemon killed: the hog is dead" wait_for 10 dead "$hog"
-check "daemon killed: the kernel killer is given back" test "$(oom_field oom_kill_disable)" = 0
-check "daemon killed: the kernel killed the hog (oom_kill +1)" test "$(oom_field oom_kill)" = $((kills + 1))
+check "daemon killed: the kernel killer is given back" cg_released "$R/held"
+check "daemon killed: the kernel killed the hog (oom_kill +1)" test "$(cg_kills "$R/held")" = $((kills + 1))
 
 line=$(($(wc -l < "$TMP/log") + 1))
 start_daemon
@@ -99,7 +97,7 @@ reports_before=$(report_count)
 # 2. The daemon and its guardian die together: nobody releases the memcg.
 connect_prompt 2
 oom_under_prompt 2
-kills=$(oom_field oom_kill)
+kills=$(cg_kills "$R/held")
 kill_both
 check "both killed: the memcg stays held" held_off
 check "both killed: the OOM is still there" wait_for 20 blocked
@@ -109,7 +107,7 @@ line=$(($(wc -l < "$TMP/log") + 1))
 start_daemon
 check "restart: the new daemon kills the hog" wait_for 20 dead "$hog"
 check "restart: the memcg leaves OOM" wait_for 10 released
-check "restart: the kernel killed nothing (oom_kill unchanged)" test "$(oom_field oom_kill)" = "$kills"
+check "restart: the kernel killed nothing (oom_kill unchanged)" test "$(cg_kills "$R/held")" = "$kills"
 check "restart: the new daemon adopted the job" logged_since "$line" "held: adopted $M/held with 1 processes"
 check "restart: the new daemon says it killed the hog" wait_for 10 logged_since "$line" "held: killed $hog\$"
 has_new_report() { [ "$(report_count)" -gt "$reports_before" ]; }
@@ -124,13 +122,13 @@ check "restart: the job is held off again" held_off
 # 3. A new daemon at once: the guardian and it race; the OOM is resolved either way.
 connect_prompt 3
 oom_under_prompt 3
-kills=$(oom_field oom_kill)
+kills=$(cg_kills "$R/held")
 line=$(($(wc -l < "$TMP/log") + 1))
 kill_daemon
 start_daemon
 check "race: the hog is dead" wait_for 20 dead "$hog"
 check "race: the memcg leaves OOM" wait_for 10 released
-if [ "$(oom_field oom_kill)" = $((kills + 1)) ]; then
+if [ "$(cg_kills "$R/held")" = $((kills + 1)) ]; then
 	who=kernel
 else
 	who=oomkitd
@@ -139,24 +137,32 @@ fi
 echo "# race: resolved by the $who"
 check "race: the new daemon holds the job" wait_for 10 held_off
 stop_daemon
-check "stop: the kernel killer is given back" test "$(oom_field oom_kill_disable)" = 0
+check "stop: the kernel killer is given back" cg_released "$R/held"
 
 # 4. Both killed together, then what the unit's ExecStopPost runs: oomkitd --release.
 # Another handler's hold below the job (an owner's own liboomkit handler,
 # say) is not this daemon's to give back; made before the OOM,
 # when the job still has room for a memcg.
-mkdir "$R/held/theirs" && echo 1 > "$R/held/theirs/memory.oom_control"
+# On v2 a cgroup whose children have the memory controller holds no
+# process: there the hog runs in a leaf beside theirs.
+hogcg=held
+if [ "$CG_MODE" = v2 ]; then
+	echo +memory >"$R/held/cgroup.subtree_control" && mkdir "$R/held/work" ||
+		fail "cannot give the job's children the memory controller"
+	hogcg=held/work
+fi
+mkdir "$R/held/theirs" && cg_hold "$R/held/theirs"
 start_daemon
 connect_prompt 4
-oom_under_prompt 4
-kills=$(oom_field oom_kill)
+oom_under_prompt 4 $hogcg
+kills=$(cg_kills "$R/held")
 kill_both
 check "release: held with nobody watching" held_off
 "$OOMKITD" -c "$TMP/oomkitd.conf" --release >>"$TMP/log" 2>&1
 check "release: oomkitd --release exits 0" test $? = 0
-check "release: the kernel killer is back" test "$(oom_field oom_kill_disable)" = 0
-check "release: the machine's too" grep -q "oom_kill_disable 0" "$R/memory.oom_control"
-check "release: another handler's hold below the job stays" grep -q "oom_kill_disable 1" "$R/held/theirs/memory.oom_control"
+check "release: the kernel killer is back" cg_released "$R/held"
+check "release: the machine's too" cg_released "$R"
+check "release: another handler's hold below the job stays" cg_held "$R/held/theirs"
 check "release: the kernel resolves the OOM" wait_for 20 dead "$hog"
-check "release: it was the kernel (oom_kill + 1)" test "$(oom_field oom_kill)" = $((kills + 1))
+check "release: it was the kernel (oom_kill + 1)" test "$(cg_kills "$R/held")" = $((kills + 1))
 finish

@@ -40,8 +40,8 @@ every_job() {
 		"$1" "j$i" || { echo "job j$i: $1 failed" >&2; return 1; }
 	done
 }
-limit_8m() { local v; read -r v < "$R/$1/memory.limit_in_bytes" && [ "$v" = $((8 << 20)) ]; }
-held() { local k v; while read -r k v; do [ "$k" = oom_kill_disable ] && [ "$v" = "$1" ] && return 0; done < "$R/$2/memory.oom_control"; return 1; }
+limit_8m() { local v; read -r v < "$R/$1/$LIMIT_FILE" && [ "$v" = $((8 << 20)) ]; }
+held() { if [ "$1" = 1 ]; then cg_held "$R/$2"; else cg_released "$R/$2"; fi; }
 held_off() { held 1 "$1"; }
 given_back() { held 0 "$1"; }
 
@@ -83,7 +83,7 @@ check "after the bad file, every job is still held off" every_job held_off
 { sed '/^\[job j0\]$/,/^$/d' "$TMP/good.conf"; printf '[job extra]\nlimit = 4M\n'; } > "$TMP/oomkitd.conf"
 kill -HUP "$DPID"
 check "a good file is applied" wait_for 10 grep -q "reloaded .*: $N jobs" "$TMP/log"
-check "the new job is created" test "$(cat "$R/extra/memory.limit_in_bytes")" = $((4 << 20))
+check "the new job is created" test "$(cat "$R/extra/$LIMIT_FILE")" = $((4 << 20))
 check "the removed job is no longer held off" given_back j0
 
 pid=$DPID

@@ -42,8 +42,8 @@ victim() {
 }
 reports_of() { ls "$TMP/reports"/oom-*-"$1".json 2>/dev/null | sort; }
 n_reports_of() { [ "$(reports_of "$1" | wc -l)" -ge "$2" ]; }
-limit_is() { [ "$(cat "$R/$1/memory.limit_in_bytes")" = "$2" ]; }
-not_under_oom() { grep -q "^under_oom 0" "$R/$1/memory.oom_control"; }
+limit_is() { [ "$(cat "$R/$1/$LIMIT_FILE")" = "$2" ]; }
+not_under_oom() { cg_out_of_oom "$R/$1"; }
 outcome_has() { json_get "$1" "r['outcome']" | grep -q -- "$2"; }
 
 # Frees half on SIGUSR1: resolved by shedding, nothing killed.

@@ -33,8 +33,8 @@ policy = kill-largest, kernel
 EOF2
 
 start_daemon
-held_off() { grep -q "oom_kill_disable 1" "$R/$1/memory.oom_control"; }
-oom_kills() { awk '$1 == "oom_kill" { print $2 }' "$R/web/memory.oom_control"; }
+held_off() { cg_held "$R/$1"; }
+oom_kills() { cg_kills "$R/web"; }
 sock_inode() { stat -c %i "$SOCK"; }
 check "the first daemon holds web" held_off web
 check "the first daemon holds the machine" held_off .

@@ -70,6 +70,6 @@ check "term: the report's job says largest-leaf" \
 check "term: the shell is no candidate, and the report says why" \
 	test "$(json_get "$r" "[c.get('excluded') for c in r['candidates'] if c['pid'] == $shell]")" \
 	= "['the session leader (kill = largest-leaf)']"
-check "term: the job left OOM" wait_for 10 grep -q "under_oom 0" "$R/term/memory.oom_control"
+check "term: the job left OOM" wait_for 10 cg_out_of_oom "$R/term"
 kill -9 "$shell" 2>/dev/null
 finish

@@ -28,11 +28,14 @@
 
 #define OWNER 65534
 
-static const char *const allowed[] = {"cgroup.procs", "tasks", "cgroup.event_control"};
+/* lib/cgroup-v1.c's and lib/cgroup-v2.c's delegation files. */
+static const char *const allowed_v1[] = {"cgroup.procs", "tasks", "cgroup.event_control"};
+static const char *const allowed_v2[] = {"cgroup.procs", "cgroup.threads", "cgroup.subtree_control"};
 
 static bool is_allowed(const char *name)
 {
-	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+	const char *const *allowed = tl_v2() ? allowed_v2 : allowed_v1;
+	for (size_t i = 0; i < 3; i++)
 		if (strcmp(name, allowed[i]) == 0)
 			return true;
 	return false;
@@ -116,22 +119,29 @@ static void test_delegate_allow_list(void **state)
 	assert_int_equal(wrong, 0);
 	assert_int_equal(writable, 3);
 
-	/* The hold stays: the owner cannot give the OOM to the kernel. */
-	snprintf(path, sizeof(path), "%s/memory.oom_control", tl_abs(job));
-	assert_int_equal(as_owner(path, "0"), EACCES);
-	assert_int_equal(tl_read_key(job, "memory.oom_control", "oom_kill_disable"), 1);
+	/* The hold stays: the owner cannot give the OOM to the kernel (v1
+	 * oom_control's kill-disable, v2 memory.high below memory.max). */
+	const char *hold = tl_v2() ? "memory.high" : "memory.oom_control";
+	snprintf(path, sizeof(path), "%s/%s", tl_abs(job), hold);
+	assert_int_equal(as_owner(path, tl_v2() ? "max" : "0"), EACCES);
+	assert_true(tl_held(job));
 
-	/* Its own sub-memcg is wholly its own. */
+	/* Its own sub-memcg is wholly its own; on v2 the memory controller
+	 * for it is the owner's to give. */
+	if (tl_v2()) {
+		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", tl_abs(job));
+		assert_int_equal(as_owner(path, "+memory"), 0);
+	}
 	snprintf(sub, sizeof(sub), "%s/sub", tl_abs(job));
 	assert_int_equal(owner_mkdir(sub), 0);
-	snprintf(path, sizeof(path), "%s/memory.limit_in_bytes", sub);
+	snprintf(path, sizeof(path), "%s/%s", sub, tl_limit_file());
 	assert_int_equal(as_owner(path, "16777216"), 0);
-	snprintf(path, sizeof(path), "%s/memory.oom_control", sub);
-	assert_int_equal(as_owner(path, "1"), 0);
+	snprintf(path, sizeof(path), "%s/%s", sub, hold);
+	assert_int_equal(as_owner(path, tl_v2() ? "14680064" : "1"), 0);
 	char rel[512];
 	snprintf(rel, sizeof(rel), "%s/sub", job);
-	assert_int_equal(tl_read_u64(rel, "memory.limit_in_bytes"), 16 * TL_MIB);
-	assert_int_equal(tl_read_key(rel, "memory.oom_control", "oom_kill_disable"), 1);
+	assert_int_equal(tl_read_u64(rel, tl_limit_file()), 16 * TL_MIB);
+	assert_true(tl_held(rel));
 
 	assert_int_equal(oomkit_cgroup_delegate(ctx, "", OWNER, OWNER), -EINVAL);
 	assert_int_equal(oomkit_set_kernel_killer(ctx, rel, true), 0);

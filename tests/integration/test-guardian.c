@@ -170,9 +170,9 @@ static void test_handler_killed(void **state)
 	assert_true(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 	/* It was the handler's death, not the delay, that ended the OOM. */
 	assert_true(th_now_ms() - t0 < delay_ms);
-	assert_int_equal(tl_read_key(cg, "memory.oom_control", "under_oom"), 0);
-	assert_int_equal(tl_read_key(cg, "memory.oom_control", "oom_kill_disable"), 0);
-	assert_true(tl_read_key(cg, "memory.oom_control", "oom_kill") >= 1);
+	assert_false(tl_under_oom(cg));
+	assert_false(tl_held(cg));
+	assert_true(tl_kernel_kills(cg) >= 1);
 	assert_true(tl_wait_for(not_alive, &h.guardian, 5000));
 	close(h.fd);
 }
@@ -188,13 +188,13 @@ static void test_handler_hangs(void **state)
 	wait_oom_report(&h);
 	int st = tl_wait_exit(hog, 20000);
 	assert_true(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-	assert_true(tl_read_key(cg, "memory.oom_control", "oom_kill") >= 1);
+	assert_true(tl_kernel_kills(cg) >= 1);
 	assert_true(tl_alive(h.pid));
 	/* Once the stuck handler is gone the guardian releases the memcg for good. */
 	kill(h.pid, SIGKILL);
 	assert_true(tl_wait_exit(h.pid, 5000) != -1);
 	assert_true(tl_wait_for(not_alive, &h.guardian, 5000));
-	assert_int_equal(tl_read_key(cg, "memory.oom_control", "oom_kill_disable"), 0);
+	assert_false(tl_held(cg));
 	close(h.fd);
 }
 
@@ -231,7 +231,7 @@ static void test_handler_hangs_flicker(void **state)
 	assert_true(f.flickers > 0);
 	int st = tl_wait_exit(f.hog, 20000);
 	assert_true(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-	assert_true(tl_read_key(cg, "memory.oom_control", "oom_kill") >= 1);
+	assert_true(tl_kernel_kills(cg) >= 1);
 	assert_true(tl_alive(h.pid));
 	close(f.giver);
 	close(h.fd);
@@ -250,7 +250,7 @@ static void test_guardian_restarted(void **state)
 	assert_true(tl_wait_exit(h.pid, 5000) != -1);
 	int st = tl_wait_exit(hog, 20000);
 	assert_true(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-	assert_int_equal(tl_read_key(cg, "memory.oom_control", "oom_kill_disable"), 0);
+	assert_false(tl_held(cg));
 	assert_true(tl_wait_for(not_alive, &h.guardian, 5000));
 	close(h.fd);
 }
@@ -329,7 +329,7 @@ static void test_idle_no_wakeups(void **state)
 	assert_true(tl_wait_for(not_alive, &guardian, 5000));
 	/* The guardian gave every memcg its killer back when the handler died. */
 	for (int i = 0; i < N; i++)
-		assert_int_equal(tl_read_key(names[i], "memory.oom_control", "oom_kill_disable"), 0);
+		assert_false(tl_held(names[i]));
 	close(p[0]);
 	close(p[1]);
 }

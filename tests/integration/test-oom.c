@@ -102,7 +102,7 @@ static bool oom_seen(void *p)
 
 static bool oom_cleared(void *p)
 {
-	return tl_read_key(p, "memory.oom_control", "under_oom") == 0;
+	return !tl_under_oom(p);
 }
 
 static uint64_t start_time_of(oomkit_ctx *ctx, pid_t pid)
@@ -124,7 +124,7 @@ static void test_kill_resolves(void **state)
 
 	assert_int_equal(oomkit_watch_oom(ctx, cg, 0, handler, &r, &w), 0);
 	assert_int_equal(oomkit_take_over(ctx, w, 10000), 0);
-	assert_int_equal(tl_read_key(cg, "memory.oom_control", "oom_kill_disable"), 1);
+	assert_true(tl_held(cg));
 	pid_t hog = tl_spawn_hog(cg, 128, 1024, 0);
 	assert_true(tl_wait_usage(cg, 8 * TL_MIB, 10000));
 	r.victim = hog;
@@ -141,11 +141,11 @@ static void test_kill_resolves(void **state)
 	assert_true(tl_alive(a));
 	assert_true(tl_alive(b));
 	/* oomkit, not the kernel, resolved it, and the kernel killer is still held off. */
-	assert_int_equal(tl_read_key(cg, "memory.oom_control", "oom_kill"), 0);
-	assert_int_equal(tl_read_key(cg, "memory.oom_control", "oom_kill_disable"), 1);
+	assert_int_equal(tl_kernel_kills(cg), 0);
+	assert_true(tl_held(cg));
 	oomkit_free(ctx);
 	/* A clean shutdown gives the kernel its killer back. */
-	assert_int_equal(tl_read_key(cg, "memory.oom_control", "oom_kill_disable"), 0);
+	assert_false(tl_held(cg));
 }
 
 /* 2. Raising the limit resolves an OOM with no kill. */
@@ -165,8 +165,8 @@ static void test_grow_resolves(void **state)
 	assert_true(tl_wait_usage(cg, 48 * TL_MIB, 10000));
 	assert_true(tl_alive(hog));
 	assert_true(run_until(ctx, oom_cleared, (void *)cg, 5000));
-	assert_int_equal(tl_read_u64(cg, "memory.limit_in_bytes"), 96 * TL_MIB);
-	assert_int_equal(tl_read_key(cg, "memory.oom_control", "oom_kill"), 0);
+	assert_int_equal(tl_read_u64(cg, tl_limit_file()), 96 * TL_MIB);
+	assert_int_equal(tl_kernel_kills(cg), 0);
 	oomkit_free(ctx);
 }
 
@@ -284,12 +284,12 @@ static void test_gone(void **state)
 
 static bool killed_by_kernel(void *p)
 {
-	return tl_read_key(p, "memory.oom_control", "oom_kill") >= 1;
+	return tl_kernel_kills(p) >= 1;
 }
 
 static bool held_again(void *p)
 {
-	return tl_read_key(p, "memory.oom_control", "oom_kill_disable") == 1;
+	return tl_held(p);
 }
 
 /* 4. A handler that keeps waiting: after the delay the kernel killer is
@@ -493,7 +493,7 @@ static void test_hand_to_kernel_no_kill(void **state)
 	assert_int_equal(tl_thaw(), 0);
 	assert_true(tl_wait_usage(f.cg, 64 * TL_MIB, 20000));
 	assert_true(run_until(f.ctx, held_again, (void *)f.cg, 20000));
-	assert_int_equal(tl_read_key(f.cg, "memory.oom_control", "oom_kill"), 0);
+	assert_int_equal(tl_kernel_kills(f.cg), 0);
 	assert_true(tl_alive(f.hog));
 	assert_int_equal(f.r.live, live);
 	oomkit_free(f.ctx);

@@ -3,11 +3,13 @@
  * test-psi.c - PSI triggers on this machine: the machine's
  * /proc/pressure/memory, and a job's memory.pressure in the cgroup2
  * hierarchy mounted beside the v1 memcgs (it has no memory controller, but
- * it accounts memory stalls per cgroup all the same).  A job that rewrites
+ * it accounts memory stalls per cgroup all the same), or on cgroup v2 the
+ * memcg's own.  A job that rewrites
  * a file in a 16 MiB memcg stalls in reclaim and writeback; the watch on it
  * must report pressure.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -64,7 +66,7 @@ static void test_system_psi(void **state)
 	oomkit_free(ctx);
 }
 
-static char unified_parent[256], unified_job[300];
+static char unified_parent[PATH_MAX], unified_job[PATH_MAX + 64];
 
 static void remove_unified(void)
 {
@@ -77,13 +79,17 @@ static void remove_unified(void)
 static void test_job_psi_on_unified(void **state)
 {
 	(void)state;
-	if (access(UNIFIED "/cgroup.procs", W_OK) != 0)
+	/* On cgroup v2 the memcg is the cgroup the pressure is read from;
+	 * on v1 a twin of it in the cgroup2 hierarchy beside. */
+	if (!tl_v2() && access(UNIFIED "/cgroup.procs", W_OK) != 0)
 		skip();
 	const char *cg = tl_cgroup("psi", 16 * TL_MIB);
-	snprintf(unified_parent, sizeof(unified_parent), UNIFIED "/%s", tl_parent());
-	snprintf(unified_job, sizeof(unified_job), UNIFIED "/%s", cg);
-	assert_int_equal(mkdir(unified_parent, 0755), 0);
-	assert_int_equal(mkdir(unified_job, 0755), 0);
+	if (!tl_v2()) {
+		snprintf(unified_parent, sizeof(unified_parent), UNIFIED "/%s", tl_parent());
+		snprintf(unified_job, sizeof(unified_job), UNIFIED "/%s", cg);
+		assert_int_equal(mkdir(unified_parent, 0755), 0);
+		assert_int_equal(mkdir(unified_job, 0755), 0);
+	}
 
 	oomkit_ctx *ctx;
 	oomkit_watch *w;
@@ -105,13 +111,17 @@ static void test_job_psi_on_unified(void **state)
 
 	pid_t pid = fork();
 	if (pid == 0) {
-		char v[32], procs[400], script[600];
+		char v[32], procs[PATH_MAX + 96], script[600];
 		snprintf(v, sizeof(v), "%d", (int)getpid());
 		snprintf(procs, sizeof(procs), "%s/cgroup.procs", unified_job);
-		int pfd = open(procs, O_WRONLY);
-		if (tl_write(cg, "cgroup.procs", v) != 0 || pfd < 0 || write(pfd, v, strlen(v)) < 0)
+		if (tl_write(cg, "cgroup.procs", v) != 0)
 			_exit(126);
-		close(pfd);
+		if (!tl_v2()) {
+			int pfd = open(procs, O_WRONLY);
+			if (pfd < 0 || write(pfd, v, strlen(v)) < 0)
+				_exit(126);
+			close(pfd);
+		}
 		snprintf(
 		    script, sizeof(script),
 		    "while :; do dd if=/dev/zero of=%s bs=1M count=64 status=none; cat %s >/dev/null; done",

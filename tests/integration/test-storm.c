@@ -111,7 +111,7 @@ static int count_under_oom(void)
 {
 	int n = 0;
 	for (int i = 0; i < STORM; i++)
-		n += tl_read_key(slots[i].cg, "memory.oom_control", "under_oom") != 0;
+		n += tl_under_oom(slots[i].cg);
 	return n;
 }
 
@@ -134,10 +134,10 @@ static void test_storm(void **state)
 	char v[32];
 	/* The parent bounds the storm: every memcg full, plus a margin. */
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)(STORM * STORM_LIMIT + 256 * TL_MIB));
-	assert_int_equal(tl_write(tl_parent(), "memory.limit_in_bytes", v), 0);
+	assert_int_equal(tl_write(tl_parent(), tl_limit_file(), v), 0);
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)(STORM * STORM_LIMIT + 128 * TL_MIB));
 	const char *parent = tl_cgroup("storm", 0);
-	assert_int_equal(tl_write(parent, "memory.limit_in_bytes", v), 0);
+	assert_int_equal(tl_write(parent, tl_limit_file(), v), 0);
 
 	int go[2];
 	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
@@ -183,7 +183,7 @@ static void test_storm(void **state)
 				      strerror(-s->kill_result));
 			failed_kills++;
 		}
-		uint64_t k = tl_read_key(s->cg, "memory.oom_control", "oom_kill");
+		uint64_t k = tl_kernel_kills(s->cg);
 		kernel_kills += k != 0;
 		s->hog_status = tl_wait_exit(s->hog, 5000);
 		not_killed += !(s->hog_status != -1 && WIFSIGNALED(s->hog_status) &&

@@ -26,7 +26,14 @@
 #error "OOMKIT_HOG must name the hog binary"
 #endif
 
-static char parent[128];
+/* The hierarchy, from the mounts (tl_require_kernel()): the v1 memory
+ * controller's mount, or cgroup v2's, and base, the cgroup (relative to it)
+ * below which the test makes its own: "" for the mount itself, or on a
+ * systemd machine the transient scope with Delegate=yes it runs in. */
+static const char *memroot = TL_MEMORY_ROOT;
+static bool on_v2;
+static char base[PATH_MAX - 256];
+static char parent[PATH_MAX];
 static bool parent_made;
 static char freezer_parent[128]; /* TL_FREEZER_ROOT/oomkit-test-PID, once made */
 static char freezer[160];	 /* tl_freeze()'s, below it, once made */
@@ -60,6 +67,99 @@ static bool v2_memory(void)
 	return false;
 }
 
+/* Runs this test again in a transient systemd scope with Delegate=yes: on a
+ * systemd machine a program makes cgroups of its own only in a cgroup
+ * delegated to it (systemd enables the memory controller on the way to
+ * it).  OOMKIT_TEST_SCOPE marks the second run.  Returns only on failure. */
+static void run_in_scope(void)
+{
+	static char cmdline[8192];
+	char *argv[256] = {"systemd-run", "--scope", "--quiet", "--collect", "-p", "Delegate=yes", "--"};
+	int argc = 7;
+	FILE *f = fopen("/proc/self/cmdline", "re");
+	size_t n = f ? fread(cmdline, 1, sizeof(cmdline) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	if (!n || n == sizeof(cmdline) - 1)
+		return;
+	/* This program's own path: /proc/self/exe would name systemd-run's. */
+	static char self[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len <= 0 || (size_t)len >= sizeof(self) - 1)
+		return;
+	self[len] = 0;
+	argv[argc++] = self;
+	for (size_t i = strlen(cmdline) + 1; i < n && argc < 255; i += strlen(cmdline + i) + 1)
+		argv[argc++] = cmdline + i;
+	argv[argc] = NULL;
+	setenv("OOMKIT_TEST_SCOPE", "1", 1);
+	fflush(NULL);
+	execvp(argv[0], argv);
+}
+
+/* Where the test makes its cgroups on v2: NULL, or why it cannot. */
+static const char *v2_base(void)
+{
+	static char why[PATH_MAX + 128];
+	char path[PATH_MAX + 64], self[32];
+
+	if (!getenv("OOMKIT_TEST_SCOPE")) {
+		if (access("/run/systemd/system", F_OK) < 0) {
+			/* No systemd: the test's cgroups go below the mount. */
+			(void)th_write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
+			return NULL;
+		}
+		run_in_scope();
+		snprintf(why, sizeof(why), "systemd runs this machine, and systemd-run --scope failed: %s",
+			 strerror(errno));
+		return why;
+	}
+	/* In the scope: into a leaf of it (a cgroup with processes gives no
+	 * controller to its children), the memory controller to the rest. */
+	char line[PATH_MAX] = "";
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	while (f && fgets(line, sizeof(line), f) && strncmp(line, "0::", 3) != 0)
+		line[0] = 0;
+	if (f)
+		fclose(f);
+	line[strcspn(line, "\n")] = 0;
+	if (strncmp(line, "0::/", 4) != 0 || strlen(line) < 10 ||
+	    strcmp(line + strlen(line) - 6, ".scope") != 0) {
+		snprintf(why, sizeof(why), "systemd-run --scope left this test in '%s', not a scope", line);
+		return why;
+	}
+	snprintf(base, sizeof(base), "%.3800s", line + 4);
+	snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/test", base);
+	snprintf(self, sizeof(self), "%d", (int)getpid());
+	if ((mkdir(path, 0755) < 0 && errno != EEXIST) ||
+	    th_write_file(th_cg_path(path, "", "cgroup.procs"), self) < 0 ||
+	    th_write_file(th_cg_path("/sys/fs/cgroup", base, "cgroup.subtree_control"), "+memory") < 0) {
+		snprintf(why, sizeof(why),
+			 "cannot give the memory controller to the children of the scope %s", base);
+		return why;
+	}
+	return NULL;
+}
+
+bool tl_v2(void)
+{
+	return on_v2;
+}
+
+const char *tl_root(void)
+{
+	return memroot;
+}
+
+void tl_require_v1(const char *why)
+{
+	if (on_v2) {
+		printf("SKIP: cgroup v1 only: %s\n", why);
+		exit(77);
+	}
+}
+
 void tl_require_kernel(void)
 {
 	bool required = tl_kernel_required();
@@ -67,14 +167,16 @@ void tl_require_kernel(void)
 
 	if (geteuid() != 0)
 		why = "not root";
-	else if (access(TL_MEMORY_ROOT "/memory.oom_control", R_OK) != 0)
-		why = v2_memory()
-			  ? "cgroup v2 only here: this test drives the cgroup v1 memory controller's "
-			    "files (memory.oom_control, memory.limit_in_bytes, cgroup.event_control); "
-			    "cgroup v2 is tested in the qemu guests (tests/vm)"
-			  : "no cgroup v1 memory controller at " TL_MEMORY_ROOT;
-	else if (access(TL_MEMORY_ROOT "/cgroup.event_control", W_OK) != 0)
-		why = "no cgroup.event_control at " TL_MEMORY_ROOT;
+	else if (access(TL_MEMORY_ROOT "/memory.oom_control", R_OK) == 0) {
+		if (access(TL_MEMORY_ROOT "/cgroup.event_control", W_OK) != 0)
+			why = "no cgroup.event_control at " TL_MEMORY_ROOT;
+	} else if (v2_memory()) {
+		on_v2 = true;
+		memroot = "/sys/fs/cgroup";
+		why = v2_base();
+	} else
+		why = "no memory controller: neither cgroup v1's at " TL_MEMORY_ROOT " nor cgroup v2's at "
+		      "/sys/fs/cgroup";
 	if (why) {
 		fprintf(stderr, "%s: %s\n", required ? "FAIL (OOMKIT_REQUIRE_KERNEL=1)" : "SKIP", why);
 		exit(required ? 1 : 77);
@@ -85,27 +187,35 @@ void tl_require_kernel(void)
 
 const char *tl_abs(const char *rel)
 {
-	return th_cg_path(TL_MEMORY_ROOT, rel, "");
+	return th_cg_path(memroot, rel, "");
 }
 
 int tl_write(const char *rel, const char *file, const char *value)
 {
-	return th_cg_write(TL_MEMORY_ROOT, rel, file, value);
+	return th_cg_write(memroot, rel, file, value);
 }
 
 uint64_t tl_read_u64(const char *rel, const char *file)
 {
-	return th_cg_u64(TL_MEMORY_ROOT, rel, file);
+	return th_cg_u64(memroot, rel, file);
 }
 
 uint64_t tl_read_key(const char *rel, const char *file, const char *key)
 {
-	return th_cg_key(TL_MEMORY_ROOT, rel, file, key);
+	return th_cg_key(memroot, rel, file, key);
 }
 
 static void make_cgroup(const char *rel, uint64_t limit)
 {
-	int r = th_cg_make(tl_abs(rel), "memory.limit_in_bytes", limit);
+	if (on_v2) {
+		/* Its parent gives it the memory controller (a cgroup of
+		 * ours has no processes while it has children). */
+		char up[PATH_MAX];
+		snprintf(up, sizeof(up), "%s", tl_abs(rel));
+		*strrchr(up, '/') = 0;
+		(void)th_write_file(th_cg_path(up, "", "cgroup.subtree_control"), "+memory");
+	}
+	int r = th_cg_make(tl_abs(rel), on_v2 ? "memory.max" : "memory.limit_in_bytes", limit);
 	if (r < 0) {
 		fprintf(stderr, "cannot make %s with limit %llu: %s\n", tl_abs(rel),
 			(unsigned long long)limit, strerror(-r));
@@ -117,7 +227,8 @@ const char *tl_parent(void)
 {
 	if (!parent_made) {
 		static unsigned counter;
-		snprintf(parent, sizeof(parent), "oomkit-test-%d-%u", (int)getpid(), counter++);
+		snprintf(parent, sizeof(parent), "%s%soomkit-test-%d-%u", base, base[0] ? "/" : "",
+			 (int)getpid(), counter++);
 		make_cgroup(parent, 1024 * TL_MIB);
 		parent_made = true;
 	}
@@ -126,10 +237,10 @@ const char *tl_parent(void)
 
 const char *tl_cgroup(const char *name, uint64_t limit_bytes)
 {
-	static char names[64][256];
+	static char names[64][PATH_MAX];
 	static int n;
 	char *b = names[n++ % 64];
-	snprintf(b, 256, "%s/%s", tl_parent(), name);
+	snprintf(b, PATH_MAX, "%s/%s", tl_parent(), name);
 	make_cgroup(b, limit_bytes);
 	return b;
 }
@@ -179,7 +290,7 @@ struct usage_arg {
 static bool usage_reached(void *p)
 {
 	struct usage_arg *a = p;
-	uint64_t u = tl_read_u64(a->rel, "memory.usage_in_bytes");
+	uint64_t u = tl_read_u64(a->rel, on_v2 ? "memory.current" : "memory.usage_in_bytes");
 	return u != UINT64_MAX && u >= a->bytes;
 }
 
@@ -189,9 +300,43 @@ bool tl_wait_usage(const char *rel, uint64_t bytes, int timeout_ms)
 	return tl_wait_for(usage_reached, &a, timeout_ms);
 }
 
+bool tl_under_oom(const char *rel)
+{
+	if (!on_v2)
+		return tl_read_key(rel, "memory.oom_control", "under_oom") == 1;
+	/* v2: held (memory.high below memory.max) and usage within the hold's
+	 * margin and a quarter of it of memory.max, where lib/cgroup-v2.c sees
+	 * an OOM. */
+	uint64_t high = tl_read_u64(rel, "memory.high"), max = tl_read_u64(rel, "memory.max"),
+		 cur = tl_read_u64(rel, "memory.current");
+	if (high == UINT64_MAX || max == UINT64_MAX || cur == UINT64_MAX || high >= max)
+		return false;
+	return cur >= max - (max - high) * 5 / 4;
+}
+
+const char *tl_limit_file(void)
+{
+	return on_v2 ? "memory.max" : "memory.limit_in_bytes";
+}
+
+uint64_t tl_kernel_kills(const char *rel)
+{
+	return on_v2 ? tl_read_key(rel, "memory.events", "oom_kill")
+		     : tl_read_key(rel, "memory.oom_control", "oom_kill");
+}
+
+bool tl_held(const char *rel)
+{
+	if (!on_v2)
+		return tl_read_key(rel, "memory.oom_control", "oom_kill_disable") == 1;
+	/* "max" reads as an error: no hold, or no limit to hold below. */
+	uint64_t high = tl_read_u64(rel, "memory.high"), max = tl_read_u64(rel, "memory.max");
+	return high != UINT64_MAX && max != UINT64_MAX && high < max;
+}
+
 static bool is_under_oom(void *p)
 {
-	return tl_read_key(p, "memory.oom_control", "under_oom") == 1;
+	return tl_under_oom(p);
 }
 
 bool tl_wait_under_oom(const char *rel, int timeout_ms)
@@ -253,6 +398,10 @@ pid_t tl_spawn_giver(const char *rel, unsigned pages, int *ret_fd)
 	int sv[2];
 	char c = 0;
 
+	/* Where it lives once its pages are charged: the test's parent on v1;
+	 * on v2, whose parent cgroups hold no process, a leaf beside rel. */
+	const char *home = on_v2 ? tl_cgroup("giver-home", 0) : tl_parent();
+
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
 	pid_t pid = fork();
@@ -264,7 +413,7 @@ pid_t tl_spawn_giver(const char *rel, unsigned pages, int *ret_fd)
 		const size_t page = 4096;
 		char *mem;
 		/* In rel while the pages are touched, so they are charged there;
-		 * then back in the test's parent, where the rest of its life is
+		 * then in its home, where the rest of its life is
 		 * charged (v1 leaves charges where they were made): in rel, its
 		 * next page would wait in rel's OOM with the hog. */
 		if (tl_write(rel, "cgroup.procs", self) < 0 ||
@@ -273,7 +422,7 @@ pid_t tl_spawn_giver(const char *rel, unsigned pages, int *ret_fd)
 			_exit(1);
 		for (unsigned i = 0; i < pages; i++)
 			mem[i * page] = 1;
-		if (tl_write(tl_parent(), "cgroup.procs", self) < 0)
+		if (tl_write(home, "cgroup.procs", self) < 0)
 			_exit(1);
 		(void)!write(sv[1], "R", 1);
 		for (unsigned i = 0; i < pages && read(sv[1], &c, 1) == 1; i++) {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * testlib.h - helpers for integration tests on the real memory cgroup v1
- * hierarchy: a private parent memcg per test process, child memcgs with
- * limits, hog processes, and cleanup that runs even when a test fails (on
- * libtesthelp, tests/helpers/testhelp.h, which test programs may use too).
+ * testlib.h - helpers for integration tests on the real memory cgroup
+ * hierarchy, v1 or v2 (whichever has the memory controller here): a private parent memcg per test process,
+ * child memcgs with limits, hog processes, and cleanup that runs even when a test fails (on libtesthelp,
+ * tests/helpers/testhelp.h, which test programs may use too).
  */
 #ifndef OOMKIT_TESTLIB_H
 #define OOMKIT_TESTLIB_H
@@ -15,15 +15,30 @@
 #define TL_MEMORY_ROOT "/sys/fs/cgroup/memory"
 #define TL_MIB (1024ull * 1024ull)
 
-/* Exits 77 (skip) with a reason unless root and memcg v1 are available; with
- * OOMKIT_REQUIRE_KERNEL=1 exits 1 instead.  Installs cleanup handlers. */
+/* Exits 77 (skip) with a reason unless root and a memory controller (cgroup
+ * v1's, else v2's) are available; with OOMKIT_REQUIRE_KERNEL=1 exits 1
+ * instead.  On a systemd machine on cgroup v2 it runs the test again in a
+ * transient scope with Delegate=yes, where its cgroups go.  Installs cleanup
+ * handlers. */
 void tl_require_kernel(void);
+
+/* Whether the tests run on cgroup v2 (after tl_require_kernel()). */
+bool tl_v2(void);
+
+/* The memory cgroup mount the relative paths are below (v1's or v2's). */
+const char *tl_root(void);
+
+/* Exits 77 on cgroup v2, saying "cgroup v1 only: why" (a test of a v1
+ * kernel file or behaviour); OOMKIT_REQUIRE_KERNEL=1 does not change that:
+ * the v1 run covers it. */
+void tl_require_v1(const char *why);
 
 /* Whether OOMKIT_REQUIRE_KERNEL=1: what a test would skip for fails instead. */
 bool tl_kernel_required(void);
 
 /* The test's private parent memcg, relative to the memory root
- * ("oomkit-test-PID-N"), created on first use with a 1 GiB limit. */
+ * ("oomkit-test-PID-N", on a systemd v2 machine below the test's scope),
+ * created on first use with a 1 GiB limit. */
 const char *tl_parent(void);
 
 /* Creates parent/name with limit_bytes (0: no limit of its own) and returns
@@ -65,7 +80,22 @@ bool tl_wait_for(bool (*cond)(void *arg), void *arg, int timeout_ms);
 /* Waits until usage of rel is at least bytes (the hog has got that far). */
 bool tl_wait_usage(const char *rel, uint64_t bytes, int timeout_ms);
 
-/* Waits until rel reports under_oom 1. */
+/* Whether rel is in an OOM with the kernel killer held off: v1 under_oom 1;
+ * v2 memory.high below memory.max with usage near memory.max. */
+bool tl_under_oom(const char *rel);
+
+/* The kernel OOM killer's kills in rel and below: v1 memory.oom_control's
+ * oom_kill, v2 memory.events'; UINT64_MAX on error. */
+uint64_t tl_kernel_kills(const char *rel);
+
+/* Whether rel's kernel OOM killer is held off: v1 oom_kill_disable 1; v2
+ * memory.high below memory.max (lib/cgroup-v2.c). */
+bool tl_held(const char *rel);
+
+/* The limit's file: memory.limit_in_bytes (v1) or memory.max (v2). */
+const char *tl_limit_file(void);
+
+/* Waits until tl_under_oom(rel). */
 bool tl_wait_under_oom(const char *rel, int timeout_ms);
 
 #define TL_FREEZER_ROOT "/sys/fs/cgroup/freezer"

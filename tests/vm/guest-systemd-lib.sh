@@ -129,6 +129,61 @@ wait_journal() { # timeout_s unit pattern [n0]
 	wait_for "$1" journal_has_more "$2" "$3" "${4:-0}"
 }
 
+# A job that fits (the swap checks' and the swap benchmark's): writes to
+# PATH a script that runs the hog for MIB MiB, waits until it holds nearly
+# all of it (resident and in swap), holds it HOLD_S seconds and stops it;
+# it fails if the hog dies first.  (A script of its own: systemd would
+# expand the $ of a command line.)
+fits_script() { # path hog mib hold_s
+	cat >"$1" <<-EOF
+	$2 $3 1024 2000 &
+	p=\$!
+	while [ "\$(awk '/^(RssAnon|VmSwap):/ { k += \$2 } END { print int(k / 1024) }' /proc/\$p/status)" -lt $(($3 - 8)) ]; do
+		kill -0 \$p || exit 1
+		sleep 1
+	done
+	sleep $4
+	kill \$p || exit 1
+	EOF
+}
+
+# The machine's full memory stall as PSI averages it over 10 s, in percent
+# times 100 (avg10 with its two decimals, without the point).
+full_avg10() {
+	sed -n 's/^full avg10=\([0-9]*\)\.\([0-9]*\) .*/\1\2/p' /proc/pressure/memory
+}
+
+# Samples full_avg10 (a call, a sample) and keeps in $full_peak the highest
+# avg10 seen and in $full_held the highest level that avg10 held through a
+# whole S seconds (the least of the samples of the last S seconds, once
+# they span that long): how near a job came to a rule of "full stall above
+# a limit all through a duration".  full_reset starts again.
+full_sample() { # s
+	local a t i m=100000
+	a=$(full_avg10)
+	[ -n "$a" ] || return 0
+	a=$((10#$a)) t=$(cut -d. -f1 /proc/uptime)
+	full_t+=("$t") full_v+=("$a")
+	((a > full_peak)) && full_peak=$a
+	# Drop what is older than S, keeping one sample at or before it.
+	while ((${#full_t[@]} > 1 && full_t[1] <= t - $1)); do
+		full_t=("${full_t[@]:1}") full_v=("${full_v[@]:1}")
+	done
+	((full_t[0] <= t - $1)) || return 0
+	for i in "${full_v[@]}"; do ((i < m)) && m=$i; done
+	((m > full_held)) && full_held=$m
+	return 0
+}
+
+full_reset() {
+	full_t=() full_v=() full_peak=0 full_held=0
+}
+
+# A share in percent times 100, as "12.34".
+pct() { # x100
+	printf '%d.%02d' $(($1 / 100)) $(($1 % 100))
+}
+
 # Runs every check_* function of the file, in the order it defines them, or
 # only those named in $SDG_ONLY (a comma list), and none named in $SDG_SKIP.
 run_checks() { # file

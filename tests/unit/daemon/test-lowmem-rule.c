@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * test-lowmem-rule.c - the machine's out-of-memory rule (lowmem-rule.h) in
- * tables: the room a share of RAM + swap leaves, the full-stall share over a
- * duration as the daemon samples it, and the decision of one look.
+ * tables: the room a share of RAM + swap leaves, the full-stall share held
+ * through each third of a duration as the daemon samples it, and the
+ * decision of one look.
  */
 #include "unit.h"
 
@@ -73,6 +74,33 @@ static void test_full_share(void **state)
 	s = stall(&f, &now, &full, 100, 5, 20 * S);
 	assert_true(s >= 0 && s < 5000);
 	s = stall(&f, &now, &full, 100, 16, 20 * S);
+	assert_true(s >= 9900);
+	/* Bursts: a job growing into swap stalls fully for seconds, then
+	 * runs.  Two thirds of the span at 100 % and one idle: the average is
+	 * 67 %, but the stall did not hold all through the span. */
+	lowmem_full_reset(&f);
+	s = stall(&f, &now, &full, 0, 31, 30 * S);
+	assert_int_equal(s, 0);
+	s = stall(&f, &now, &full, 100, 20, 30 * S);
+	assert_true(s >= 0 && s < 100);
+	/* (A piece begins at the newest sample before its start, up to a
+	 * thirty-second of the span early: here some of the burst.) */
+	s = stall(&f, &now, &full, 0, 10, 30 * S);
+	assert_true(s >= 0 && s < 1000);
+	/* The same at 60 % held through every third of the span: its level. */
+	s = stall(&f, &now, &full, 60, 31, 30 * S);
+	assert_true(s >= 5900 && s <= 6100);
+	/* One third below the limit is enough to stay below it. */
+	s = stall(&f, &now, &full, 90, 20, 30 * S);
+	s = stall(&f, &now, &full, 40, 10, 30 * S);
+	assert_true(s >= 3800 && s <= 4200);
+	/* A daemon stalled itself looks seldom: a look every 12 s of a
+	 * machine stalled all the time still finds it stalled in each third. */
+	for (int i = 0; i < 5; i++) {
+		now += 12 * S;
+		full += 12000000;
+		s = lowmem_full_share(&f, now, full, 30 * S);
+	}
 	assert_true(s >= 9900);
 	/* After a reset (a kill) a whole span again before it is known. */
 	lowmem_full_reset(&f);

@@ -3,9 +3,13 @@
  * test-cgroup-v2.c - when a cgroup v2 cgroup held at memory.high is out of
  * memory (oomkit__v2_oom_rule): at its limit and unable to swap, or stalled;
  * and the share of time its memory.pressure says it was fully stalled
- * (oomkit__stall_share).  Both pure: tables of inputs.
+ * (oomkit__stall_share).  Both pure: tables of inputs.  And which counts of
+ * memory.events.local tell the handler of an OOM (oomkit__v2_consume), on a
+ * memfd for the file.
  */
 #include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "unit.h"
 
@@ -303,12 +307,48 @@ static void test_stall_share(void **state)
 	EXPECT_U64("ring", span, 8 * SEC);
 }
 
+/* memory.events.local of a held cgroup after n throttlings at its hold. */
+static void events_high(int fd, unsigned n)
+{
+	char buf[128];
+	int len = snprintf(buf, sizeof(buf), "low 0\nhigh %u\nmax 0\noom 0\noom_kill 0\n", n);
+	assert_int_equal(ftruncate(fd, 0), 0);
+	assert_int_equal(pwrite(fd, buf, (size_t)len, 0), len);
+}
+
+/* Which counts of memory.events.local are an OOM for the handler
+ * (oomkit__v2_consume): the first throttling at the hold, not the next
+ * ones of the same OOM -- unless that OOM was under way when the cgroup
+ * was taken over and the handler has not heard of it. */
+static void test_consume_high(void **state)
+{
+	(void)state;
+	struct oomkit_watch w = {.kind = OOMKIT_EVENT_OOM, .taken_over = true};
+	w.efd = memfd_create("events", MFD_CLOEXEC);
+	assert_true(w.efd >= 0);
+	events_high(w.efd, 1);
+	EXPECT_INT("idle: the first throttling", oomkit__v2_consume(&w), 1);
+	w.state = 1; /* pending */
+	events_high(w.efd, 2);
+	EXPECT_INT("pending: more of the same OOM", oomkit__v2_consume(&w), 0);
+	w.untold = true;
+	events_high(w.efd, 3);
+	EXPECT_INT("pending since the take-over, untold", oomkit__v2_consume(&w), 1);
+	EXPECT_INT("no new count", oomkit__v2_consume(&w), 0);
+	w.taken_over = false;
+	w.state = 0;
+	events_high(w.efd, 4);
+	EXPECT_INT("not held: throttling is no OOM", oomkit__v2_consume(&w), 0);
+	close(w.efd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rule),
 	    cmocka_unit_test(test_rule_without_swap_is_the_old_one),
 	    cmocka_unit_test(test_stall_share),
+	    cmocka_unit_test(test_consume_high),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
