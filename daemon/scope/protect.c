@@ -524,11 +524,23 @@ void protect_configure(struct protect *p, const struct config *cfg)
 
 void protect_stop(struct protect *p)
 {
-	/* The library's context goes after this: a step under way ends first
-	 * (a few seconds at most, or it is left to the process's end). */
+	/* The library's context, whose descriptors the thread writes through,
+	 * goes after this: a step under way ends first.  The kernel ends a
+	 * memory.reclaim write once it has reclaimed the step or has made no
+	 * progress in a bounded number of tries, so the wait ends; a context
+	 * freed under the thread would let its write reach whatever file
+	 * reused the descriptor. */
 	if (p->busy) {
 		struct pollfd pf = {.fd = p->done_fd, .events = POLLIN};
-		if (poll(&pf, 1, 5000) == 1)
+		int n = poll(&pf, 1, 5000);
+		if (n == 0) {
+			log_notice("memory_priority: waiting for a memory.reclaim step of %s to end",
+				   p->req.slot ? p->req.slot->label : "a job");
+			do
+				n = poll(&pf, 1, -1);
+			while (n < 0 && errno == EINTR);
+		}
+		if (n == 1)
 			on_done(p, 0, 0);
 	}
 	end(p);
