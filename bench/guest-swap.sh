@@ -13,6 +13,13 @@
 #                 ManagedOOMSwap=kill on -.slice, ManagedOOMMemoryPressure=kill
 #                 with ManagedOOMMemoryPressureLimit=50% on user@.service, and
 #                 DefaultMemoryPressureDurationSec=20s
+#   oomkitd-ranked    oomkitd with the jobs ranked for memory: redis 900, the
+#                 fitting service 100, the user's apps 200; memory_priority
+#                 = no (the baseline of the next)
+#   oomkitd-priority  the same with memory_priority = yes: while the machine
+#                 stalls, redis's working set is protected (memory.low) and
+#                 the lowest-priority job's cold memory reclaimed first
+#                 (memory.reclaim); its phases' DATA lines add what it did
 #
 # Swap is $SDG_BENCH_SWAP: "file", a 512 MiB swap file, or "zram", a zram
 # device of half of RAM (zram-tools' default size) compressed with lzo-rle.
@@ -79,6 +86,8 @@ redis_ready() {
 
 stop_tools() {
 	systemctl stop oomkitd.service earlyoom.service systemd-oomd.socket systemd-oomd.service 2>/dev/null
+	# The installed oomkitd.conf again (oomkitd-ranked and -priority write their own).
+	[[ ! -e $OOMKITD_CONF.bench ]] || mv "$OOMKITD_CONF.bench" "$OOMKITD_CONF"
 	rm -rf /run/systemd/system/-.slice.d /run/systemd/system/user@.service.d /run/systemd/oomd.conf.d
 	systemctl daemon-reload
 }
@@ -114,9 +123,77 @@ swap_on() {
 	fi
 }
 
+# oomkitd's configuration with the jobs ranked for memory; memory_priority
+# as given.
+ranked_config() { # yes|no
+	[[ -e $OOMKITD_CONF.bench ]] || cp "$OOMKITD_CONF" "$OOMKITD_CONF.bench"
+	cat >"$OOMKITD_CONF" <<-EOF
+	[oomkitd]
+	machine = $CG
+	memory_priority = $1
+
+	[job redis]
+	priority = 900
+	cgroup = system.slice/redis-server.service
+
+	[job batch]
+	priority = 100
+	cgroup = system.slice/sdg-fits.service
+
+	[job apps]
+	priority = 200
+	kill = job
+	cgroup = user.slice/user-*.slice/user@*.service/app.slice/*
+	EOF
+}
+
+# What memory priority did in a phase (oomkitd-priority): words for the
+# DATA line, from the metrics file.
+prio_words() { # tool
+	[[ $1 == oomkitd-priority ]] || return 0
+	awk '/^oomkit_memory_priority_episodes_total / { e = $NF } END { printf "episodes=%d", e }' \
+		/var/lib/oomkit/oomkit.prom 2>/dev/null
+	echo " redis_low_peak_bytes=$(cat $OUT/prio-low-peak 2>/dev/null || echo 0)" \
+		"reclaimed_bytes=$(cat $OUT/prio-reclaimed 2>/dev/null || echo 0)"
+}
+
+# Bytes reclaimed from the lowest-priority jobs, as the metrics say now (a
+# job's series goes with its unit: read while it runs).
+prio_reclaimed() {
+	awk '/^oomkit_job_reclaimed_bytes_total\{/ && /sdg-fits|app.slice/ { r += $NF } END { printf "%d", r }' \
+		/var/lib/oomkit/oomkit.prom 2>/dev/null
+}
+
+# The highest memory.low redis's cgroup had in a phase, and the most bytes
+# reclaimed seen, kept in files.
+prio_watch_start() {
+	echo 0 >$OUT/prio-low-peak
+	echo 0 >$OUT/prio-reclaimed
+	(
+		peak=0 most=0
+		while :; do
+			v=$(cat $CG/system.slice/redis-server.service/memory.low 2>/dev/null || echo 0)
+			((v > peak)) && { peak=$v; echo $peak >$OUT/prio-low-peak; }
+			v=$(prio_reclaimed)
+			((${v:-0} > most)) && { most=$v; echo $most >$OUT/prio-reclaimed; }
+			sleep 1
+		done
+	) &
+	prio_watch=$!
+}
+
+prio_watch_stop() {
+	[[ -z ${prio_watch:-} ]] || kill "$prio_watch" 2>/dev/null
+	prio_watch=
+}
+
 tool_start() { # tool
 	case $1 in
 	kernel) ;;
+	oomkitd-ranked | oomkitd-priority)
+		ranked_config "$([[ $1 == oomkitd-priority ]] && echo yes || echo no)"
+		tool_start oomkitd
+		;;
 	oomkitd)
 		local n0
 		n0=$(journal_count oomkitd.service 'oomkitd ready')
@@ -192,13 +269,13 @@ kernel_victims() { # n0
 tool_log() { # tool since
 	local unit
 	case $1 in
-	oomkitd) unit=oomkitd.service ;;
+	oomkitd*) unit=oomkitd.service ;;
 	earlyoom) unit=earlyoom.service ;;
 	systemd-oomd) unit=systemd-oomd.service ;;
 	*) return 0 ;;
 	esac
 	journalctl -b -u $unit -o cat --no-pager --since "$2" 2>/dev/null |
-		grep -iE 'kill|sending|out of memory|stall|below' | tail -n 6 | sed "s/^/sdguest:   $1: /"
+		grep -iE 'kill|sending|out of memory|stall|below|memory.low' | tail -n 6 | sed "s/^/sdguest:   $1: /"
 }
 
 # Who of the watched died in the phase: a name each, with "/kernel" when the
@@ -233,6 +310,7 @@ run_fits() { # tool
 	redis0=$(prop redis-server.service MainPID) wake0=$(prop bench-wake.service MainPID)
 	client0=$(prop bench-redis.service MainPID)
 	probes_phase # the phase starts now
+	prio_watch_start
 	fits_script /run/bench-fits.sh "$HOG" "$mib" $FITS_HOLD_S
 	systemctl reset-failed $unit 2>/dev/null
 	systemd-run --quiet --unit=$unit --property=Type=exec --setenv=OOMKIT_HOG_FILL=50 /bin/sh /run/bench-fits.sh
@@ -260,12 +338,13 @@ run_fits() { # tool
 	tool_log "$1" "$since"
 	[[ -z $kv ]] || note "kernel killed: $kv"
 	probes_phase
+	prio_watch_stop
 	data "swap tool=$1 swap=$SWAP phase=fits up0=$t0 up1=$(uptime_s) mib=$mib peak_mib=$peak result=$result" \
 		"secs=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.0f", b - a }')" \
 		"kernel_kills=$(($(kernel_kills) - k0)) kernel_victims=$(echo "$kv" | tr ' ' ',')" \
 		"victims=$(who "$kv" "${dead[@]}") keys=$(redis_keys)" \
 		"full_avg10_peak=$(pct $full_peak) full_held30=$(pct $full_held)" \
-		"$probe_words"
+		"$probe_words" "$(prio_words "$1")"
 }
 
 run_leak() { # tool
@@ -276,6 +355,7 @@ run_leak() { # tool
 	redis0=$(prop redis-server.service MainPID) wake0=$(prop bench-wake.service MainPID)
 	client0=$(prop bench-redis.service MainPID) mgr0=$(prop user@$uid.service MainPID)
 	probes_phase
+	prio_watch_start
 	runuser -u $USER_NAME -- env XDG_RUNTIME_DIR=/run/user/$uid OOMKIT_HOG_FILL=50 \
 		systemd-run --user --quiet --scope --collect --unit=$scope --slice=app.slice "$HOG" 4000 1024 5000 \
 		</dev/null >/dev/null 2>&1 &
@@ -297,10 +377,11 @@ run_leak() { # tool
 	tool_log "$1" "$since"
 	[[ -z $kv ]] || note "kernel killed: $kv"
 	probes_phase
+	prio_watch_stop
 	data "swap tool=$1 swap=$SWAP phase=leak up0=$t0 up1=$(uptime_s) leak=${out// /_}" \
 		"kernel_kills=$(($(kernel_kills) - k0)) kernel_victims=$(echo "$kv" | tr ' ' ',')" \
 		"victims=$(who "$kv" "${dead[@]}") keys=$(redis_keys)" \
-		"$probe_words"
+		"$probe_words" "$(prio_words "$1")"
 	wait
 }
 

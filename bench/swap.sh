@@ -17,7 +17,9 @@
 #                    benchmarks (the hog, qexit, oomkit-swapprobe)
 #   --runs N         boots per configuration (default 2)
 #   --swap LIST      file (a 512 MiB swap file), zram (half of RAM), or both
-#   --tools LIST     kernel,oomkitd,earlyoom,systemd-oomd (the default)
+#   --tools LIST     kernel,oomkitd,earlyoom,systemd-oomd (the default);
+#                    oomkitd-ranked,oomkitd-priority: memory priority off
+#                    and on, the jobs ranked for memory (guest-swap.sh)
 #   --boot-per-tool  a boot for each tool; by default one boot runs every
 #                    tool in turn (swap emptied, caches dropped, redis whole
 #                    again in between), in an order that rotates by run
@@ -59,8 +61,8 @@ while (($#)); do
 done
 [[ $runs =~ ^[1-9][0-9]*$ && $leak_s =~ ^[1-9][0-9]*$ ]] || usage
 [[ ,$swaps, =~ ^(,(file|zram))+,$ ]] || { echo "swap.sh: --swap takes file, zram or file,zram" >&2; exit 2; }
-[[ ,$tools, =~ ^(,(kernel|oomkitd|earlyoom|systemd-oomd))+,$ ]] ||
-	{ echo "swap.sh: --tools takes kernel, oomkitd, earlyoom, systemd-oomd (a comma list)" >&2; exit 2; }
+[[ ,$tools, =~ ^(,(kernel|oomkitd|earlyoom|systemd-oomd|oomkitd-ranked|oomkitd-priority))+,$ ]] ||
+	{ echo "swap.sh: --tools takes kernel, oomkitd, earlyoom, systemd-oomd, oomkitd-ranked, oomkitd-priority (a comma list)" >&2; exit 2; }
 out=${out:-$build/bench/swap-results}
 for f in tests/vm/qexit tests/vm/oomkit-hog bench/oomkit-swapprobe daemon/oomkitd cli/oomkit; do
 	[[ -x $build/$f ]] || { echo "swap.sh: $build/$f is missing: build with tests and benchmarks on" >&2; exit 1; }

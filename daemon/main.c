@@ -33,6 +33,7 @@
 #include "base/log.h"
 #include "base/loop.h"
 #include "scope/lowmem.h"
+#include "scope/protect.h"
 #include "report/metrics.h"
 #include "base/notify.h"
 #include "base/privs.h"
@@ -76,6 +77,7 @@ struct daemon {
 	struct jobs jobs;
 	struct adopt adopt;
 	struct lowmem lowmem;
+	struct protect protect;
 	struct control control;
 	struct sdbus sdbus; /* sock -1: no systemd helper */
 	pid_t *control_pids;
@@ -299,6 +301,8 @@ static int configure(struct daemon *d)
 	hooks_configure(&d->hooks, d->cfg->hook_memory_bytes);
 	handler_configure(&d->handler, d->cfg);
 	lowmem_configure(&d->lowmem, d->cfg);
+	if (d->protect.ctx && !d->dry_run)
+		protect_configure(&d->protect, d->cfg);
 	metrics_configure(&d->metrics, d->cfg);
 	control_configure(&d->control, d->cfg);
 	if ((r = reports_configure(&d->reports, d->cfg)) < 0 && r != -EBUSY)
@@ -528,6 +532,11 @@ static int start_freeze(struct daemon *d)
 /* Called after oomkit_new(): the guardian forked there, and what is allocated
  * from now on is the daemon's alone (a fork would give the guardian a copy,
  * and its mlockall would make every page of it resident). */
+static void on_protect_changed(void *data)
+{
+	metrics_changed(data);
+}
+
 static int setup_modules(struct daemon *d)
 {
 	int r, source;
@@ -588,6 +597,12 @@ static int setup_modules(struct daemon *d)
 	d->lowmem = (struct lowmem){.ctx = d->ctx, .scopes = &d->scopes, .chain = &d->chain};
 	if ((r = lowmem_init(&d->lowmem, &d->loop)) < 0)
 		return r;
+	if ((r = protect_init(&d->protect, &d->loop, d->ctx, &d->scopes)) < 0)
+		return r;
+	d->protect.changed = on_protect_changed;
+	d->protect.changed_data = &d->metrics;
+	d->metrics.protect = &d->protect;
+	d->chain.protect = &d->protect;
 	if ((r = lend_init(&d->lend, &d->loop, d->ctx)) < 0 || (r = shed_init(&d->shed, &d->loop)) < 0 ||
 	    (r = chain_init(&d->chain, &d->loop)) < 0 || (r = handler_init(&d->handler, &d->loop)) < 0 ||
 	    (r = adopt_init(&d->adopt, &d->loop)) < 0)
@@ -682,6 +697,8 @@ static void stop(struct daemon *d, bool clean)
 	adopt_stop(&d->adopt);
 	if (d->lowmem.ctx)
 		lowmem_stop(&d->lowmem);
+	if (d->protect.ctx)
+		protect_stop(&d->protect);
 	if (clean && d->ctx)
 		jobs_leave_reserve(&d->jobs);
 	/* Every taken-over memcg gets the kernel OOM killer back, and then
@@ -693,6 +710,7 @@ static void stop(struct daemon *d, bool clean)
 	notify_close(&d->notifier);
 	reports_free(&d->reports);
 	metrics_free(&d->metrics);
+	protect_free(&d->protect);
 	prompt_free(&d->prompt);
 	snapshot_free(&d->snap);
 	scopes_free(&d->scopes);

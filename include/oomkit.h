@@ -419,6 +419,23 @@ int oomkit_cgroup_xattr(oomkit_ctx *ctx, const char *cgroup, const char *name, c
 /* Sets the memory limit (v1 memory.limit_in_bytes, v2 memory.max). */
 int oomkit_set_limit(oomkit_ctx *ctx, const char *cgroup, uint64_t limit_bytes);
 
+/* cgroup v2's memory.low: the memory of cgroup that reclaim leaves alone
+ * while unprotected memory is found elsewhere (effective only up to what its
+ * ancestors are given in turn).  oomkit_cgroup_protection() reads it
+ * (OOMKIT_UNLIMITED: "max"), oomkit_set_protection() writes it.
+ * -EOPNOTSUPP on cgroup v1, which has no such file. */
+int oomkit_cgroup_protection(oomkit_ctx *ctx, const char *cgroup, uint64_t *ret_low_bytes);
+int oomkit_set_protection(oomkit_ctx *ctx, const char *cgroup, uint64_t low_bytes);
+
+/* Asks the kernel to reclaim want_bytes from cgroup now (cgroup v2's
+ * memory.reclaim, kernel 5.19 and later): its cold pages to swap, its clean
+ * cache dropped.  Synchronous: the caller waits while the kernel reclaims,
+ * so keep want_bytes small, or call it from a thread of its own: it uses no
+ * buffer of the context, only its memory root's descriptor.  0: at least
+ * want_bytes were reclaimed; -EAGAIN: less could be; -EOPNOTSUPP: cgroup v1
+ * or an older kernel. */
+int oomkit_cgroup_reclaim(oomkit_ctx *ctx, const char *cgroup, uint64_t want_bytes);
+
 /* Enables or disables the kernel OOM killer for a cgroup (v1 oom_control). */
 int oomkit_set_kernel_killer(oomkit_ctx *ctx, const char *cgroup, bool enabled);
 

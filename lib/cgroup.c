@@ -436,6 +436,61 @@ OOMKIT__EXPORT int oomkit_set_limit(oomkit_ctx *ctx, const char *cgroup, uint64_
 	return r;
 }
 
+/* memory.low and memory.reclaim exist on cgroup v2 only. */
+static int open_v2_arg(oomkit_ctx *ctx, const char *cgroup)
+{
+	if (ctx && ctx->backend != OOMKIT_BACKEND_V2)
+		return -EOPNOTSUPP;
+	return open_arg(ctx, cgroup);
+}
+
+OOMKIT__EXPORT int oomkit_cgroup_protection(oomkit_ctx *ctx, const char *cgroup, uint64_t *ret_low_bytes)
+{
+	uint64_t v;
+	int fd = open_v2_arg(ctx, cgroup);
+	if (fd < 0)
+		return fd;
+	int r = oomkit__read_u64_at(fd, "memory.low", &v);
+	close(fd);
+	if (r == -ENOENT)
+		return -EOPNOTSUPP; /* the root has no memory.low */
+	if (r >= 0 && ret_low_bytes)
+		*ret_low_bytes = v;
+	return r < 0 ? r : 0;
+}
+
+/* A size as cgroup v2 takes it: bytes, or "max". */
+static int write_size_at(int dirfd, const char *file, uint64_t v)
+{
+	char buf[32] = "max";
+	size_t n = 0;
+	if (v != OOMKIT_UNLIMITED)
+		(void)oomkit__append_u64(buf, sizeof(buf), &n, v);
+	return oomkit__write_file_at(dirfd, file, buf);
+}
+
+OOMKIT__EXPORT int oomkit_set_protection(oomkit_ctx *ctx, const char *cgroup, uint64_t low_bytes)
+{
+	int fd = open_v2_arg(ctx, cgroup);
+	if (fd < 0)
+		return fd;
+	int r = write_size_at(fd, "memory.low", low_bytes);
+	close(fd);
+	return r == -ENOENT ? -EOPNOTSUPP : r;
+}
+
+OOMKIT__EXPORT int oomkit_cgroup_reclaim(oomkit_ctx *ctx, const char *cgroup, uint64_t want_bytes)
+{
+	if (want_bytes == 0 || want_bytes == OOMKIT_UNLIMITED)
+		return -EINVAL;
+	int fd = open_v2_arg(ctx, cgroup);
+	if (fd < 0)
+		return fd;
+	int r = write_size_at(fd, "memory.reclaim", want_bytes);
+	close(fd);
+	return r == -ENOENT ? -EOPNOTSUPP : r;
+}
+
 OOMKIT__EXPORT int oomkit_set_kernel_killer(oomkit_ctx *ctx, const char *cgroup, bool enabled)
 {
 	int fd = open_arg(ctx, cgroup);

@@ -846,6 +846,10 @@ static const struct key keys[] = {
     /* ... or when it stalls fully this share of each third of this long. */
     DAEMON("machine_full_stall", parse_ratio, machine_full_stall_percent, 1, 100, KEY_ZERO, "60%"),
     DAEMON("machine_full_stall_duration", parse_duration, machine_full_stall_ms, 1000, 600000, 0, "30s"),
+    /* Memory priority before any kill (protect-rule.h). */
+    DAEMON("memory_priority", parse_bool, memory_priority, 0, 0, 0, "no"),
+    DAEMON("memory_priority_stall", parse_ratio, memory_priority_stall_percent, 1, 100, 0, "10%"),
+    DAEMON("memory_priority_step", parse_size, memory_priority_step_bytes, 1 * MiB, 1024 * MiB, 0, "16M"),
     DAEMON("policy", parse_chain, chain, 0, 0, KEY_NO_GROW, "report, kill-lowest, kernel"),
     DAEMON("delay", parse_duration, delay_ms, 10, 600000, 0, "2s"),
     DAEMON("reserve", parse_size, reserve_bytes, 0, UNBOUNDED, KEY_PERCENT, "16M"),

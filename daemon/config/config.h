@@ -146,6 +146,14 @@ struct config {
 	struct config_share machine_available;
 	unsigned machine_full_stall_percent; /* 0: not looked at */
 	uint64_t machine_full_stall_ms;
+	/* Memory priority before any kill (protect-rule.h): on cgroup v2,
+	 * while the machine stalls "some" memory_priority_stall percent or more
+	 * (avg10), protect the higher-priority jobs' working sets (memory.low)
+	 * and reclaim from the lowest-priority jobs, memory_priority_step a
+	 * second (memory.reclaim). */
+	bool memory_priority;
+	unsigned memory_priority_stall_percent;
+	uint64_t memory_priority_step_bytes;
 	/* machine relative to the memory cgroup mount, as liboomkit takes it;
 	 * "" until the configuration is resolved against the mount
 	 * (config_read() with a memory_root, or config_resolve_machine()). */

@@ -181,7 +181,8 @@ static int open_report(struct chain *c, struct scope *scope, const struct oomkit
 				.dry_run = c->dry_run,
 				.jobs_later = scope->kind != SCOPE_KIND_MACHINE,
 				.event = ev,
-				.readers = readers};
+				.readers = readers,
+				.protect = c->protect};
 	oomkit__json_init(w, fd, c->buf, c->buf_len);
 	report_write_head(w, c->ctx, &h, in, dec);
 	return fd;

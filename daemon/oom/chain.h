@@ -42,6 +42,8 @@ struct chain {
 	struct shed *shed; /* the shed policy's runs; its resume is set by chain_init() */
 	struct stats *stats;
 	struct metrics *metrics;
+	/* Memory priority, for the reports; NULL: none. */
+	const struct protect *protect;
 	char *buf; /* the reports' writer buffer */
 	size_t buf_len;
 };

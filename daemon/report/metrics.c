@@ -26,6 +26,7 @@
 #include "base/log.h"
 #include "report/metrics.h"
 #include "oom/prompt.h"
+#include "scope/protect.h"
 
 #define METRICS_BUF_LEN (16 * 1024)
 
@@ -308,6 +309,34 @@ static void format_histogram(struct prom *p, const char *name, const char *help,
 		    h->count);
 }
 
+/* Memory priority (protect.h): what it holds and has reclaimed, per job it
+ * touched; whether an episode is under way. */
+static void format_protect(struct metrics *m, struct prom *p)
+{
+	if (!m->protect)
+		return;
+	header(p, "oomkit_memory_priority_active", "gauge",
+	       "1 while the machine stalls on memory and memory priority acts.");
+	sample(p, "oomkit_memory_priority_active", NULL, 0, m->protect->active);
+	header(p, "oomkit_memory_priority_episodes_total", "counter",
+	       "Times the machine stalled enough on memory for memory priority to act.");
+	sample(p, "oomkit_memory_priority_episodes_total", NULL, 0, m->protect->episodes);
+	header(p, "oomkit_job_memory_low_bytes", "gauge",
+	       "The memory.low oomkitd set on the job to protect its working set (0: none now).");
+	SCOPE_FOREACH_JOB (j, m->scopes) {
+		uint64_t low, reclaimed;
+		if (protect_of(m->protect, j, &low, &reclaimed))
+			scope_sample(p, "oomkit_job_memory_low_bytes", j, low);
+	}
+	header(p, "oomkit_job_reclaimed_bytes_total", "counter",
+	       "Memory oomkitd reclaimed from the job through memory.reclaim, before any kill.");
+	SCOPE_FOREACH_JOB (j, m->scopes) {
+		uint64_t low, reclaimed;
+		if (protect_of(m->protect, j, &low, &reclaimed))
+			scope_sample(p, "oomkit_job_reclaimed_bytes_total", j, reclaimed);
+	}
+}
+
 static void format_all(struct metrics *m, struct prom *p)
 {
 	const struct stats *st = m->stats;
@@ -334,6 +363,7 @@ static void format_all(struct metrics *m, struct prom *p)
 			     grows_of);
 	format_scope_counter(m, p, "oomkit_shed_successes_total",
 			     "OOMs that shedding resolved without a kill.", true, sheds_of);
+	format_protect(m, p);
 	header(p, "oomkit_holds_in_progress", "gauge",
 	       "OOMs held from the kernel killer right now, while the daemon decides or acts.");
 	sample(p, "oomkit_holds_in_progress", NULL, 0, holds(m));

@@ -24,6 +24,7 @@
 
 struct metrics_sample;
 struct prompt;
+struct protect;
 
 struct metrics {
 	oomkit_ctx *ctx;
@@ -37,6 +38,8 @@ struct metrics {
 	bool dirty;
 	bool path_ok; /* the metrics path is the daemon's to write (checked on configure) */
 	struct loop_timer interval;
+	/* Set by the caller: memory priority (protect.h); NULL: none. */
+	const struct protect *protect;
 };
 
 int metrics_init(struct metrics *m, oomkit_ctx *ctx, struct scopes *scopes, const struct stats *stats,

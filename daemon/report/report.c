@@ -224,6 +224,9 @@ void report_write_head(struct oomkit__json *w, oomkit_ctx *ctx, const struct rep
 	if (!h->jobs_later)
 		write_groups(w, in);
 	write_candidates(w, in);
+	/* What memory priority had done before this OOM (protect.h). */
+	if (h->protect)
+		protect_write_json(w, h->protect);
 	/* The library's artifact: counters, oom_control, memory.stat.  Not its
 	 * list of every process: the candidates above are the processes the
 	 * decision was taken on, and listing them again would walk the scope's

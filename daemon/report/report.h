@@ -19,6 +19,7 @@
 #include "oomkit.h"
 #include "rules/policy.h"
 #include "report/reports.h"
+#include "scope/protect.h"
 #include "scope/scope.h"
 
 struct report_head {
@@ -31,6 +32,7 @@ struct report_head {
 	bool jobs_later; /* a job's OOM: the jobs are written after the action */
 	const struct oomkit_event *event;
 	const struct report_readers *readers; /* the uids the decision concerns */
+	const struct protect *protect;	      /* memory priority in place; NULL: none */
 };
 
 /* Why a memcg is out of memory, in words, from its OOM event (cgroup v2's

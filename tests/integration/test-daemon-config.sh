@@ -114,4 +114,24 @@ reloaded_twice() { [ "$(grep -c "reloaded .*: 1 jobs" "$TMP/log")" -ge 2 ]; }
 check "SIGHUP with a percent limit reloads" wait_for 10 reloaded_twice
 check "the job's limit is $pct of MemTotal: $want bytes (got $(cat "$R/web/$LIMIT_FILE"))" \
 	test "$(cat "$R/web/$LIMIT_FILE")" = "$want"
+
+# memory_priority on cgroup v1, which has neither memory.low nor
+# memory.reclaim: accepted, said once, and nothing more (its once-a-second
+# look is not armed: the daemon stays idle).  Its bad values are refused
+# with file:line.
+if [ "$(stat -f -c %T "$MEMROOT")" != cgroup2fs ]; then
+	sed 's/^\[oomkitd\]$/[oomkitd]\nmemory_priority = yes/' "$TMP/real.conf" > "$TMP/oomkitd.conf"
+	kill -HUP "$DPID"
+	check "memory_priority on cgroup v1: the daemon says it is off there" \
+		wait_for 10 grep -q "memory_priority: needs cgroup v2 (memory.low, memory.reclaim); off on cgroup v1" "$TMP/log"
+	check "and its timers are disarmed when nothing happens" wait_for 10 disarmed "$DPID"
+	check "the metrics say memory priority is not acting" \
+		wait_for 10 grep -q '^oomkit_memory_priority_active 0$' "$TMP/oomkit.prom"
+fi
+printf '[oomkitd]\nmemory_priority_stall = 0%%\nmemory_priority_step = 1K\n' > "$TMP/bad.conf"
+out=$(timeout 10 "$OOMKITD" --check -c "$TMP/bad.conf" 2>&1)
+check "--check refuses memory_priority_stall = 0% with file:line ($out)" \
+	grep -q "^$TMP/bad.conf:2: \[oomkitd\] memory_priority_stall: " <<< "$out"
+check "--check refuses memory_priority_step = 1K with file:line" \
+	grep -q "^$TMP/bad.conf:3: \[oomkitd\] memory_priority_step: " <<< "$out"
 finish

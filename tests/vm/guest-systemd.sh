@@ -1318,6 +1318,110 @@ check_machine_zram() {
 	daemon_log_if_failed 30
 }
 
+# Memory priority (memory_priority = yes, protect-rule.h): while a batch job
+# of priority 100 that fits in RAM + swap pushes the machine into swap,
+# redis (priority 900) gets a memory.low of its working set (and
+# system.slice, its parent, as much: the kernel protects no further than the
+# parent is), the batch job's cold memory is pulled out through
+# memory.reclaim (counted in the metrics; on kernels that count it, in its
+# memory.stat's pgsteal_proactive), nobody is killed, and once the stall is
+# over every memory.low is what it was.
+prio_low() { # cgroup (relative)
+	cat "$CG/$1/memory.low" 2>/dev/null || echo 0
+}
+
+prio_metric() { # name label-filter
+	awk -v n="$1" -v f="$2" '(index($0, n "{") == 1 || index($0, n " ") == 1) && index($0, f) { v = $NF } END { print v + 0 }' \
+		/var/lib/oomkit/oomkit.prom 2>/dev/null
+}
+
+check_memory_priority() {
+	local unit=sdg-batch-prio.service rcg=system.slice/redis-server.service bcg keys mib k0 r0 pid low0 slow0
+	local low=0 slow=0 steal0 steal n0 reclaimed report
+	systemctl stop systemd-oomd.service systemd-oomd.socket 2>/dev/null
+	swapoff -a 2>/dev/null
+	expect "redis-server runs as its own unit" wait_for 60 active_unit redis-server.service
+	redis-cli CONFIG SET save "" >/dev/null
+	[ "$(redis_keys)" = 40000 ] || redis_fill 40000
+	keys=$(redis_keys)
+	swap_config
+	sed -i 's/^\[oomkitd\]$/[oomkitd]\nmemory_priority = yes/' "$OOMKITD_CONF"
+	expect "oomkitd starts with memory_priority = yes" timeout 120 systemctl restart $UNIT
+	active || { journal $UNIT | tail -n 20 | sed 's/^/sdguest:   journal: /'; return; }
+	rm -f $SWAPFILE
+	expect "a 512 MiB swap file is made" eval \
+		'fallocate -l 512M $SWAPFILE && chmod 600 $SWAPFILE && mkswap -q $SWAPFILE >/dev/null'
+	expect "and turned on" swapon $SWAPFILE
+	low0=$(prio_low $rcg) slow0=$(prio_low system.slice)
+	k0=$(vmstat_oom_kill) r0=$(report_count) n0=$(journal_count $UNIT 'memory stalls are over')
+	mib=$(($(kv /proc/meminfo MemTotal:) * 12 / 10 >> 10))
+	cat >/run/sdg-prio.sh <<-EOF
+	$HOG $mib 1024 2000 &
+	p=\$!
+	while [ "\$(awk '/^(RssAnon|VmSwap):/ { k += \$2 } END { print int(k / 1024) }' /proc/\$p/status)" -lt $((mib - 8)) ]; do
+		kill -0 \$p || exit 1
+		sleep 1
+	done
+	sleep 5
+	kill \$p || exit 1
+	EOF
+	systemctl reset-failed $unit 2>/dev/null
+	systemd-run --quiet --unit=$unit --property=Type=exec /bin/sh /run/sdg-prio.sh
+	expect "the batch unit is adopted" wait_journal 60 $UNIT "batch \[$unit\]: adopted"
+	bcg=system.slice/$unit
+	steal0=$(kv $CG/$bcg/memory.stat pgsteal_proactive || echo none)
+	expect "the machine stalls and memory priority acts" wait_journal 240 $UNIT 'memory stalls .* protecting the working sets'
+	expect "redis gets a memory.low (it had $low0)" wait_for 60 eval '(($(prio_low $rcg) > low0))'
+	low=$(prio_low $rcg) slow=$(prio_low system.slice)
+	expect "system.slice is protected as far ($slow >= $low)" [ "$slow" -ge "$low" ]
+	expect "the metrics show redis's memory.low ($low)" wait_for 30 eval \
+		'(($(prio_metric oomkit_job_memory_low_bytes redis-server.service) > 0))'
+	expect "memory is reclaimed from the batch job (metrics)" wait_for 240 eval \
+		'(($(prio_metric oomkit_job_reclaimed_bytes_total $unit) > 0))'
+	steal=$(kv $CG/$bcg/memory.stat pgsteal_proactive || echo none)
+	if [ "$steal0" != none ]; then
+		expect "the kernel counts it as proactive reclaim (pgsteal_proactive $steal0 -> $steal)" [ "$steal" -gt "$steal0" ]
+	fi
+	reclaimed=$(prio_metric oomkit_job_reclaimed_bytes_total $unit)
+	# An OOM meanwhile (a batch unit at its MemoryMax= with no swap of its
+	# own): its report says what memory priority had done.
+	# Its hog starts once oomkitd holds the unit, or the kernel's killer
+	# could be first on a machine this busy.
+	sd_swap_unit sdg-batch-oomer 64 -p MemoryMax=32M -p MemorySwapMax=0
+	expect "the oomer's unit is adopted and held" wait_for 120 held system.slice/sdg-batch-oomer.service
+	echo go >/run/sdd/sdg-batch-oomer.go
+	expect "the oomer's OOM is reported" wait_for 180 eval '(($(report_count) > r0))'
+	report=$(newest_report)
+	expect "the report says memory priority was acting" grep -q '"memory_priority":{"on":true,"active":true' "$report"
+	expect "the report has redis's memory.low" grep -qE '"job":"redis \[redis-server.service\]","cgroup":"system.slice/redis-server.service","memory_low":[1-9]' "$report"
+	expect "the report has what was reclaimed from the batch job" \
+		grep -qE '"job":"batch \['$unit'\]","cgroup":"system.slice/'$unit'","memory_low":0,"reclaimed_bytes":[1-9]' "$report"
+	grep -o '"memory_priority":.\{0,600\}' "$report" | sed 's/^/sdguest:   report: /'
+	expect "the oomer's hog dies (the kernel, after the report)" wait_for 120 eval \
+		'[ -s /run/sdd/sdg-batch-oomer.status ]'
+	systemctl stop sdg-batch-oomer.service 2>/dev/null
+	r0=$(report_count) k0=$(vmstat_oom_kill)
+	expect "redis is never reclaimed from" [ "$(prio_metric oomkit_job_reclaimed_bytes_total redis-server.service)" = 0 ]
+	pid=$(systemctl show -P MainPID $unit)
+	expect "the batch job's unit ends" wait_for 300 eval '[ "$(prop $unit ActiveState)" != active ]'
+	expect "the job completed: its unit succeeded (Result=$(prop $unit Result))" [ "$(prop $unit Result)" = success ]
+	expect "no report: oomkitd killed nothing" [ "$(report_count)" = "$r0" ]
+	expect "the stall is over and oomkitd says so" wait_journal 240 $UNIT 'memory stalls are over' "$n0"
+	expect "redis's memory.low is put back ($(prio_low $rcg), was $low0)" [ "$(prio_low $rcg)" = "$low0" ]
+	expect "system.slice's memory.low is put back ($(prio_low system.slice), was $slow0)" [ "$(prio_low system.slice)" = "$slow0" ]
+	expect "the metrics say no memory.low now" wait_for 30 eval \
+		'(($(prio_metric oomkit_job_memory_low_bytes redis-server.service) == 0))'
+	expect "one episode or more counted" [ "$(prio_metric oomkit_memory_priority_episodes_total '')" -ge 1 ]
+	expect "redis keeps every key" [ "$(redis_keys)" = "$keys" ]
+	expect "the kernel OOM killer killed nothing" [ "$(vmstat_oom_kill)" = "$k0" ]
+	journal $UNIT | grep -E 'memory stalls|memory.low' | tail -n 6 | sed 's/^/sdguest:   journal: /'
+	data "memory-priority: redis_low_bytes=$low system_slice_low_bytes=$slow reclaimed_bytes=$reclaimed" \
+		"pgsteal_proactive=$steal0..$steal pid=$pid"
+	swapoff $SWAPFILE
+	rm -f $SWAPFILE
+	daemon_log_if_failed 30
+}
+
 # systemd's ManagedOOMPreference=omit (the user.oomd_omit xattr systemd
 # writes on the unit's cgroup) spares a unit: of two batch units, the one
 # that is omitted is the larger, and the machine running out kills in the
