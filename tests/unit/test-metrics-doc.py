@@ -12,7 +12,7 @@ import os
 import re
 import sys
 
-TEST_DIRS = ("tests/integration", "tests/packaging")
+TEST_DIRS = ("tests/integration", "tests/packaging", "tests/vm")
 
 
 def exported(src):
@@ -52,7 +52,7 @@ def main():
         documented.add(metric)
         if metric not in names:
             problems.append(f"{where}: not a metric daemon/report/metrics.c exports")
-        tests = re.findall(r"`(test-[a-z0-9-]+\.sh)`", tested)
+        tests = re.findall(r"`((?:test|guest)-[a-z0-9-]+\.sh)`", tested)
         if not tests:
             problems.append(f"{where}: no test in its \"tested by\" column")
         for t in tests:
