@@ -253,6 +253,7 @@ struct kill_run {
 	uint64_t end;		     /* deadline */
 	int signalled;		     /* processes sent SIGKILL */
 	size_t held;		     /* pidfds kept in ctx->pidbuf[0..held) */
+	pid_t held_pid[HOLD_MAX];    /* their pids, as listed */
 	bool can_wait;		     /* the processes can exit now (not frozen) */
 	const struct freezer *swept; /* after the freezer: its tasks are signalled */
 };
@@ -339,6 +340,11 @@ static int kill_one(pid_t pid, void *userdata)
 
 	if (is_ours(run->ctx, pid))
 		return -ELOOP;
+	/* Listed again in the same round (a cgroupfs walk cut short, then
+	 * /proc): signalled already and not yet exited; once is counted. */
+	for (size_t i = 0; i < run->held; i++)
+		if (run->held_pid[i] == pid)
+			return 0;
 	fd = kill_member(run, pid, &fresh);
 	if ((fd == -EMFILE || fd == -ENFILE) && run->held > 0) {
 		make_room(run);
@@ -353,6 +359,7 @@ static int kill_one(pid_t pid, void *userdata)
 	run->signalled += fresh;
 	if (run->held >= hold_max(run))
 		make_room(run);
+	run->held_pid[run->held] = pid;
 	run->ctx->pidbuf[run->held++] = fd;
 	return 0;
 }
