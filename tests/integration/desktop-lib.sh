@@ -102,3 +102,13 @@ in_session_bg() {
 	as_user_bg "$uid" env HOME="$s" XDG_RUNTIME_DIR="$s/run" DISPLAY="$DISPLAY" \
 		DBUS_SESSION_BUS_ADDRESS="unix:path=$s/bus" "$@"
 }
+
+# A job's memcg ($R/JOB) holds no process.
+empty() { [ -z "$(cat "$R/$1/cgroup.procs")" ]; }
+# JOB: its processes killed and gone.
+empty_job() {
+	kill_tree "$R/$1"
+	wait_for 10 empty "$1" || fail "$1 did not empty"
+}
+# Report N (a question's id is its report's; an unanswered one's chain goes on in the next).
+report_id() { ls "$TMP/reports"/oom-"$(printf %08u "$1")"-*.json 2>/dev/null; }

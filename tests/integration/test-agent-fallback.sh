@@ -90,12 +90,6 @@ check "no display: the agent says it asks in notifications" \
 check "and not in a window" eval '! grep -q "questions are shown in a window" "$TMP/agent.log"'
 check "the server can show actions (the agent asked it)" eval '! grep -q "cannot show actions" "$TMP/agent.log"'
 
-empty() { [ -z "$(cat "$R/$1/cgroup.procs")" ]; }
-empty_job() {
-	kill_tree "$R/$1"
-	wait_for 10 empty "$1" || fail "$1 did not empty"
-}
-report_id() { ls "$TMP/reports"/oom-"$(printf %08u "$1")"-*.json 2>/dev/null; }
 # The labels of the actions of the last Notify call whose summary is $1, in
 # the order sent, one a line (the array of keys and labels after the body).
 action_labels() { # SUMMARY

@@ -93,12 +93,6 @@ start_agent "$A" "$TMP/agent.log" DISPLAY="$DISPLAY"
 check "the agent asks in a window" grep -q "questions are shown in a window" "$TMP/agent.log"
 start_agent "$B" "$TMP/agent-b.log" DISPLAY="$DISPLAY" GDK_SCALE=2
 
-empty() { [ -z "$(cat "$R/$1/cgroup.procs")" ]; }
-empty_job() {
-	kill_tree "$R/$1"
-	wait_for 10 empty "$1" || fail "$1 did not empty"
-}
-report_id() { ls "$TMP/reports"/oom-"$(printf %08u "$1")"-*.json 2>/dev/null; }
 # The window asking question N of the agent logging to LOG, once drawn.
 window_of() { # LOG N
 	wait_for 30 grep -q "window $2: layout done" "$1" || return 1

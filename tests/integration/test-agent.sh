@@ -152,13 +152,6 @@ blank() { [ "$(echo "$1" | cut -d' ' -f2)" = 0 ]; }
 import -display "$DISPLAY" -window root "$OUT/agent-before.png" || fail "no screenshot"
 check "before an OOM: the notification area is blank" blank "$(notification_area "$OUT/agent-before.png")"
 
-empty() { [ -z "$(cat "$R/$1/cgroup.procs")" ]; }
-empty_job() { # JOB: its processes killed and gone
-	kill_tree "$R/$1"
-	wait_for 10 empty "$1" || fail "$1 did not empty"
-}
-# Report N (a question's id is its report's; an unanswered one's chain goes on in the next).
-report_id() { ls "$TMP/reports"/oom-"$(printf %08u "$1")"-*.json 2>/dev/null; }
 
 # --- 1. the person closes the app
 mkdir -p "$SCOPES/app-oomkit-org.oomkit.BigEditor-1.scope"
